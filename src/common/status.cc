@@ -1,0 +1,23 @@
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/status_macros.h"
+
+namespace drover::common {
+
+absl::Status Annotate(const absl::Status& status, std::string_view context) {
+  if (status.ok()) {
+    return status;
+  }
+  return absl::Status(status.code(), std::string(context) + ": " + std::string(status.message()));
+}
+
+namespace internal {
+void CheckFailed(const char* file, int line, const char* cond) {
+  std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, cond);
+  std::abort();
+}
+}  // namespace internal
+
+}  // namespace drover::common

@@ -1,0 +1,85 @@
+#include "testing/test_util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+namespace drover::testing {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "drover-test-XXXXXX").string();
+  char* p = mkdtemp(tmpl.data());
+  path_ = p != nullptr ? std::filesystem::path(p) : std::filesystem::path(tmpl);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (pred()) {
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    // Polling interval between checks of another process's state, not a test delay.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // NOLINT
+  }
+}
+
+bool RunUntil(asio::io_context& io, const std::function<bool()>& pred,
+              std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    io.restart();
+    io.run_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+bool RunWithFakeClock(asio::io_context& io, common::FakeClock& clock,
+                      const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    io.restart();
+    if (io.poll() == 0 && !pred()) {
+      const common::Time next = clock.NextDeadline();
+      if (next != common::Time::max()) {
+        clock.Advance(std::max(next - clock.Now(), common::Duration(0)));
+      } else {
+        // Nothing runnable and nobody sleeping on the fake clock: let real I/O
+        // (child processes, sockets) make progress.
+        io.restart();
+        io.run_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+  return true;
+}
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::filesystem::path BinaryPath(const std::string& name) {
+  return std::filesystem::path(DROVER_BINARY_DIR) / name;
+}
+
+}  // namespace drover::testing
