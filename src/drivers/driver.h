@@ -1,0 +1,159 @@
+// The driver interface (reference §9.1): how a TaskRunner starts, waits for, stops and
+// inspects a task. Implementations run on the control loop: every method is called
+// from it, and the coroutine methods complete there. Blocking system work inside an
+// implementation must be short (posix_spawn, kill) or offloaded.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/asio.h"
+#include "common/clock.h"
+#include "model/value.h"
+
+namespace drover::drivers {
+
+using common::Duration;
+using common::Time;
+
+// Everything a driver needs to start one task instance. `id` is new for every start:
+// "<alloc id>/<task>/<8 hex>".
+struct TaskConfig {
+  std::string id;
+  std::string alloc_id;
+  std::string job_id;
+  std::string job_name;
+  std::string task_group;
+  std::string name;
+  std::string namespace_;
+  std::string node_id;
+  std::string node_name;
+  std::string user;
+  std::map<std::string, std::string> env;
+  model::Value config;  // driver config after ${...} interpolation
+  std::string alloc_dir;
+  std::string task_dir;
+  std::string stdout_path;
+  std::string stderr_path;
+  int64_t cpu_shares = 0;
+  int64_t memory_mb = 0;
+  int64_t memory_max_mb = 0;
+};
+
+// Persisted after a successful start; enough for RecoverTask after an agent restart.
+struct TaskHandle {
+  int version = 1;
+  std::string driver;
+  std::string task_id;
+  int pid = 0;
+  int64_t started_at = 0;  // Unix nanoseconds
+  // Process start time in clock ticks since boot (/proc/<pid>/stat field 22): with the
+  // pid it identifies the process (pids are reused; the pair is not).
+  uint64_t proc_start_ticks = 0;
+};
+
+struct ExitResult {
+  int exit_code = 0;
+  int signal = 0;
+  bool oom_killed = false;
+  std::string err;
+  bool Successful() const { return exit_code == 0 && signal == 0 && err.empty(); }
+};
+
+enum class TaskRunState { kUnknown, kRunning, kExited };
+
+struct TaskStatus {
+  std::string id;
+  std::string name;
+  TaskRunState state = TaskRunState::kUnknown;
+  Time started_at{};
+  Time completed_at{};
+  std::optional<ExitResult> exit_result;
+  std::map<std::string, std::string> driver_attributes;
+};
+
+struct Capabilities {
+  bool send_signals = false;
+  bool exec = false;
+  std::string fs_isolation = "none";  // none | chroot | image
+};
+
+struct DriverFingerprint {
+  bool detected = false;
+  bool healthy = false;
+  std::string health_description;
+  std::map<std::string, std::string> attributes;
+};
+
+struct MemoryUsage {
+  uint64_t rss = 0;
+  uint64_t cache = 0;
+  uint64_t swap = 0;
+  uint64_t usage = 0;
+  uint64_t max_usage = 0;
+  std::vector<std::string> measured;
+};
+
+struct CpuUsage {
+  double system_mode = 0;
+  double user_mode = 0;
+  double total_ticks = 0;
+  uint64_t throttled_periods = 0;
+  uint64_t throttled_time = 0;
+  double percent = 0;
+  std::vector<std::string> measured;
+};
+
+struct TaskResourceUsage {
+  MemoryUsage memory;
+  CpuUsage cpu;
+  int64_t timestamp = 0;  // Unix nanoseconds
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  Driver() = default;
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  virtual std::string Name() const = 0;
+  virtual Capabilities GetCapabilities() const = 0;
+  virtual DriverFingerprint Fingerprint() const = 0;
+
+  // Re-attaches to a task started before an agent restart. OK if already tracked;
+  // an error when the task cannot be found (it is then treated as lost).
+  virtual absl::Status RecoverTask(const TaskHandle& handle) = 0;
+  // Starts the task. Errors are unrecoverable unless marked with RecoverableError().
+  virtual asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) = 0;
+  // Completes when the task has exited (at once if it already has). NotFound for an
+  // unknown id. Any number of waiters.
+  virtual asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) = 0;
+  // Sends `signal` (empty = driver default, SIGINT), waits up to `timeout`, then kills
+  // the whole process group; completes once the task has exited. NotFound = gone.
+  virtual asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,
+                                                 const std::string& signal) = 0;
+  // Frees the task's resources and forgets it. A running task is an error unless
+  // `force`, in which case it is killed first.
+  virtual absl::Status DestroyTask(const std::string& task_id, bool force) = 0;
+  virtual absl::StatusOr<TaskStatus> InspectTask(const std::string& task_id) const = 0;
+  virtual absl::StatusOr<TaskResourceUsage> TaskStats(const std::string& task_id) = 0;
+  virtual absl::Status SignalTask(const std::string& task_id, const std::string& signal) = 0;
+};
+
+using DriverPtr = std::unique_ptr<Driver>;
+
+// Start errors are unrecoverable (the task is not restarted) unless marked so.
+absl::Status RecoverableError(std::string_view message);
+bool IsRecoverable(const absl::Status& status);
+
+// "SIGTERM", "TERM", "15" → 15. InvalidArgument for unknown names.
+absl::StatusOr<int> ParseSignal(std::string_view name);
+std::string SignalName(int signal);
+
+}  // namespace drover::drivers

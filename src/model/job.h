@@ -1,0 +1,200 @@
+// Job specification types: Job, TaskGroup, Task and their parts. Plain values with
+// Nomad's semantics; field names are snake_case forms of Nomad's API names. Optional
+// fields that Nomad distinguishes from zero (null in JSON) are std::optional.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/value.h"
+
+namespace drover::model {
+
+using common::Duration;
+using common::Time;
+
+inline constexpr char kJobTypeService[] = "service";
+inline constexpr char kJobTypeBatch[] = "batch";
+inline constexpr char kJobTypeSystem[] = "system";
+inline constexpr char kJobTypeSysbatch[] = "sysbatch";
+
+inline constexpr char kJobStatusPending[] = "pending";
+inline constexpr char kJobStatusRunning[] = "running";
+inline constexpr char kJobStatusDead[] = "dead";
+
+struct Constraint {
+  std::string ltarget;
+  std::string rtarget;
+  std::string operand;  // "=", "!=", ">", ">=", "<", "<=", "regexp", "version", ...
+  friend bool operator==(const Constraint&, const Constraint&) = default;
+};
+
+struct Port {
+  std::string label;
+  int value = 0;  // static port, or the assigned dynamic port once allocated
+  int to = 0;
+  std::string host_network;
+  friend bool operator==(const Port&, const Port&) = default;
+};
+
+struct NetworkResource {
+  std::string mode;
+  std::string device;
+  std::string cidr;
+  std::string ip;
+  int mbits = 0;
+  std::vector<Port> reserved_ports;
+  std::vector<Port> dynamic_ports;
+  friend bool operator==(const NetworkResource&, const NetworkResource&) = default;
+};
+
+struct RequestedDevice {
+  std::string name;  // "type", "vendor/type" or "vendor/type/name"
+  uint64_t count = 1;
+  std::vector<Constraint> constraints;
+  friend bool operator==(const RequestedDevice&, const RequestedDevice&) = default;
+};
+
+struct Resources {
+  int cpu = 0;  // MHz
+  int cores = 0;
+  int memory_mb = 0;
+  int memory_max_mb = 0;
+  int disk_mb = 0;
+  std::vector<NetworkResource> networks;
+  std::vector<RequestedDevice> devices;
+  friend bool operator==(const Resources&, const Resources&) = default;
+};
+
+inline constexpr char kRestartModeFail[] = "fail";
+inline constexpr char kRestartModeDelay[] = "delay";
+
+struct RestartPolicy {
+  int attempts = 0;
+  Duration interval{0};
+  Duration delay{0};
+  std::string mode;
+  bool render_templates = false;
+  friend bool operator==(const RestartPolicy&, const RestartPolicy&) = default;
+};
+
+struct ReschedulePolicy {
+  int attempts = 0;
+  Duration interval{0};
+  Duration delay{0};
+  std::string delay_function;
+  Duration max_delay{0};
+  bool unlimited = false;
+  friend bool operator==(const ReschedulePolicy&, const ReschedulePolicy&) = default;
+};
+
+struct EphemeralDisk {
+  bool sticky = false;
+  bool migrate = false;
+  int size_mb = 0;
+  friend bool operator==(const EphemeralDisk&, const EphemeralDisk&) = default;
+};
+
+struct LogConfig {
+  int max_files = 0;
+  int max_file_size_mb = 0;
+  bool disabled = false;
+  friend bool operator==(const LogConfig&, const LogConfig&) = default;
+};
+
+inline constexpr char kLifecyclePrestart[] = "prestart";
+inline constexpr char kLifecyclePoststart[] = "poststart";
+inline constexpr char kLifecyclePoststop[] = "poststop";
+
+struct Lifecycle {
+  std::string hook;
+  bool sidecar = false;
+  friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
+};
+
+struct DispatchPayloadConfig {
+  std::string file;
+  friend bool operator==(const DispatchPayloadConfig&, const DispatchPayloadConfig&) = default;
+};
+
+struct Task {
+  std::string name;
+  std::string driver;
+  std::string user;
+  std::optional<Lifecycle> lifecycle;
+  Value config = Value::Object{};
+  std::vector<Constraint> constraints;
+  std::map<std::string, std::string> env;
+  Resources resources;
+  std::optional<RestartPolicy> restart_policy;
+  std::map<std::string, std::string> meta;
+  Duration kill_timeout{0};
+  LogConfig log_config;
+  std::optional<DispatchPayloadConfig> dispatch_payload;
+  bool leader = false;
+  Duration shutdown_delay{0};
+  std::string kill_signal;
+  friend bool operator==(const Task&, const Task&) = default;
+
+  // Lifecycle classification (reference §2.7): a task without a lifecycle hook is main.
+  bool IsPrestart() const { return lifecycle && lifecycle->hook == kLifecyclePrestart; }
+  bool IsPoststart() const { return lifecycle && lifecycle->hook == kLifecyclePoststart; }
+  bool IsPoststop() const { return lifecycle && lifecycle->hook == kLifecyclePoststop; }
+  bool IsMain() const { return !lifecycle || lifecycle->hook.empty(); }
+  bool IsSidecar() const { return lifecycle && !lifecycle->hook.empty() && lifecycle->sidecar; }
+};
+
+struct TaskGroup {
+  std::string name;
+  int count = 0;
+  std::vector<Constraint> constraints;
+  std::vector<Task> tasks;
+  std::optional<RestartPolicy> restart_policy;
+  std::optional<ReschedulePolicy> reschedule_policy;
+  std::optional<EphemeralDisk> ephemeral_disk;
+  std::vector<NetworkResource> networks;
+  std::map<std::string, std::string> meta;
+  std::optional<Duration> shutdown_delay;
+  friend bool operator==(const TaskGroup&, const TaskGroup&) = default;
+
+  const Task* FindTask(const std::string& task_name) const;
+};
+
+struct Job {
+  std::string region;
+  std::string namespace_;
+  std::string id;
+  std::string name;
+  std::string type;
+  int priority = 0;
+  bool all_at_once = false;
+  std::vector<std::string> datacenters;
+  std::string node_pool;
+  std::vector<Constraint> constraints;
+  std::vector<TaskGroup> task_groups;
+  std::map<std::string, std::string> meta;
+  bool stop = false;
+  std::string parent_id;
+  bool dispatched = false;
+  std::string payload;  // raw bytes (base64 on the wire)
+
+  // Server-managed.
+  std::string status;
+  std::string status_description;
+  bool stable = false;
+  uint64_t version = 0;
+  int64_t submit_time = 0;  // Unix nanoseconds
+  uint64_t create_index = 0;
+  uint64_t modify_index = 0;
+  uint64_t job_modify_index = 0;
+  friend bool operator==(const Job&, const Job&) = default;
+
+  const TaskGroup* FindGroup(const std::string& group_name) const;
+  bool IsBatch() const { return type == kJobTypeBatch || type == kJobTypeSysbatch; }
+};
+
+}  // namespace drover::model
