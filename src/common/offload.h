@@ -2,8 +2,15 @@
 // (the control loop) with the result. Exceptions thrown by `fn` propagate to the
 // caller. Use for file-system work, heavy encoding and scheduler passes — anything that
 // must not stall the control loop.
+//
+// Pass `fn` as a named variable (std::move(work)), not a lambda temporary written
+// inside the co_await expression: GCC 12 destroys such temporaries incorrectly
+// (double free of their captures).
 #pragma once
 
+#include <exception>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -11,20 +18,47 @@
 
 namespace drover::common {
 
+namespace internal {
+struct Unit {};
+}  // namespace internal
+
 template <typename Fn>
 asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn) {
   using R = std::invoke_result_t<Fn>;
-  co_return co_await asio::co_spawn(
-      pool.get_executor(),
-      [fn = std::move(fn)]() mutable -> asio::awaitable<R> {
-        if constexpr (std::is_void_v<R>) {
-          fn();
-          co_return;
-        } else {
-          co_return fn();
-        }
+  using Stored = std::conditional_t<std::is_void_v<R>, internal::Unit, R>;
+  // Plain callbacks rather than a coroutine lambda: the work runs on the pool and the
+  // completion is posted back to the caller's executor, where the coroutine resumes.
+  auto home = co_await asio::this_coro::executor;
+  auto token = asio::as_tuple(asio::use_awaitable);
+  auto [error, result] = co_await asio::async_initiate<
+      decltype(token), void(std::exception_ptr, std::optional<Stored>)>(
+      [&pool, home](auto handler, Fn work) {
+        asio::post(pool, [handler = std::move(handler), work = std::move(work), home]() mutable {
+          std::exception_ptr error;
+          std::optional<Stored> result;
+          try {
+            if constexpr (std::is_void_v<R>) {
+              work();
+              result.emplace();
+            } else {
+              result.emplace(work());
+            }
+          } catch (...) {
+            error = std::current_exception();
+          }
+          asio::post(home, [handler = std::move(handler), error,
+                            result = std::move(result)]() mutable {
+            std::move(handler)(error, std::move(result));
+          });
+        });
       },
-      asio::use_awaitable);
+      token, std::move(fn));
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  if constexpr (!std::is_void_v<R>) {
+    co_return std::move(*result);
+  }
 }
 
 // Spawns `task` on `executor`, detached; an escaping exception is logged with `what`

@@ -1,0 +1,120 @@
+#include "client/allocdir/alloc_dir.h"
+
+#include <sys/stat.h>
+
+#include <system_error>
+
+namespace drover::allocdir {
+namespace fs = std::filesystem;
+namespace {
+
+absl::Status MakeDir(const fs::path& p, fs::perms perms) {
+  std::error_code ec;
+  fs::create_directories(p, ec);
+  if (ec) {
+    return absl::InternalError("failed to create directory '" + p.string() + "': " + ec.message());
+  }
+  fs::permissions(p, perms, ec);
+  if (ec) {
+    return absl::InternalError("failed to chmod '" + p.string() + "': " + ec.message());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id)
+    : dir_(std::move(alloc_root) / std::move(alloc_id)) {}
+
+TaskDir AllocDir::task_dir(const std::string& task) const {
+  const fs::path d = dir_ / task;
+  return TaskDir{d, d / "local", d / "tmp", d / "secrets", d / "private"};
+}
+
+bool AllocDir::ValidTaskName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name != "alloc" &&
+         name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+absl::Status AllocDir::Build() {
+  const fs::perms all = fs::perms::all;
+  if (absl::Status s = MakeDir(dir_, fs::perms::owner_all | fs::perms::group_read |
+                                         fs::perms::group_exec | fs::perms::others_read |
+                                         fs::perms::others_exec);
+      !s.ok()) {
+    return s;
+  }
+  for (const fs::path& p : {shared_dir(), data_dir(), logs_dir(), shared_dir() / "tmp"}) {
+    if (absl::Status s = MakeDir(p, all); !s.ok()) {
+      return s;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  built_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
+  if (!ValidTaskName(task)) {
+    return absl::InvalidArgumentError("invalid task name '" + task + "'");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!built_) {
+      return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
+    }
+  }
+  TaskDir td = task_dir(task);
+  for (const fs::path& p : {td.dir, td.local, td.secrets, td.private_}) {
+    if (absl::Status s = MakeDir(p, fs::perms::all); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = MakeDir(td.tmp, fs::perms::all | fs::perms::sticky_bit); !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&mu_);
+  task_dirs_.insert(task);
+  return td;
+}
+
+bool AllocDir::TaskDirBuilt(const std::string& task) const {
+  absl::MutexLock lock(&mu_);
+  return task_dirs_.contains(task);
+}
+
+absl::Status AllocDir::Destroy() {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+  absl::MutexLock lock(&mu_);
+  built_ = false;
+  task_dirs_.clear();
+  if (ec) {
+    return absl::InternalError("failed to remove alloc dir '" + dir_.string() + "': " +
+                               ec.message());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<fs::path> AllocDir::Resolve(const std::string& rel) const {
+  const fs::path p(rel);
+  if (p.is_absolute()) {
+    return absl::InvalidArgumentError("path '" + rel + "' must be relative to the alloc dir");
+  }
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(dir_, ec);
+  const fs::path full = fs::weakly_canonical(dir_ / p, ec);
+  if (ec) {
+    return absl::InvalidArgumentError("invalid path '" + rel + "': " + ec.message());
+  }
+  auto [root_end, full_it] = std::mismatch(root.begin(), root.end(), full.begin(), full.end());
+  if (root_end != root.end()) {
+    return absl::PermissionDeniedError("path '" + rel + "' escapes the alloc dir");
+  }
+  if (!fs::exists(full, ec)) {
+    return absl::NotFoundError("path '" + rel + "' does not exist");
+  }
+  return full;
+}
+
+}  // namespace drover::allocdir

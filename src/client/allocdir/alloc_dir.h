@@ -1,0 +1,63 @@
+// The on-disk layout of one allocation (reference §8.1):
+//
+//   <alloc root>/<alloc id>/
+//     alloc/{data,logs,tmp}          shared by the group's tasks (NOMAD_ALLOC_DIR)
+//     <task>/{local,tmp,secrets,private}   per task (NOMAD_TASK_DIR = local)
+//
+// Paths are immutable after construction; Build*/Destroy are idempotent and may run
+// on the blocking pool. Safe for concurrent use (the set of built task dirs is guarded).
+#pragma once
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace drover::allocdir {
+
+struct TaskDir {
+  std::filesystem::path dir;       // <alloc>/<task>
+  std::filesystem::path local;     // NOMAD_TASK_DIR
+  std::filesystem::path tmp;
+  std::filesystem::path secrets;   // NOMAD_SECRETS_DIR
+  std::filesystem::path private_;  // never served by the fs API
+};
+
+class AllocDir {
+ public:
+  AllocDir(std::filesystem::path alloc_root, std::string alloc_id);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path shared_dir() const { return dir_ / "alloc"; }
+  std::filesystem::path data_dir() const { return dir_ / "alloc" / "data"; }
+  std::filesystem::path logs_dir() const { return dir_ / "alloc" / "logs"; }
+  TaskDir task_dir(const std::string& task) const;
+
+  // Creates the alloc dir and the shared alloc/{data,logs,tmp} (mode 0777 for the
+  // shared subdirs, as tasks may run as other users).
+  absl::Status Build();
+  // Creates <task>/{local,tmp,secrets,private}. REQUIRES: Build() succeeded.
+  absl::StatusOr<TaskDir> BuildTaskDir(const std::string& task);
+  bool TaskDirBuilt(const std::string& task) const;
+  // Removes the whole tree. Errors name the path.
+  absl::Status Destroy();
+
+  // Resolves `rel` (relative to the alloc dir) to a path inside it, refusing absolute
+  // paths, ".." escapes and symlinks that lead outside. NotFound if missing.
+  absl::StatusOr<std::filesystem::path> Resolve(const std::string& rel) const;
+
+  // Whether `name` is a usable task name (non-empty, no '/', not "." / ".." / "alloc").
+  static bool ValidTaskName(const std::string& name);
+
+ private:
+  const std::filesystem::path dir_;
+  mutable absl::Mutex mu_;
+  bool built_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<std::string> task_dirs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace drover::allocdir

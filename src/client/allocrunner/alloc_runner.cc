@@ -1,0 +1,224 @@
+#include "client/allocrunner/alloc_runner.h"
+
+#include "client/allocrunner/client_status.h"
+#include "common/logging.h"
+#include "common/offload.h"
+#include "common/status_macros.h"
+
+namespace drover::allocrunner {
+
+AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig config)
+    : executor_(executor),
+      config_(std::move(config)),
+      id_(config_.alloc->id),
+      alloc_(config_.alloc),
+      alloc_dir_(config_.alloc_root, config_.alloc->id),
+      task_state_changed_(executor),
+      updates_(executor,
+               [](const std::shared_ptr<const model::Allocation>& pending,
+                  const std::shared_ptr<const model::Allocation>& incoming) {
+                 return pending->alloc_modify_index > incoming->alloc_modify_index;
+               }),
+      run_done_(executor),
+      state_handler_done_(executor),
+      destroyed_(executor) {
+  const model::TaskGroup* group = alloc_->Group();
+  DROVER_CHECK(group != nullptr);
+  for (const model::Task& task : group->tasks) {
+    taskrunner::TaskRunnerConfig trc;
+    trc.alloc = alloc_;
+    trc.task_name = task.name;
+    auto it = config_.drivers.find(task.driver);
+    trc.driver = it == config_.drivers.end() ? nullptr : it->second;
+    trc.alloc_dir = &alloc_dir_;
+    trc.node = config_.node;
+    trc.region = config_.region;
+    trc.clock = config_.clock;
+    trc.pool = config_.pool;
+    trc.host_env = config_.host_env;
+    trc.on_state_change = [this] { task_state_changed_.Notify(); };
+    trc.restart_jitter = config_.restart_jitter;
+    runners_.push_back(std::make_unique<taskrunner::TaskRunner>(executor, std::move(trc)));
+  }
+}
+
+taskrunner::TaskRunner* AllocRunner::task_runner(const std::string& name) {
+  for (auto& tr : runners_) {
+    if (tr->name() == name) return tr.get();
+  }
+  return nullptr;
+}
+
+std::vector<taskrunner::TaskRunner*> AllocRunner::task_runners() {
+  std::vector<taskrunner::TaskRunner*> out;
+  for (auto& tr : runners_) out.push_back(tr.get());
+  return out;
+}
+
+model::AllocClientUpdate AllocRunner::ClientUpdate() const {
+  model::AllocClientUpdate u;
+  u.id = id_;
+  u.node_id = alloc_->node_id;
+  for (const auto& tr : runners_) u.task_states[tr->name()] = tr->state();
+  const ClientStatus cs = ComputeClientStatus(u.task_states);
+  u.client_status = cs.status;
+  u.client_description = cs.description;
+  if (u.client_status == model::kClientComplete || u.client_status == model::kClientFailed) {
+    // Terminal: every task gets a finish time (used for rescheduling decisions).
+    for (auto& [name, st] : u.task_states) {
+      if (st.finished_at == model::Time{}) st.finished_at = config_.clock->Now();
+    }
+  }
+  return u;
+}
+
+void AllocRunner::ReportState() {
+  model::AllocClientUpdate u = ClientUpdate();
+  if (last_reported_ && *last_reported_ == u) return;
+  last_reported_ = u;
+  if (config_.on_update) config_.on_update(u);
+}
+
+asio::awaitable<void> AllocRunner::Run() {
+  DROVER_CHECK(!run_launched_);
+  run_launched_ = true;
+  common::SpawnDetached(executor_, HandleTaskStateUpdates(), "alloc " + id_ + " state handler");
+  common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
+  if (!alloc_->Terminal() && !destroy_launched_) {
+    allocdir::AllocDir* ad = &alloc_dir_;
+    auto work = [ad] { return ad->Build(); };  // named: see Offload()
+    absl::Status built = co_await common::Offload(*config_.pool, std::move(work));
+    if (!built.ok()) {
+      const std::string reason = "pre-run hook \"alloc_dir\" failed: " + std::string(built.message());
+      DROVER_LOG_ERROR("alloc {}: {}", id_, reason);
+      for (auto& tr : runners_) tr->MarkFailedKill(reason);
+    }
+  } else {
+    for (auto& tr : runners_) tr->RequestKill(std::nullopt);
+  }
+  for (auto& tr : runners_) {
+    common::SpawnDetached(executor_, tr->Run(), "task " + tr->name() + " of alloc " + id_);
+  }
+  for (auto& tr : runners_) {
+    co_await tr->WaitDone();
+  }
+  run_done_.Set();
+  updates_.Close();
+  task_state_changed_.Notify();
+  co_await state_handler_done_.Wait();
+}
+
+asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
+  const model::TaskGroup* group = alloc_->Group();
+  bool has_sidecars = false;
+  for (const auto& t : group->tasks) has_sidecars = has_sidecars || t.IsSidecar();
+  for (;;) {
+    co_await task_state_changed_.Wait();
+    if (!killing_) {
+      std::optional<model::TaskEvent> ev;
+      bool any_live = false;
+      bool all_live_sidecars = true;
+      for (const auto& tr : runners_) {
+        if (tr->task().IsPoststop()) continue;
+        if (tr->state().state != model::kTaskStateDead) {
+          any_live = true;
+          all_live_sidecars = all_live_sidecars && tr->task().IsSidecar();
+          continue;
+        }
+        if (tr->task().leader) {
+          ev = model::TaskEvent(model::kEventLeaderDead, config_.clock->Now());
+        } else if (tr->state().failed && !ev) {
+          ev = model::TaskEvent(model::kEventSiblingFailed, config_.clock->Now());
+          ev->SetFailedSibling(tr->name());
+        }
+      }
+      if (any_live && !ev && has_sidecars && all_live_sidecars) {
+        ev = model::TaskEvent(model::kEventMainDead, config_.clock->Now());
+      }
+      if (ev && any_live) {
+        killing_ = true;
+        common::SpawnDetached(executor_, KillTasks(std::move(ev)), "kill tasks of alloc " + id_);
+      }
+    }
+    ReportState();
+    if (run_done_.IsSet()) break;
+  }
+  state_handler_done_.Set();
+}
+
+asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
+  while (auto next = co_await updates_.Take()) {
+    const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
+    alloc_ = *next;
+    if (stopping) {
+      co_await KillTasks(std::nullopt);
+    }
+  }
+}
+
+void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
+  if (!updates_.Put(std::move(alloc))) {
+    DROVER_LOG_DEBUG("alloc {}: dropped stale or late update", id_);
+  }
+}
+
+model::TaskEvent AllocRunner::KillingEvent(const taskrunner::TaskRunner& tr) const {
+  model::TaskEvent ev(model::kEventKilling, config_.clock->Now());
+  ev.SetKillTimeout(std::min(tr.task().kill_timeout, common::Duration(std::chrono::seconds(30))));
+  return ev;
+}
+
+asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> reason_event) {
+  if (reason_event) {
+    for (auto& tr : runners_) {
+      if (!tr->task().IsPoststop() && tr->state().state != model::kTaskStateDead &&
+          !tr->kill_requested()) {
+        tr->EmitEvent(*reason_event);
+      }
+    }
+  }
+  auto kill_wave = [&](auto pick) -> asio::awaitable<void> {
+    std::vector<taskrunner::TaskRunner*> wave;
+    for (auto& tr : runners_) {
+      if (pick(*tr)) wave.push_back(tr.get());
+    }
+    for (auto* tr : wave) {
+      tr->RequestKill(run_launched_ ? std::optional(KillingEvent(*tr)) : std::nullopt);
+    }
+    if (run_launched_) {
+      for (auto* tr : wave) co_await tr->WaitDone();
+    }
+  };
+  co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().leader; });
+  co_await kill_wave([](const taskrunner::TaskRunner& tr) {
+    return !tr.task().leader && !tr.task().IsSidecar() && !tr.task().IsPoststop();
+  });
+  co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().IsSidecar(); });
+  // Until the lifecycle coordinator exists, poststop tasks run alongside the others and
+  // are stopped last.
+  co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().IsPoststop(); });
+}
+
+asio::awaitable<void> AllocRunner::Destroy() {
+  if (destroy_launched_) {
+    co_await destroyed_.Wait();
+    co_return;
+  }
+  destroy_launched_ = true;
+  co_await KillTasks(std::nullopt);
+  if (run_launched_) {
+    co_await run_done_.Wait();
+    co_await state_handler_done_.Wait();
+  } else {
+    updates_.Close();
+  }
+  allocdir::AllocDir* ad = &alloc_dir_;
+  auto work = [ad] { return ad->Destroy(); };  // named: see Offload()
+  absl::Status removed = co_await common::Offload(*config_.pool, std::move(work));
+  if (!removed.ok()) {
+    DROVER_LOG_ERROR("alloc {}: destroy: {}", id_, removed.ToString());
+  }
+  destroyed_.Set();
+}
+
+}  // namespace drover::allocrunner

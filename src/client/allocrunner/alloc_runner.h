@@ -1,0 +1,89 @@
+// AllocRunner: runs one allocation on this node (reference §2.2): builds its alloc
+// dir, runs one TaskRunner per task, reacts to task state (a dead leader or a failed
+// task kills the rest), applies server updates (a terminal desired status stops the
+// tasks, leader first), computes the client status and reports it.
+//
+// A set of coroutines on the control loop; no locks. Destroy() is idempotent, works
+// whether or not Run() was ever called, and is best-effort (a failing step is logged
+// and the rest still runs).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/allocdir/alloc_dir.h"
+#include "client/taskrunner/task_runner.h"
+#include "common/event.h"
+#include "common/mailbox.h"
+#include "drivers/driver.h"
+#include "model/allocation.h"
+#include "model/node.h"
+
+namespace drover::allocrunner {
+
+struct AllocRunnerConfig {
+  std::shared_ptr<const model::Allocation> alloc;
+  std::filesystem::path alloc_root;
+  const model::Node* node = nullptr;  // must outlive the runner
+  std::string region;
+  std::map<std::string, drivers::Driver*> drivers;
+  common::Clock* clock = nullptr;
+  asio::thread_pool* pool = nullptr;
+  std::map<std::string, std::string> host_env;
+  // Receives the client-owned view of the alloc whenever it changes.
+  std::function<void(const model::AllocClientUpdate&)> on_update;
+  std::function<double()> restart_jitter;
+};
+
+class AllocRunner {
+ public:
+  AllocRunner(asio::any_io_executor executor, AllocRunnerConfig config);
+  AllocRunner(const AllocRunner&) = delete;
+  AllocRunner& operator=(const AllocRunner&) = delete;
+
+  // Runs the allocation until every task is dead. Call at most once.
+  asio::awaitable<void> Run();
+  // Queues a newer server version of the allocation (older ones are dropped).
+  void Update(std::shared_ptr<const model::Allocation> alloc);
+  // Kills the tasks, waits for them, removes the alloc dir. Idempotent.
+  asio::awaitable<void> Destroy();
+
+  const std::string& id() const { return id_; }
+  std::shared_ptr<const model::Allocation> alloc() const { return alloc_; }
+  allocdir::AllocDir& alloc_dir() { return alloc_dir_; }
+  taskrunner::TaskRunner* task_runner(const std::string& name);
+  std::vector<taskrunner::TaskRunner*> task_runners();
+  model::AllocClientUpdate ClientUpdate() const;
+  bool run_done() const { return run_done_.IsSet(); }
+  bool destroyed() const { return destroyed_.IsSet(); }
+
+ private:
+  asio::awaitable<void> HandleTaskStateUpdates();
+  asio::awaitable<void> HandleAllocUpdates();
+  // Kill order (§6.6): leader alone first, then other main tasks together, then
+  // sidecars. `reason_event` (e.g. "Sibling Task Failed") is emitted to live tasks first.
+  asio::awaitable<void> KillTasks(std::optional<model::TaskEvent> reason_event);
+  model::TaskEvent KillingEvent(const taskrunner::TaskRunner& tr) const;
+  void ReportState();
+
+  asio::any_io_executor executor_;
+  AllocRunnerConfig config_;
+  const std::string id_;
+  std::shared_ptr<const model::Allocation> alloc_;
+  allocdir::AllocDir alloc_dir_;
+  std::vector<std::unique_ptr<taskrunner::TaskRunner>> runners_;
+  common::Notifier task_state_changed_;
+  common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
+  common::Event run_done_;
+  common::Event state_handler_done_;
+  common::Event destroyed_;
+  bool run_launched_ = false;
+  bool destroy_launched_ = false;
+  bool killing_ = false;
+  std::optional<model::AllocClientUpdate> last_reported_;
+};
+
+}  // namespace drover::allocrunner

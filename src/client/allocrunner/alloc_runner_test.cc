@@ -1,0 +1,196 @@
+#include "client/allocrunner/alloc_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "client/client_test_util.h"
+#include "drivers/mock/mock_driver.h"
+#include "testing/test_util.h"
+
+namespace drover::allocrunner {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+using client::test::EventTypes;
+using client::test::MakeAlloc;
+using client::test::MockTask;
+using Types = std::vector<std::string>;
+
+class AllocRunnerTest : public ::testing::Test {
+ protected:
+  ~AllocRunnerTest() override { pool_.join(); }
+
+  std::unique_ptr<AllocRunner> Make(std::shared_ptr<const model::Allocation> alloc) {
+    AllocRunnerConfig c;
+    c.alloc = alloc;
+    c.alloc_root = dir_.path();
+    c.node = &node_;
+    c.region = "global";
+    c.drivers = {{"mock_driver", &driver_}};
+    c.clock = &clock_;
+    c.pool = &pool_;
+    c.on_update = [this](const model::AllocClientUpdate& u) { updates_.push_back(u); };
+    c.restart_jitter = [] { return 0.0; };
+    return std::make_unique<AllocRunner>(io_.get_executor(), std::move(c));
+  }
+  void Start(AllocRunner& ar) { asio::co_spawn(io_, ar.Run(), asio::detached); }
+  bool RunUntil(const std::function<bool()>& pred) {
+    return testing::RunWithFakeClock(io_, clock_, pred);
+  }
+  void Destroy(AllocRunner& ar) {
+    asio::co_spawn(io_, ar.Destroy(), asio::detached);
+    ASSERT_TRUE(RunUntil([&] { return ar.destroyed(); }));
+  }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  drivers::MockDriver driver_{io_.get_executor(), clock_};
+  testing::TempDir dir_;
+  model::Node node_;
+  std::vector<model::AllocClientUpdate> updates_;
+};
+
+TEST_F(AllocRunnerTest, BatchAllocCompletesAndReportsStatusChanges) {
+  auto ar = Make(MakeAlloc({MockTask("a", {{"run_for", "2s"}}), MockTask("b", {{"run_for", "3s"}})},
+                           "batch"));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  ASSERT_FALSE(updates_.empty());
+  EXPECT_EQ(updates_.back().client_status, "complete");
+  EXPECT_EQ(updates_.back().client_description, "All tasks have completed");
+  bool saw_running = false;
+  for (const auto& u : updates_) saw_running = saw_running || u.client_status == "running";
+  EXPECT_TRUE(saw_running);
+  EXPECT_TRUE(std::filesystem::is_directory(ar->alloc_dir().data_dir()));
+  Destroy(*ar);
+  EXPECT_FALSE(std::filesystem::exists(ar->alloc_dir().dir()));
+}
+
+TEST_F(AllocRunnerTest, LeaderExitKillsFollowersAndAllocCompletes) {
+  auto leader = MockTask("leader", {{"run_for", "5s"}});
+  leader.leader = true;
+  auto ar = Make(MakeAlloc({leader, MockTask("follower", {{"run_for", "1h"}})}, "batch"));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  EXPECT_EQ(updates_.back().client_status, "complete");
+  const auto& f = ar->task_runner("follower")->state();
+  EXPECT_EQ(EventTypes(f), (Types{"Received", "Task Setup", "Started", "Leader Task Dead",
+                                  "Killing", "Terminated", "Killed"}));
+  EXPECT_FALSE(f.failed);
+}
+
+TEST_F(AllocRunnerTest, FailedTaskKillsSiblingsAndFailsAlloc) {
+  auto ar = Make(MakeAlloc({MockTask("bad", {{"run_for", "1s"}, {"exit_code", 2}}),
+                            MockTask("good", {{"run_for", "1h"}})}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  EXPECT_EQ(updates_.back().client_status, "failed");
+  EXPECT_EQ(updates_.back().client_description, "Failed tasks");
+  const auto& good = ar->task_runner("good")->state();
+  ASSERT_GE(good.events.size(), 4u);
+  auto it = std::find_if(good.events.begin(), good.events.end(),
+                         [](const auto& e) { return e.type == "Sibling Task Failed"; });
+  ASSERT_NE(it, good.events.end());
+  EXPECT_EQ(it->failed_sibling, "bad");
+  EXPECT_EQ(good.events.back().type, "Killed");
+  EXPECT_FALSE(good.failed);
+}
+
+TEST_F(AllocRunnerTest, SidecarsAreKilledWhenMainTasksFinish) {
+  auto sidecar = MockTask("proxy", {{"run_for", "1h"}});
+  sidecar.lifecycle = model::Lifecycle{"prestart", true};
+  auto ar = Make(MakeAlloc({MockTask("main", {{"run_for", "2s"}}), sidecar}, "batch"));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  const auto& s = ar->task_runner("proxy")->state();
+  EXPECT_NE(std::find(EventTypes(s).begin(), EventTypes(s).end(), "Main Tasks Dead"),
+            EventTypes(s).end());
+  EXPECT_EQ(updates_.back().client_status, "complete");
+}
+
+TEST_F(AllocRunnerTest, StopUpdateKillsLeaderFirst) {
+  auto leader = MockTask("leader", {{"run_for", "1h"}, {"kill_after", "2s"}});
+  leader.leader = true;
+  auto ar = Make(MakeAlloc({leader, MockTask("follower", {{"run_for", "1h"}})}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return updates_.size() && updates_.back().client_status == "running"; }));
+  auto stopped = std::make_shared<model::Allocation>(*ar->alloc());
+  stopped->desired_status = model::kDesiredStop;
+  stopped->alloc_modify_index = 20;
+  ar->Update(stopped);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  const auto& l = ar->task_runner("leader")->state();
+  const auto& f = ar->task_runner("follower")->state();
+  EXPECT_LE(l.finished_at, f.finished_at);
+  EXPECT_EQ(f.finished_at - l.finished_at, 0s);
+  // The follower's kill started only after the leader died.
+  auto killing = std::find_if(f.events.begin(), f.events.end(),
+                              [](const auto& e) { return e.type == "Killing"; });
+  ASSERT_NE(killing, f.events.end());
+  EXPECT_GE(killing->time, common::ToUnixNanos(l.finished_at));
+  EXPECT_EQ(updates_.back().client_status, "complete");
+  EXPECT_EQ(EventTypes(l).back(), "Killed");
+}
+
+TEST_F(AllocRunnerTest, StaleUpdatesAreDropped) {
+  auto ar = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  auto newer = std::make_shared<model::Allocation>(*ar->alloc());
+  newer->alloc_modify_index = 30;
+  auto older = std::make_shared<model::Allocation>(*ar->alloc());
+  older->alloc_modify_index = 20;
+  older->desired_status = model::kDesiredStop;
+  ar->Update(newer);
+  ar->Update(older);  // must not replace the queued newer one
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] {
+    return ar->alloc()->alloc_modify_index == 30 && ar->task_runner("t")->running();
+  }));
+  EXPECT_EQ(ar->task_runner("t")->state().state, "running");
+  Destroy(*ar);
+}
+
+TEST_F(AllocRunnerTest, DestroyBeforeRunReturnsPromptly) {
+  auto ar = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  Destroy(*ar);
+  EXPECT_EQ(driver_.starts(), 0);
+  Destroy(*ar);  // idempotent
+}
+
+TEST_F(AllocRunnerTest, DestroyKillsRunningTasksAndRemovesDir) {
+  auto ar = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->task_runner("t")->running(); }));
+  Destroy(*ar);
+  EXPECT_TRUE(ar->run_done());
+  EXPECT_EQ(ar->task_runner("t")->state().state, "dead");
+  EXPECT_FALSE(std::filesystem::exists(ar->alloc_dir().dir()));
+}
+
+TEST_F(AllocRunnerTest, AllocDirFailureFailsEveryTask) {
+  // A file where the alloc root should be makes the alloc dir unbuildable.
+  const auto root = dir_.path() / "blocked";
+  { std::ofstream(root) << "x"; }
+  AllocRunnerConfig c;
+  c.alloc = MakeAlloc({MockTask("t", {{"run_for", "1h"}})});
+  c.alloc_root = root;
+  c.node = &node_;
+  c.drivers = {{"mock_driver", &driver_}};
+  c.clock = &clock_;
+  c.pool = &pool_;
+  c.on_update = [this](const model::AllocClientUpdate& u) { updates_.push_back(u); };
+  AllocRunner ar(io_.get_executor(), std::move(c));
+  Start(ar);
+  ASSERT_TRUE(RunUntil([&] { return ar.run_done(); }));
+  EXPECT_EQ(updates_.back().client_status, "failed");
+  const auto& s = ar.task_runner("t")->state();
+  EXPECT_EQ(EventTypes(s), (Types{"Received", "Setup Failure"}));
+  EXPECT_NE(s.events.back().setup_error.find("pre-run hook \"alloc_dir\" failed"),
+            std::string::npos);
+  EXPECT_EQ(driver_.starts(), 0);
+}
+
+}  // namespace
+}  // namespace drover::allocrunner

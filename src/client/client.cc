@@ -1,0 +1,202 @@
+#include "client/client.h"
+
+#include "client/fingerprint/fingerprint.h"
+#include "client/taskrunner/task_env.h"
+#include "common/logging.h"
+#include "common/offload.h"
+#include "common/status_macros.h"
+
+namespace drover::client {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
+
+Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+               ServerRpc& rpc, std::map<std::string, drivers::Driver*> drivers,
+               ClientConfig config)
+    : executor_(executor),
+      pool_(pool),
+      clock_(clock),
+      rpc_(rpc),
+      drivers_(std::move(drivers)),
+      config_(std::move(config)),
+      host_env_(taskrunner::HostEnvironment()),
+      urgent_update_(executor),
+      stop_(common::CancellationScope::Create(executor)),
+      loop_exited_(executor) {}
+
+asio::awaitable<absl::Status> Client::Start() {
+  fingerprint::FingerprintConfig fc;
+  fc.data_dir = config_.data_dir;
+  fc.node_name = config_.node_name;
+  fc.datacenter = config_.datacenter;
+  fc.http_addr = config_.http_addr;
+  fc.dev_mode = config_.dev_mode;
+  auto drivers = drivers_;
+  auto work = [fc, drivers] { return fingerprint::FingerprintNode(fc, drivers); };
+  auto node = co_await common::Offload(pool_, std::move(work));  // named: see Offload()
+  if (!node.ok()) {
+    co_return common::Annotate(node.status(), "failed to fingerprint node");
+  }
+  node_ = *node;
+  if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
+    co_return common::Annotate(s, "failed to register node");
+  }
+  DROVER_LOG_INFO("client: node {} ({}) registered", node_.id, node_.name);
+  auto spawn = [this](asio::awaitable<void> loop, const char* what) {
+    ++loops_running_;
+    common::SpawnDetached(
+        executor_,
+        [](Client* self, asio::awaitable<void> l) -> asio::awaitable<void> {
+          co_await std::move(l);
+          --self->loops_running_;
+          self->loop_exited_.Notify();
+        }(this, std::move(loop)),
+        what);
+  };
+  spawn(HeartbeatLoop(), "client heartbeat");
+  spawn(WatchAllocations(), "client alloc watcher");
+  spawn(SyncLoop(), "client alloc sync");
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<void> Client::HeartbeatLoop() {
+  while (!stop_->cancelled()) {
+    auto r = co_await (clock_.Sleep(config_.heartbeat_interval) || stop_->Wait());
+    if (r.index() == 1) break;
+    absl::Status s = co_await rpc_.Heartbeat(node_.id);
+    if (absl::IsNotFound(s)) {
+      s = co_await rpc_.RegisterNode(node_);
+    }
+    if (!s.ok()) {
+      DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
+    }
+  }
+}
+
+asio::awaitable<void> Client::WatchAllocations() {
+  uint64_t index = 0;
+  while (!stop_->cancelled()) {
+    auto r = co_await (rpc_.GetNodeAllocations(node_.id, index, std::chrono::minutes(5)) ||
+                       stop_->Wait());
+    if (r.index() == 1) break;
+    auto& got = std::get<0>(r);
+    if (!got.ok()) {
+      DROVER_LOG_WARN("client: failed to fetch allocations: {}", got.status().ToString());
+      co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
+      continue;
+    }
+    RunAllocs(*got);
+    index = got->index;
+  }
+}
+
+void Client::RunAllocs(const NodeAllocations& update) {
+  std::map<std::string, std::shared_ptr<const model::Allocation>> server;
+  for (const auto& a : update.allocs) server[a->id] = a;
+  // Removed: known locally but no longer on the server (e.g. garbage collected).
+  std::vector<std::string> removed;
+  for (const auto& [id, runner] : runners_) {
+    if (!server.contains(id)) removed.push_back(id);
+  }
+  for (const std::string& id : removed) {
+    auto runner = std::move(runners_[id]);
+    runners_.erase(id);
+    pending_updates_.erase(id);
+    common::SpawnDetached(
+        executor_,
+        [](std::unique_ptr<allocrunner::AllocRunner> r) -> asio::awaitable<void> {
+          co_await r->Destroy();
+        }(std::move(runner)),
+        "destroy alloc " + id);
+  }
+  for (const auto& [id, alloc] : server) {
+    auto it = runners_.find(id);
+    if (it == runners_.end()) {
+      if (alloc->ClientTerminal()) continue;  // finished before we knew it
+      AddAlloc(alloc);
+    } else if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
+      it->second->Update(alloc);
+    }
+  }
+}
+
+void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
+  if (alloc->Group() == nullptr) {
+    DROVER_LOG_ERROR("client: alloc {} has no task group '{}'; failing it", alloc->id,
+                     alloc->task_group);
+    model::AllocClientUpdate failed;
+    failed.id = alloc->id;
+    failed.node_id = node_.id;
+    failed.client_status = model::kClientFailed;
+    failed.client_description = "Unable to add allocation due to error: task group not found";
+    AllocStateUpdated(failed);
+    return;
+  }
+  allocrunner::AllocRunnerConfig c;
+  c.alloc = alloc;
+  c.alloc_root = config_.data_dir / "alloc";
+  c.node = &node_;
+  c.region = config_.region;
+  c.drivers = drivers_;
+  c.clock = &clock_;
+  c.pool = &pool_;
+  c.host_env = host_env_;
+  c.on_update = [this](const model::AllocClientUpdate& u) { AllocStateUpdated(u); };
+  auto runner = std::make_unique<allocrunner::AllocRunner>(executor_, std::move(c));
+  allocrunner::AllocRunner* raw = runner.get();
+  runners_[alloc->id] = std::move(runner);
+  common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
+}
+
+void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
+  auto it = pending_updates_.find(update.id);
+  const bool urgent = it == pending_updates_.end() || it->second.client_status != update.client_status;
+  pending_updates_[update.id] = update;
+  if (urgent) urgent_update_.Notify();
+}
+
+asio::awaitable<void> Client::SyncLoop() {
+  while (!stop_->cancelled()) {
+    // Batch: wait for a status change, then a short window for more to collect.
+    auto r = co_await (urgent_update_.Wait() || stop_->Wait());
+    if (r.index() == 1) break;
+    co_await (clock_.Sleep(config_.sync_interval) || stop_->Wait());
+    if (pending_updates_.empty()) continue;
+    std::vector<model::AllocClientUpdate> batch;
+    for (auto& [id, u] : pending_updates_) batch.push_back(u);
+    auto sent = pending_updates_;
+    pending_updates_.clear();
+    absl::Status s = co_await rpc_.UpdateAllocations(batch);
+    if (!s.ok()) {
+      DROVER_LOG_WARN("client: failed to update allocations: {}", s.ToString());
+      // Re-queue what was not superseded meanwhile, and retry later.
+      for (auto& [id, u] : sent) pending_updates_.try_emplace(id, std::move(u));
+      co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
+      urgent_update_.Notify();
+    }
+  }
+}
+
+allocrunner::AllocRunner* Client::GetAllocRunner(const std::string& alloc_id) {
+  auto it = runners_.find(alloc_id);
+  return it == runners_.end() ? nullptr : it->second.get();
+}
+
+asio::awaitable<void> Client::ShutdownAndDestroy() {
+  // Destroy first so the final task states still reach the server.
+  std::vector<allocrunner::AllocRunner*> all;
+  for (auto& [id, r] : runners_) all.push_back(r.get());
+  for (auto* r : all) co_await r->Destroy();
+  if (!pending_updates_.empty()) {
+    std::vector<model::AllocClientUpdate> batch;
+    for (auto& [id, u] : pending_updates_) batch.push_back(u);
+    pending_updates_.clear();
+    co_await rpc_.UpdateAllocations(std::move(batch));
+  }
+  stop_->Cancel();
+  while (loops_running_ > 0) {
+    co_await loop_exited_.Wait();
+  }
+}
+
+}  // namespace drover::client

@@ -1,0 +1,79 @@
+// The client: this node's agent-side half. Fingerprints and registers the node,
+// heartbeats, watches the server for the node's allocations (blocking queries, diffed
+// by AllocModifyIndex into add / update / remove), runs an AllocRunner for each, and
+// sends their status back in batches (reference §1.2–1.4).
+//
+// Coroutines on the control loop; no locks.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/allocrunner/alloc_runner.h"
+#include "client/server_rpc.h"
+#include "common/cancellation.h"
+#include "common/event.h"
+#include "drivers/driver.h"
+#include "model/node.h"
+
+namespace drover::client {
+
+struct ClientConfig {
+  std::filesystem::path data_dir;
+  std::string node_name;
+  std::string datacenter = "dc1";
+  std::string region = "global";
+  std::string http_addr;
+  bool dev_mode = false;
+  common::Duration heartbeat_interval = std::chrono::seconds(10);
+  common::Duration sync_interval = std::chrono::milliseconds(200);
+  common::Duration retry_interval = std::chrono::seconds(5);
+};
+
+class Client {
+ public:
+  // `pool`, `clock`, `rpc` and the drivers must outlive the client.
+  Client(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+         ServerRpc& rpc, std::map<std::string, drivers::Driver*> drivers, ClientConfig config);
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Fingerprints, registers and starts the background loops. Errors are fatal to the
+  // agent (e.g. an unusable data dir).
+  asio::awaitable<absl::Status> Start();
+  // Stops the loops and destroys every allocation (dev mode: tasks are killed).
+  asio::awaitable<void> ShutdownAndDestroy();
+
+  const model::Node& node() const { return node_; }
+  allocrunner::AllocRunner* GetAllocRunner(const std::string& alloc_id);
+  size_t num_allocs() const { return runners_.size(); }
+
+ private:
+  asio::awaitable<void> HeartbeatLoop();
+  asio::awaitable<void> WatchAllocations();
+  asio::awaitable<void> SyncLoop();
+  void RunAllocs(const NodeAllocations& update);
+  void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
+  void AllocStateUpdated(const model::AllocClientUpdate& update);
+
+  asio::any_io_executor executor_;
+  asio::thread_pool& pool_;
+  common::Clock& clock_;
+  ServerRpc& rpc_;
+  std::map<std::string, drivers::Driver*> drivers_;
+  ClientConfig config_;
+  model::Node node_;
+  std::map<std::string, std::string> host_env_;
+  std::map<std::string, std::unique_ptr<allocrunner::AllocRunner>> runners_;
+  // Latest client view per alloc not yet acknowledged by the server (latest wins).
+  std::map<std::string, model::AllocClientUpdate> pending_updates_;
+  common::Notifier urgent_update_;
+  common::CancellationScopePtr stop_;
+  int loops_running_ = 0;
+  common::Notifier loop_exited_;
+};
+
+}  // namespace drover::client

@@ -1,0 +1,144 @@
+#include "client/client.h"
+
+#include <gtest/gtest.h>
+
+#include "client/client_test_util.h"
+#include "common/event.h"
+#include "drivers/mock/mock_driver.h"
+#include "testing/test_util.h"
+
+namespace drover::client {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+using namespace asio::experimental::awaitable_operators;  // NOLINT
+
+// A scripted server: tests set the node's allocations; updates are recorded.
+class FakeRpc final : public ServerRpc {
+ public:
+  explicit FakeRpc(asio::any_io_executor ex) : changed_(ex) {}
+
+  asio::awaitable<absl::Status> RegisterNode(model::Node node) override {
+    registered.push_back(node);
+    co_return absl::OkStatus();
+  }
+  asio::awaitable<absl::Status> Heartbeat(std::string) override {
+    ++heartbeats;
+    co_return absl::OkStatus();
+  }
+  asio::awaitable<absl::StatusOr<NodeAllocations>> GetNodeAllocations(std::string, uint64_t min,
+                                                                       common::Duration) override {
+    while (index_ <= min) co_await changed_.Wait();
+    co_return NodeAllocations{allocs_, index_};
+  }
+  asio::awaitable<absl::Status> UpdateAllocations(
+      std::vector<model::AllocClientUpdate> updates) override {
+    for (auto& u : updates) latest[u.id] = u;
+    co_return absl::OkStatus();
+  }
+
+  void SetAllocs(std::vector<std::shared_ptr<const model::Allocation>> allocs) {
+    allocs_ = std::move(allocs);
+    ++index_;
+    changed_.Notify();
+  }
+
+  std::vector<model::Node> registered;
+  int heartbeats = 0;
+  std::map<std::string, model::AllocClientUpdate> latest;
+
+ private:
+  common::Notifier changed_;
+  std::vector<std::shared_ptr<const model::Allocation>> allocs_;
+  uint64_t index_ = 1;
+};
+
+class ClientTest : public ::testing::Test {
+ protected:
+  ClientTest() {
+    ClientConfig c;
+    c.data_dir = dir_.path();
+    c.node_name = "test-node";
+    c.dev_mode = true;
+    client_ = std::make_unique<Client>(io_.get_executor(), pool_, clock_, rpc_,
+                                       std::map<std::string, drivers::Driver*>{
+                                           {"mock_driver", &driver_}},
+                                       c);
+  }
+  ~ClientTest() override {
+    bool done = false;
+    asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
+      co_await client_->ShutdownAndDestroy();
+      done = true;
+    }, asio::detached);
+    EXPECT_TRUE(RunUntil([&] { return done; }));
+    pool_.join();
+  }
+  bool RunUntil(const std::function<bool()>& pred) {
+    return testing::RunWithFakeClock(io_, clock_, pred);
+  }
+  void StartClient() {
+    std::optional<absl::Status> started;
+    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { started = co_await client_->Start(); },
+                   asio::detached);
+    ASSERT_TRUE(RunUntil([&] { return started.has_value(); }));
+    ASSERT_TRUE(started->ok()) << *started;
+  }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  drivers::MockDriver driver_{io_.get_executor(), clock_};
+  testing::TempDir dir_;
+  FakeRpc rpc_{io_.get_executor()};
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientTest, RegistersFingerprintedNodeWithDrivers) {
+  StartClient();
+  ASSERT_EQ(rpc_.registered.size(), 1u);
+  const model::Node& n = rpc_.registered[0];
+  EXPECT_EQ(n.name, "test-node");
+  EXPECT_TRUE(n.drivers.at("mock_driver").detected);
+  EXPECT_EQ(n.attributes.at("driver.mock_driver"), "1");
+}
+
+TEST_F(ClientTest, RunsAddedAllocsAndReportsStatus) {
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "10s"}})}, "batch");
+  alloc->node_id = client_->node().id;
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] {
+    auto it = rpc_.latest.find(alloc->id);
+    return it != rpc_.latest.end() && it->second.client_status == "complete";
+  }));
+  EXPECT_EQ(rpc_.latest[alloc->id].task_states.at("t").state, "dead");
+  EXPECT_EQ(driver_.starts(), 1);
+}
+
+TEST_F(ClientTest, StopUpdateAndRemovalDestroyTheAlloc) {
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
+  auto stopped = std::make_shared<model::Allocation>(*alloc);
+  stopped->desired_status = "stop";
+  stopped->alloc_modify_index = alloc->alloc_modify_index + 1;
+  rpc_.SetAllocs({stopped});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "complete"; }));
+  auto* runner = client_->GetAllocRunner(alloc->id);
+  ASSERT_NE(runner, nullptr);
+  const auto dir = runner->alloc_dir().dir();
+  EXPECT_TRUE(std::filesystem::exists(dir));
+  rpc_.SetAllocs({});
+  ASSERT_TRUE(RunUntil([&] { return client_->GetAllocRunner(alloc->id) == nullptr; }));
+  ASSERT_TRUE(RunUntil([&] { return !std::filesystem::exists(dir); }));
+}
+
+TEST_F(ClientTest, HeartbeatsPeriodically) {
+  StartClient();
+  ASSERT_TRUE(RunUntil([&] { return rpc_.heartbeats >= 3; }));
+}
+
+}  // namespace
+}  // namespace drover::client

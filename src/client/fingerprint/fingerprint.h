@@ -1,0 +1,34 @@
+// Node fingerprinting: what this machine is and has (cpu, memory, disk, kernel, OS,
+// hostname, network, drivers) as a model::Node ready to register. The node ID and
+// secret are generated once and persisted in <data_dir>/client/ so the node keeps its
+// identity across agent restarts.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "drivers/driver.h"
+#include "model/node.h"
+
+namespace drover::fingerprint {
+
+struct FingerprintConfig {
+  std::filesystem::path data_dir;
+  std::string node_name;  // empty: hostname
+  std::string datacenter = "dc1";
+  std::string node_class;
+  std::string http_addr;  // "127.0.0.1:4646"
+  bool dev_mode = false;  // network fingerprint uses loopback
+  std::map<std::string, std::string> meta;
+};
+
+absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
+                                            const std::map<std::string, drivers::Driver*>& drivers);
+
+// Reads <dir>/<name>, or creates it with a new UUID (mode 0600).
+absl::StatusOr<std::string> LoadOrCreateId(const std::filesystem::path& dir,
+                                           const std::string& name);
+
+}  // namespace drover::fingerprint

@@ -1,0 +1,100 @@
+// TaskRunner: runs one task of an allocation through the driver (reference §2.4):
+// prestart (task dir, environment, interpolation) → start → wait → restart decision
+// by the RestartTracker → ... → dead. It owns the task's TaskState and events.
+//
+// A coroutine on the control loop; all members are touched only from it, so no locks.
+// The AllocRunner drives it with Run(), RequestKill() and WaitDone(); state changes are
+// reported through `on_state_change` (a coalescing notification, never a re-entrant
+// call into the AllocRunner).
+//
+//   pending ──start ok──► running ──exit──► (restart? ──delay──► pending) ──► dead
+//      └──start error──► (restart?) ...            kill at any point ──► dead
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/allocdir/alloc_dir.h"
+#include "client/taskrunner/restart_tracker.h"
+#include "client/taskrunner/task_env.h"
+#include "common/cancellation.h"
+#include "common/clock.h"
+#include "common/event.h"
+#include "drivers/driver.h"
+#include "model/allocation.h"
+#include "model/node.h"
+
+namespace drover::taskrunner {
+
+struct TaskRunnerConfig {
+  std::shared_ptr<const model::Allocation> alloc;
+  std::string task_name;
+  drivers::Driver* driver = nullptr;        // null: the node has no such driver
+  allocdir::AllocDir* alloc_dir = nullptr;  // must outlive the runner
+  const model::Node* node = nullptr;        // must outlive the runner
+  std::string region;
+  common::Clock* clock = nullptr;
+  asio::thread_pool* pool = nullptr;
+  std::map<std::string, std::string> host_env;
+  // Upper bound on kill_timeout (Nomad's client max_kill_timeout).
+  common::Duration max_kill_timeout = std::chrono::seconds(30);
+  std::function<void()> on_state_change;
+  std::function<double()> restart_jitter;  // tests make restart delays exact
+};
+
+class TaskRunner {
+ public:
+  TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config);
+  TaskRunner(const TaskRunner&) = delete;
+  TaskRunner& operator=(const TaskRunner&) = delete;
+
+  // Runs the task to completion (dead). Call once.
+  asio::awaitable<void> Run();
+  // Emits `event` (normally "Killing") unless the task already finished, then stops the
+  // task and ends Run. Idempotent; returns at once.
+  void RequestKill(std::optional<model::TaskEvent> event);
+  // Marks the task failed with a "Setup Failure" event and kills it (prerun failures).
+  void MarkFailedKill(const std::string& reason);
+  // Completes when Run has finished.
+  asio::awaitable<void> WaitDone() { return done_.Wait(); }
+  bool done() const { return done_.IsSet(); }
+
+  // Appends an event that is not a state change (e.g. "Sibling Task Failed").
+  void EmitEvent(model::TaskEvent event);
+
+  const std::string& name() const { return task_->name; }
+  const model::Task& task() const { return *task_; }
+  const model::TaskState& state() const { return state_; }
+  bool running() const { return handle_.has_value(); }
+  bool kill_requested() const { return kill_->cancelled(); }
+  // Latest resource usage of the running task, if any.
+  std::optional<drivers::TaskResourceUsage> LatestStats();
+  // Signals the running task. FailedPrecondition "Task not running" otherwise.
+  absl::Status Signal(const std::string& signal);
+
+ private:
+  asio::awaitable<absl::Status> Prestart();
+  drivers::TaskConfig BuildTaskConfig();
+  asio::awaitable<drivers::ExitResult> WaitOrKill(const std::string& task_id);
+  void UpdateState(const std::string& state, std::optional<model::TaskEvent> event);
+  common::Duration KillTimeout() const;
+  model::Time Now() const { return config_.clock->Now(); }
+
+  asio::any_io_executor executor_;
+  TaskRunnerConfig config_;
+  std::shared_ptr<const model::Allocation> alloc_;  // keeps task_ alive
+  const model::Task* task_;
+  RestartTracker tracker_;
+  model::TaskState state_;
+  std::optional<drivers::TaskHandle> handle_;
+  std::optional<allocdir::TaskDir> task_dir_;
+  std::optional<TaskEnv> env_;
+  common::CancellationScopePtr kill_;
+  common::Event done_;
+  bool run_called_ = false;
+};
+
+}  // namespace drover::taskrunner

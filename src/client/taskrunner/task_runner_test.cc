@@ -1,0 +1,144 @@
+#include "client/taskrunner/task_runner.h"
+
+#include <gtest/gtest.h>
+
+#include "client/client_test_util.h"
+#include "drivers/mock/mock_driver.h"
+#include "testing/test_util.h"
+
+namespace drover::taskrunner {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+using client::test::EventTypes;
+using client::test::MakeAlloc;
+using client::test::MockTask;
+using Types = std::vector<std::string>;
+
+class TaskRunnerTest : public ::testing::Test {
+ protected:
+  ~TaskRunnerTest() override { pool_.join(); }
+
+  std::unique_ptr<TaskRunner> Make(std::shared_ptr<const model::Allocation> alloc) {
+    alloc_ = alloc;
+    alloc_dir_ = std::make_unique<allocdir::AllocDir>(dir_.path(), alloc->id);
+    EXPECT_TRUE(alloc_dir_->Build().ok());
+    TaskRunnerConfig c;
+    c.alloc = alloc;
+    c.task_name = alloc->Group()->tasks[0].name;
+    c.driver = &driver_;
+    c.alloc_dir = alloc_dir_.get();
+    c.node = &node_;
+    c.region = "global";
+    c.clock = &clock_;
+    c.pool = &pool_;
+    c.on_state_change = [this] { ++state_changes_; };
+    c.restart_jitter = [] { return 0.0; };
+    return std::make_unique<TaskRunner>(io_.get_executor(), std::move(c));
+  }
+  void Start(TaskRunner& tr) { asio::co_spawn(io_, tr.Run(), asio::detached); }
+  bool RunUntil(const std::function<bool()>& pred) {
+    return testing::RunWithFakeClock(io_, clock_, pred);
+  }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  drivers::MockDriver driver_{io_.get_executor(), clock_};
+  testing::TempDir dir_;
+  model::Node node_;
+  std::shared_ptr<const model::Allocation> alloc_;
+  std::unique_ptr<allocdir::AllocDir> alloc_dir_;
+  int state_changes_ = 0;
+};
+
+TEST_F(TaskRunnerTest, BatchSuccessRunsOnceAndEndsDeadNotFailed) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "5s"}})}, "batch",
+                           {.attempts = 3, .interval = 24h, .delay = 15s, .mode = "fail"}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  const auto& s = tr->state();
+  EXPECT_EQ(s.state, "dead");
+  EXPECT_FALSE(s.failed);
+  EXPECT_EQ(s.restarts, 0u);
+  EXPECT_EQ(EventTypes(s), (Types{"Received", "Task Setup", "Started", "Terminated"}));
+  EXPECT_EQ(s.events.back().details.at("exit_code"), "0");
+  EXPECT_EQ(s.finished_at - s.started_at, 5s);
+  EXPECT_EQ(driver_.starts(), 1);
+  EXPECT_GT(state_changes_, 0);
+}
+
+TEST_F(TaskRunnerTest, RestartsWithinPolicyThenFailsInModeFail) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1s"}, {"exit_code", 1}})}, "service",
+                           {.attempts = 2, .interval = 30min, .delay = 15s, .mode = "fail"}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  const auto& s = tr->state();
+  EXPECT_TRUE(s.failed);
+  EXPECT_EQ(s.restarts, 2u);
+  EXPECT_EQ(driver_.starts(), 3);
+  // The ring keeps the last 10: the final Not Restarting pushed Received out.
+  EXPECT_EQ(EventTypes(s), (Types{"Task Setup", "Started", "Terminated", "Restarting", "Started",
+                                  "Terminated", "Restarting", "Started", "Terminated",
+                                  "Not Restarting"}));
+  EXPECT_EQ(s.events.back().restart_reason,
+            "Exceeded allowed attempts 2 in interval 30m0s and mode is \"fail\"");
+}
+
+TEST_F(TaskRunnerTest, UnrecoverableStartErrorFailsAtOnce) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"start_error", "exec: no such file"}})}, "service",
+                           {.attempts = 5, .interval = 30min, .delay = 15s, .mode = "delay"}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  const auto& s = tr->state();
+  EXPECT_TRUE(s.failed);
+  EXPECT_EQ(EventTypes(s), (Types{"Received", "Task Setup", "Driver Failure", "Not Restarting"}));
+  EXPECT_EQ(s.events[2].driver_error, "exec: no such file");
+  EXPECT_EQ(s.events[3].restart_reason, "Error was unrecoverable");
+}
+
+TEST_F(TaskRunnerTest, KillStopsRunningTaskWithKillingTerminatedKilled) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->state().state == "running"; }));
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()).SetKillTimeout(5s));
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  const auto& s = tr->state();
+  EXPECT_FALSE(s.failed);
+  EXPECT_EQ(EventTypes(s),
+            (Types{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}));
+}
+
+TEST_F(TaskRunnerTest, KillDuringRestartDelayEndsDead) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1s"}, {"exit_code", 1}})}, "service",
+                           {.attempts = 2, .interval = 30min, .delay = 1h, .mode = "fail"}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->state().restarts == 1; }));
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_EQ(tr->state().events.back().type, "Killed");
+  EXPECT_EQ(driver_.starts(), 1);
+}
+
+TEST_F(TaskRunnerTest, MarkFailedKillNeverStarts) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  tr->MarkFailedKill("pre-run hook failed");
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_TRUE(tr->state().failed);
+  EXPECT_EQ(driver_.starts(), 0);
+  EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Setup Failure"}));
+}
+
+TEST_F(TaskRunnerTest, SignalNeedsARunningTask) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  EXPECT_EQ(tr->Signal("SIGHUP").message(), "Task not running");
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  EXPECT_TRUE(tr->Signal("SIGHUP").ok());
+  tr->RequestKill(std::nullopt);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+}
+
+}  // namespace
+}  // namespace drover::taskrunner

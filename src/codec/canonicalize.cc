@@ -1,0 +1,144 @@
+#include "codec/canonicalize.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace drover::codec {
+
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+constexpr int kDefaultPriority = 50;
+constexpr int kDefaultDiskMB = 300;
+constexpr int kDefaultLogMaxFiles = 10;
+constexpr int kDefaultLogMaxFileSizeMB = 10;
+constexpr int kDefaultCPU = 100;
+constexpr int kDefaultMemoryMB = 300;
+constexpr model::Duration kDefaultKillTimeout = seconds(5);
+
+// api/tasks.go: service and system jobs restart twice in 30 minutes; everything else
+// (batch, sysbatch) three times a day.
+model::RestartPolicy DefaultRestartPolicy(const std::string& job_type) {
+  model::RestartPolicy p;
+  p.delay = seconds(15);
+  p.mode = model::kRestartModeFail;
+  if (job_type == model::kJobTypeService || job_type == model::kJobTypeSystem) {
+    p.attempts = 2;
+    p.interval = minutes(30);
+  } else {
+    p.attempts = 3;
+    p.interval = hours(24);
+  }
+  return p;
+}
+
+// structs.DefaultServiceJobReschedulePolicy / DefaultBatchJobReschedulePolicy; system
+// and sysbatch jobs are never rescheduled.
+std::optional<model::ReschedulePolicy> DefaultReschedulePolicy(const std::string& job_type) {
+  model::ReschedulePolicy p;
+  if (job_type == model::kJobTypeService) {
+    p.delay = seconds(30);
+    p.delay_function = "exponential";
+    p.max_delay = hours(1);
+    p.unlimited = true;
+    return p;
+  }
+  if (job_type == model::kJobTypeBatch) {
+    p.attempts = 1;
+    p.interval = hours(24);
+    p.delay = seconds(5);
+    p.delay_function = "constant";
+    return p;
+  }
+  return std::nullopt;
+}
+
+void CanonicalizeTask(model::Task& task, const model::TaskGroup& group) {
+  if (task.lifecycle && task.lifecycle->hook.empty()) {
+    task.lifecycle.reset();
+  }
+  if (task.config.is_null()) {
+    task.config = model::Value::Object{};
+  }
+  if (task.resources.cpu == 0 && task.resources.cores == 0) {
+    task.resources.cpu = kDefaultCPU;
+  }
+  if (task.resources.memory_mb == 0) {
+    task.resources.memory_mb = kDefaultMemoryMB;
+  }
+  if (!task.restart_policy) {
+    task.restart_policy = group.restart_policy;
+  } else if (task.restart_policy->mode.empty() && group.restart_policy) {
+    task.restart_policy->mode = group.restart_policy->mode;
+  }
+  if (task.kill_timeout == model::Duration::zero()) {
+    task.kill_timeout = kDefaultKillTimeout;
+  }
+  if (task.log_config.max_files == 0) {
+    task.log_config.max_files = kDefaultLogMaxFiles;
+  }
+  if (task.log_config.max_file_size_mb == 0) {
+    task.log_config.max_file_size_mb = kDefaultLogMaxFileSizeMB;
+  }
+}
+
+void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
+  if (group.count < 0) {
+    group.count = 1;
+  }
+  if (!group.ephemeral_disk) {
+    group.ephemeral_disk = model::EphemeralDisk{};
+  }
+  if (group.ephemeral_disk->size_mb == 0) {
+    group.ephemeral_disk->size_mb = kDefaultDiskMB;
+  }
+  if (!group.restart_policy) {
+    group.restart_policy = DefaultRestartPolicy(job.type);
+  } else if (group.restart_policy->mode.empty()) {
+    group.restart_policy->mode = model::kRestartModeFail;
+  }
+  const std::optional<model::ReschedulePolicy> reschedule = DefaultReschedulePolicy(job.type);
+  if (!group.reschedule_policy) {
+    group.reschedule_policy = reschedule;
+  } else if (group.reschedule_policy->delay_function.empty() && reschedule) {
+    group.reschedule_policy->delay_function = reschedule->delay_function;
+  }
+  for (model::Task& task : group.tasks) {
+    CanonicalizeTask(task, group);
+  }
+}
+
+}  // namespace
+
+void CanonicalizeJob(model::Job& job) {
+  if (job.region.empty()) {
+    job.region = "global";
+  }
+  if (job.namespace_.empty()) {
+    job.namespace_ = "default";
+  }
+  if (job.type.empty()) {
+    job.type = model::kJobTypeService;
+  }
+  if (job.priority == 0) {
+    job.priority = kDefaultPriority;
+  }
+  if (job.name.empty()) {
+    job.name = job.id;
+  }
+  if (job.datacenters.empty()) {
+    job.datacenters = {"*"};
+  }
+  if (job.node_pool.empty()) {
+    job.node_pool = "default";
+  }
+  for (model::TaskGroup& group : job.task_groups) {
+    CanonicalizeGroup(group, job);
+  }
+}
+
+}  // namespace drover::codec

@@ -1,0 +1,566 @@
+// Jobs, task groups, tasks and their parts; job list stubs and job summaries.
+#include <string>
+
+#include "absl/strings/escaping.h"
+
+#include "codec/internal/json_util.h"
+#include "codec/internal/model_json.h"
+#include "codec/json.h"
+#include "model/evaluation.h"
+
+namespace drover::codec {
+
+using internal::DurationJson;
+using internal::ListOrEmpty;
+using internal::ListOrNull;
+using internal::Reader;
+using internal::StringMapOrNull;
+
+namespace internal {
+
+// --- Constraints and networks (shared with allocations and nodes) ---
+
+Json ConstraintJson(const model::Constraint& c) {
+  return Json{{"LTarget", c.ltarget}, {"RTarget", c.rtarget}, {"Operand", c.operand}};
+}
+
+absl::StatusOr<model::Constraint> DecodeConstraint(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Constraint c;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("LTarget", c.ltarget);
+  r.Read("RTarget", c.rtarget);
+  r.Read("Operand", c.operand);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return c;
+}
+
+Json ConstraintsOrNull(const std::vector<model::Constraint>& cs) {
+  return ListOrNull(cs, ConstraintJson);
+}
+
+Json PortJson(const model::Port& p) {
+  return Json{
+      {"Label", p.label}, {"Value", p.value}, {"To", p.to}, {"HostNetwork", p.host_network}};
+}
+
+absl::StatusOr<model::Port> DecodePort(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Port p;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Label", p.label);
+  r.Read("Value", p.value);
+  r.Read("To", p.to);
+  r.Read("HostNetwork", p.host_network);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return p;
+}
+
+Json NetworkJson(const model::NetworkResource& n) {
+  return Json{{"Mode", n.mode},
+              {"Device", n.device},
+              {"CIDR", n.cidr},
+              {"IP", n.ip},
+              {"Hostname", ""},
+              {"MBits", n.mbits},
+              {"DNS", nullptr},
+              {"ReservedPorts", ListOrNull(n.reserved_ports, PortJson)},
+              {"DynamicPorts", ListOrNull(n.dynamic_ports, PortJson)}};
+}
+
+absl::StatusOr<model::NetworkResource> DecodeNetwork(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::NetworkResource n;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Mode", n.mode);
+  r.Read("Device", n.device);
+  r.Read("CIDR", n.cidr);
+  r.Read("IP", n.ip);
+  r.Read("MBits", n.mbits);
+  r.ReadList("ReservedPorts", n.reserved_ports, DecodePort);
+  r.ReadList("DynamicPorts", n.dynamic_ports, DecodePort);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return n;
+}
+
+Json NetworksOrNull(const std::vector<model::NetworkResource>& ns) {
+  return ListOrNull(ns, NetworkJson);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::ConstraintsOrNull;
+using internal::DecodeConstraint;
+using internal::DecodeNetwork;
+using internal::NetworksOrNull;
+
+// --- Encoders ---
+
+Json RestartPolicyJson(const model::RestartPolicy& p) {
+  return Json{{"Attempts", p.attempts},
+              {"Interval", DurationJson(p.interval)},
+              {"Delay", DurationJson(p.delay)},
+              {"Mode", p.mode},
+              {"RenderTemplates", p.render_templates}};
+}
+
+Json ReschedulePolicyJson(const model::ReschedulePolicy& p) {
+  return Json{{"Attempts", p.attempts},
+              {"Interval", DurationJson(p.interval)},
+              {"Delay", DurationJson(p.delay)},
+              {"DelayFunction", p.delay_function},
+              {"MaxDelay", DurationJson(p.max_delay)},
+              {"Unlimited", p.unlimited}};
+}
+
+Json DeviceJson(const model::RequestedDevice& d) {
+  return Json{{"Name", d.name},
+              {"Count", d.count},
+              {"Constraints", ConstraintsOrNull(d.constraints)},
+              {"Affinities", nullptr}};
+}
+
+Json ResourcesJson(const model::Resources& r) {
+  return Json{{"CPU", r.cpu},
+              {"Cores", r.cores},
+              {"MemoryMB", r.memory_mb},
+              {"MemoryMaxMB", r.memory_max_mb},
+              {"DiskMB", r.disk_mb},
+              {"Networks", NetworksOrNull(r.networks)},
+              {"Devices", ListOrNull(r.devices, DeviceJson)},
+              {"NUMA", nullptr}};
+}
+
+Json TaskJson(const model::Task& t) {
+  Json j = Json::object();
+  j["Name"] = t.name;
+  j["Driver"] = t.driver;
+  j["User"] = t.user;
+  j["Lifecycle"] =
+      t.lifecycle ? Json{{"Hook", t.lifecycle->hook}, {"Sidecar", t.lifecycle->sidecar}} : Json();
+  j["Config"] = ToJson(t.config);
+  j["Constraints"] = ConstraintsOrNull(t.constraints);
+  j["Affinities"] = nullptr;
+  j["Env"] = StringMapOrNull(t.env);
+  j["Services"] = nullptr;
+  j["Resources"] = ResourcesJson(t.resources);
+  j["RestartPolicy"] = t.restart_policy ? RestartPolicyJson(*t.restart_policy) : Json();
+  j["Meta"] = StringMapOrNull(t.meta);
+  j["KillTimeout"] = DurationJson(t.kill_timeout);
+  j["LogConfig"] = Json{{"MaxFiles", t.log_config.max_files},
+                        {"MaxFileSizeMB", t.log_config.max_file_size_mb},
+                        {"Disabled", t.log_config.disabled}};
+  j["Artifacts"] = nullptr;
+  j["Vault"] = nullptr;
+  j["Templates"] = nullptr;
+  j["DispatchPayload"] =
+      t.dispatch_payload ? Json{{"File", t.dispatch_payload->file}} : Json(nullptr);
+  j["VolumeMounts"] = nullptr;
+  j["Leader"] = t.leader;
+  j["ShutdownDelay"] = DurationJson(t.shutdown_delay);
+  j["KillSignal"] = t.kill_signal;
+  j["Kind"] = "";
+  j["ScalingPolicies"] = nullptr;
+  j["Identity"] = nullptr;
+  j["Identities"] = nullptr;
+  return j;
+}
+
+Json TaskGroupJson(const model::TaskGroup& g) {
+  Json j = Json::object();
+  j["Name"] = g.name;
+  // -1 is the decoder's "unset" marker; Nomad's api has a null count there.
+  j["Count"] = g.count < 0 ? Json(nullptr) : Json(g.count);
+  j["Constraints"] = ConstraintsOrNull(g.constraints);
+  j["Affinities"] = nullptr;
+  j["Tasks"] = ListOrEmpty(g.tasks, TaskJson);
+  j["Spreads"] = nullptr;
+  j["Volumes"] = nullptr;
+  j["RestartPolicy"] = g.restart_policy ? RestartPolicyJson(*g.restart_policy) : Json();
+  j["ReschedulePolicy"] = g.reschedule_policy ? ReschedulePolicyJson(*g.reschedule_policy) : Json();
+  j["EphemeralDisk"] = g.ephemeral_disk ? Json{{"Sticky", g.ephemeral_disk->sticky},
+                                               {"Migrate", g.ephemeral_disk->migrate},
+                                               {"SizeMB", g.ephemeral_disk->size_mb}}
+                                        : Json();
+  j["Update"] = nullptr;
+  j["Migrate"] = nullptr;
+  j["Networks"] = NetworksOrNull(g.networks);
+  j["Meta"] = StringMapOrNull(g.meta);
+  j["Services"] = nullptr;
+  j["ShutdownDelay"] = g.shutdown_delay ? Json(g.shutdown_delay->count()) : Json();
+  j["StopAfterClientDisconnect"] = nullptr;
+  j["MaxClientDisconnect"] = nullptr;
+  j["Disconnect"] = nullptr;
+  j["Scaling"] = nullptr;
+  j["Consul"] = nullptr;
+  return j;
+}
+
+// --- Decoders ---
+
+absl::StatusOr<model::RestartPolicy> DecodeRestartPolicy(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::RestartPolicy p;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Attempts", p.attempts);
+  r.Read("Interval", p.interval);
+  r.Read("Delay", p.delay);
+  r.Read("Mode", p.mode);
+  r.Read("RenderTemplates", p.render_templates);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return p;
+}
+
+absl::StatusOr<model::ReschedulePolicy> DecodeReschedulePolicy(const Json& j,
+                                                               const std::string& path) {
+  Reader r(j, path);
+  model::ReschedulePolicy p;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Attempts", p.attempts);
+  r.Read("Interval", p.interval);
+  r.Read("Delay", p.delay);
+  r.Read("DelayFunction", p.delay_function);
+  r.Read("MaxDelay", p.max_delay);
+  r.Read("Unlimited", p.unlimited);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return p;
+}
+
+absl::StatusOr<model::EphemeralDisk> DecodeEphemeralDisk(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::EphemeralDisk d;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Sticky", d.sticky);
+  r.Read("Migrate", d.migrate);
+  r.Read("SizeMB", d.size_mb);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return d;
+}
+
+absl::StatusOr<model::LogConfig> DecodeLogConfig(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::LogConfig c;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("MaxFiles", c.max_files);
+  r.Read("MaxFileSizeMB", c.max_file_size_mb);
+  r.Read("Disabled", c.disabled);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return c;
+}
+
+absl::StatusOr<model::Lifecycle> DecodeLifecycle(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Lifecycle l;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Hook", l.hook);
+  r.Read("Sidecar", l.sidecar);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return l;
+}
+
+absl::StatusOr<model::DispatchPayloadConfig> DecodeDispatchPayload(const Json& j,
+                                                                   const std::string& path) {
+  Reader r(j, path);
+  model::DispatchPayloadConfig d;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("File", d.file);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return d;
+}
+
+absl::StatusOr<model::RequestedDevice> DecodeDevice(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::RequestedDevice d;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Name", d.name);
+  r.Read("Count", d.count);
+  r.ReadList("Constraints", d.constraints, DecodeConstraint);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return d;
+}
+
+absl::StatusOr<model::Resources> DecodeResources(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Resources res;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("CPU", res.cpu);
+  r.Read("Cores", res.cores);
+  r.Read("MemoryMB", res.memory_mb);
+  r.Read("MemoryMaxMB", res.memory_max_mb);
+  r.Read("DiskMB", res.disk_mb);
+  r.ReadList("Networks", res.networks, DecodeNetwork);
+  r.ReadList("Devices", res.devices, DecodeDevice);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return res;
+}
+
+absl::StatusOr<model::Task> DecodeTask(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Task t;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Name", t.name);
+  r.Read("Driver", t.driver);
+  r.Read("User", t.user);
+  r.ReadOptional("Lifecycle", t.lifecycle, DecodeLifecycle);
+  if (const Json* config = r.Get("Config"); config != nullptr && !config->is_object()) {
+    r.Fail(internal::TypeError(r.Path("Config"), "object", *config));
+  }
+  r.Read("Config", t.config);
+  r.ReadList("Constraints", t.constraints, DecodeConstraint);
+  r.Read("Env", t.env);
+  r.ReadObject("Resources", t.resources, DecodeResources);
+  r.ReadOptional("RestartPolicy", t.restart_policy, DecodeRestartPolicy);
+  r.Read("Meta", t.meta);
+  r.Read("KillTimeout", t.kill_timeout);
+  r.ReadObject("LogConfig", t.log_config, DecodeLogConfig);
+  r.ReadOptional("DispatchPayload", t.dispatch_payload, DecodeDispatchPayload);
+  r.Read("Leader", t.leader);
+  r.Read("ShutdownDelay", t.shutdown_delay);
+  r.Read("KillSignal", t.kill_signal);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return t;
+}
+
+absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::TaskGroup g;
+  g.count = -1;  // unset until CanonicalizeJob
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Name", g.name);
+  r.Read("Count", g.count);
+  r.ReadList("Constraints", g.constraints, DecodeConstraint);
+  r.ReadList("Tasks", g.tasks, DecodeTask);
+  r.ReadOptional("RestartPolicy", g.restart_policy, DecodeRestartPolicy);
+  r.ReadOptional("ReschedulePolicy", g.reschedule_policy, DecodeReschedulePolicy);
+  r.ReadOptional("EphemeralDisk", g.ephemeral_disk, DecodeEphemeralDisk);
+  r.ReadList("Networks", g.networks, DecodeNetwork);
+  r.Read("Meta", g.meta);
+  r.Read("ShutdownDelay", g.shutdown_delay);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return g;
+}
+
+absl::StatusOr<model::TaskGroupSummary> DecodeGroupSummary(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::TaskGroupSummary s;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Queued", s.queued);
+  r.Read("Complete", s.complete);
+  r.Read("Failed", s.failed);
+  r.Read("Running", s.running);
+  r.Read("Starting", s.starting);
+  r.Read("Lost", s.lost);
+  r.Read("Unknown", s.unknown);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Job job;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Region", job.region);
+  r.Read("Namespace", job.namespace_);
+  r.Read("ID", job.id);
+  r.Read("Name", job.name);
+  r.Read("Type", job.type);
+  r.Read("Priority", job.priority);
+  r.Read("AllAtOnce", job.all_at_once);
+  r.Read("Datacenters", job.datacenters);
+  r.Read("NodePool", job.node_pool);
+  r.ReadList("Constraints", job.constraints, DecodeConstraint);
+  r.ReadList("TaskGroups", job.task_groups, DecodeTaskGroup);
+  r.Read("Meta", job.meta);
+  r.Read("Stop", job.stop);
+  r.Read("ParentID", job.parent_id);
+  r.Read("Dispatched", job.dispatched);
+  std::string payload;
+  r.Read("Payload", payload);
+  if (r.ok() && !payload.empty() && !absl::Base64Unescape(payload, &job.payload)) {
+    r.Fail(absl::InvalidArgumentError(absl::StrCat(r.Path("Payload"), ": invalid base64")));
+  }
+  r.Read("Status", job.status);
+  r.Read("StatusDescription", job.status_description);
+  r.Read("Stable", job.stable);
+  r.Read("Version", job.version);
+  r.Read("SubmitTime", job.submit_time);
+  r.Read("CreateIndex", job.create_index);
+  r.Read("ModifyIndex", job.modify_index);
+  r.Read("JobModifyIndex", job.job_modify_index);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return job;
+}
+
+}  // namespace internal
+
+Json ToJson(const model::Job& job) {
+  Json j = Json::object();
+  j["Region"] = job.region;
+  j["Namespace"] = job.namespace_;
+  j["ID"] = job.id;
+  j["Name"] = job.name;
+  j["Type"] = job.type;
+  j["Priority"] = job.priority;
+  j["AllAtOnce"] = job.all_at_once;
+  j["Datacenters"] = internal::StringListOrEmpty(job.datacenters);
+  j["NodePool"] = job.node_pool;
+  j["Constraints"] = ConstraintsOrNull(job.constraints);
+  j["Affinities"] = nullptr;
+  j["TaskGroups"] = ListOrEmpty(job.task_groups, TaskGroupJson);
+  j["Update"] = nullptr;
+  j["Multiregion"] = nullptr;
+  j["Spreads"] = nullptr;
+  j["Periodic"] = nullptr;
+  j["ParameterizedJob"] = nullptr;
+  j["Reschedule"] = nullptr;
+  j["Migrate"] = nullptr;
+  j["Meta"] = StringMapOrNull(job.meta);
+  j["UI"] = nullptr;
+  j["Stop"] = job.stop;
+  j["ParentID"] = job.parent_id;
+  j["Dispatched"] = job.dispatched;
+  j["DispatchIdempotencyToken"] = nullptr;
+  j["Payload"] = job.payload.empty() ? Json(nullptr) : Json(absl::Base64Escape(job.payload));
+  j["ConsulNamespace"] = nullptr;
+  j["VaultNamespace"] = nullptr;
+  j["NomadTokenID"] = nullptr;
+  j["Status"] = job.status;
+  j["StatusDescription"] = job.status_description;
+  j["Stable"] = job.stable;
+  j["Version"] = job.version;
+  j["SubmitTime"] = job.submit_time;
+  j["CreateIndex"] = job.create_index;
+  j["ModifyIndex"] = job.modify_index;
+  j["JobModifyIndex"] = job.job_modify_index;
+  j["VersionTag"] = nullptr;
+  return j;
+}
+
+absl::StatusOr<model::Job> JobFromJson(const Json& j) {
+  return internal::NoThrow([&] { return internal::DecodeJob(j, "Job"); });
+}
+
+Json JobStubJson(const model::Job& job, const model::JobSummary* summary) {
+  Json j = Json::object();
+  j["ID"] = job.id;
+  j["ParentID"] = job.parent_id;
+  j["Name"] = job.name;
+  j["Namespace"] = job.namespace_;
+  j["Datacenters"] = internal::StringListOrEmpty(job.datacenters);
+  j["NodePool"] = job.node_pool;
+  j["Type"] = job.type;
+  j["Priority"] = job.priority;
+  j["Periodic"] = false;
+  j["ParameterizedJob"] = false;
+  j["Stop"] = job.stop;
+  j["Status"] = job.status;
+  j["StatusDescription"] = job.status_description;
+  j["JobSummary"] = summary != nullptr ? ToJson(*summary) : Json(nullptr);
+  j["CreateIndex"] = job.create_index;
+  j["ModifyIndex"] = job.modify_index;
+  j["JobModifyIndex"] = job.job_modify_index;
+  j["SubmitTime"] = job.submit_time;
+  return j;
+}
+
+Json ToJson(const model::JobSummary& s) {
+  Json summary = Json::object();
+  for (const auto& [group, g] : s.summary) {
+    summary[group] = Json{{"Queued", g.queued},   {"Complete", g.complete}, {"Failed", g.failed},
+                          {"Running", g.running}, {"Starting", g.starting}, {"Lost", g.lost},
+                          {"Unknown", g.unknown}};
+  }
+  return Json{{"JobID", s.job_id},
+              {"Namespace", s.namespace_},
+              {"Summary", std::move(summary)},
+              {"Children", Json{{"Pending", 0}, {"Running", 0}, {"Dead", 0}}},
+              {"CreateIndex", s.create_index},
+              {"ModifyIndex", s.modify_index}};
+}
+
+absl::StatusOr<model::JobSummary> JobSummaryFromJson(const Json& j) {
+  return internal::NoThrow([&]() -> absl::StatusOr<model::JobSummary> {
+    Reader r(j, "JobSummary");
+    model::JobSummary s;
+    if (!r.ExpectObject()) {
+      return r.status();
+    }
+    r.Read("JobID", s.job_id);
+    r.Read("Namespace", s.namespace_);
+    r.ReadMap("Summary", s.summary, DecodeGroupSummary);
+    r.Read("CreateIndex", s.create_index);
+    r.Read("ModifyIndex", s.modify_index);
+    if (!r.ok()) {
+      return r.status();
+    }
+    return s;
+  });
+}
+
+}  // namespace drover::codec

@@ -1,0 +1,73 @@
+// JSON <-> model with Nomad's exact field names and encodings (reference http-api.md):
+// durations are integer nanoseconds, time.Time fields are RFC 3339 strings
+// ("0001-01-01T00:00:00Z" when unset), int64 timestamps (SubmitTime, CreateTime,
+// ModifyTime, event Time) are Unix nanoseconds, []byte is base64, and empty lists from
+// list endpoints are [] (never null).
+//
+// Only codec/, api/ and cli/ include JSON headers; everything below works on model
+// types. Decoders never throw: a wrong type reports the JSON path
+// ("Job.TaskGroups[0].Count: expected number, got string"). Members are matched
+// exactly, then ASCII case-insensitively (as Go's encoding/json); unknown members are
+// ignored and null means absent.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/allocation.h"
+#include "model/evaluation.h"
+#include "model/job.h"
+#include "model/node.h"
+#include "model/value.h"
+
+namespace drover::codec {
+
+using Json = nlohmann::json;
+
+// Parses text; malformed input → InvalidArgument naming the byte offset.
+absl::StatusOr<Json> ParseJson(std::string_view text);
+// Compact, or indented by 4 spaces when `pretty`.
+std::string Dump(const Json& j, bool pretty = false);
+
+// Generic values (task `config`).
+Json ToJson(const model::Value& v);
+model::Value ValueFromJson(const Json& j);
+
+// Jobs. A decoded job keeps "unset" markers where Nomad's API has nulls: TaskGroup
+// count -1, zero durations/priorities, empty strings; CanonicalizeJob fills defaults.
+Json ToJson(const model::Job& job);
+absl::StatusOr<model::Job> JobFromJson(const Json& j);
+// JobListStub; `summary` may be null.
+Json JobStubJson(const model::Job& job, const model::JobSummary* summary);
+Json ToJson(const model::JobSummary& s);
+absl::StatusOr<model::JobSummary> JobSummaryFromJson(const Json& j);
+
+// Allocations: the full object (with Job) and the AllocationListStub.
+Json ToJson(const model::Allocation& a);
+Json AllocStubJson(const model::Allocation& a, bool include_task_states = true);
+// AllocatedResources alone (for list stubs with `resources=true`).
+Json ToJson(const model::AllocatedResources& r);
+absl::StatusOr<model::Allocation> AllocationFromJson(const Json& j);
+Json ToJson(const model::TaskState& s);
+absl::StatusOr<model::TaskState> TaskStateFromJson(const Json& j);
+Json ToJson(const model::TaskEvent& e);
+
+// Evaluations.
+Json ToJson(const model::Evaluation& e);
+absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j);
+
+// Nodes: the full object and NodeListStub.
+Json ToJson(const model::Node& n);
+Json NodeStubJson(const model::Node& n);
+absl::StatusOr<model::Node> NodeFromJson(const Json& j);
+
+// RFC 3339 with nanoseconds, UTC ("2026-08-21T12:00:05.123456789Z"); the zero time
+// (epoch count 0) is "0001-01-01T00:00:00Z". Parse accepts what Format produces plus
+// offsets ("+02:00") and fewer fractional digits.
+std::string FormatTime(model::Time t);
+absl::StatusOr<model::Time> ParseTime(std::string_view s);
+
+}  // namespace drover::codec

@@ -1,0 +1,43 @@
+// The generic scheduler for service and batch jobs: reconciles a job's desired task
+// groups against its existing allocations and places what is missing with feasibility
+// checks (datacenter, node pool, drivers, constraints) and bin-packing on cpu, memory,
+// disk and ports. A pure function of its input, so the server can run it on the
+// blocking pool against an immutable snapshot and apply the plan on the control loop.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "server/state_store.h"
+
+namespace drover::server {
+
+struct SchedulerInput {
+  model::Evaluation eval;
+  JobPtr job;  // null when the job was purged
+  std::vector<NodePtr> nodes;
+  std::vector<AllocPtr> job_allocs;   // every allocation of the job
+  std::vector<AllocPtr> node_allocs;  // every allocation on any node (for resource use)
+  common::Time now{};
+  uint64_t seed = 0;  // for dynamic port choice; fixed in tests
+};
+
+struct PlanResult {
+  // New allocations, in-place updates and stops (desired status changed), all to be
+  // upserted together.
+  std::vector<model::Allocation> upserts;
+  int placed = 0;
+  int stopped = 0;
+  int updated_in_place = 0;
+  std::map<std::string, model::AllocMetric> failed_tg_allocs;
+  std::map<std::string, int> queued;
+};
+
+PlanResult Schedule(const SchedulerInput& input);
+
+inline constexpr char kAllocNotNeeded[] = "alloc not needed due to job update";
+inline constexpr char kAllocUpdating[] = "alloc is being updated due to job update";
+inline constexpr char kAllocMigrating[] = "alloc is being migrated";
+
+}  // namespace drover::server

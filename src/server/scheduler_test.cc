@@ -1,0 +1,202 @@
+#include "server/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "server/test_fixtures.h"
+
+namespace drover::server {
+namespace {
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  PlanResult Run(const model::Job& job) {
+    SchedulerInput in;
+    in.eval.id = "eval-1";
+    in.job = std::make_shared<const model::Job>(job);
+    for (const auto& n : nodes_) in.nodes.push_back(std::make_shared<const model::Node>(n));
+    for (const auto& a : allocs_) {
+      auto p = std::make_shared<const model::Allocation>(a);
+      in.node_allocs.push_back(p);
+      if (a.job_id == job.id) in.job_allocs.push_back(p);
+    }
+    in.seed = 42;
+    return Schedule(in);
+  }
+  // Commits a plan into allocs_ the way the state store would.
+  void Apply(const PlanResult& plan) {
+    for (const auto& a : plan.upserts) {
+      bool replaced = false;
+      for (auto& existing : allocs_) {
+        if (existing.id == a.id) {
+          existing = a;
+          replaced = true;
+        }
+      }
+      if (!replaced) allocs_.push_back(a);
+    }
+  }
+  std::vector<model::Node> nodes_;
+  std::vector<model::Allocation> allocs_;
+};
+
+TEST_F(SchedulerTest, PlacesCountAllocsWithNamesAndResources) {
+  nodes_ = {test::MakeNode("n1")};
+  auto plan = Run(test::MakeJob("web", 3));
+  ASSERT_EQ(plan.placed, 3);
+  std::set<std::string> names;
+  for (const auto& a : plan.upserts) {
+    names.insert(a.name);
+    EXPECT_EQ(a.node_id, "n1");
+    EXPECT_EQ(a.desired_status, "run");
+    EXPECT_EQ(a.client_status, "pending");
+    EXPECT_EQ(a.allocated_resources.tasks.at("server").cpu_shares, 500);
+    EXPECT_EQ(a.allocated_resources.shared.disk_mb, 300);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"web.web[0]", "web.web[1]", "web.web[2]"}));
+  EXPECT_TRUE(plan.failed_tg_allocs.empty());
+  EXPECT_EQ(plan.queued.at("web"), 0);
+}
+
+TEST_F(SchedulerTest, SecondPassIsANoOp) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web", 2);
+  Apply(Run(job));
+  auto plan = Run(job);
+  EXPECT_EQ(plan.placed, 0);
+  EXPECT_TRUE(plan.upserts.empty());
+}
+
+TEST_F(SchedulerTest, ConstraintThatNoNodeMeetsFailsWithMetric) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("web", 2);
+  job.constraints.push_back({"${attr.kernel.name}", "windows", "="});
+  auto plan = Run(job);
+  EXPECT_EQ(plan.placed, 0);
+  const auto& m = plan.failed_tg_allocs.at("web");
+  EXPECT_EQ(m.nodes_evaluated, 2);
+  EXPECT_EQ(m.nodes_filtered, 2);
+  EXPECT_EQ(m.constraint_filtered.at("${attr.kernel.name} = windows"), 2);
+  EXPECT_EQ(m.coalesced_failures, 1);
+  EXPECT_EQ(plan.queued.at("web"), 2);
+}
+
+TEST_F(SchedulerTest, UnknownDriverIsFilteredAsMissingDrivers) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web");
+  job.task_groups[0].tasks[0].driver = "docker";
+  auto plan = Run(job);
+  EXPECT_EQ(plan.failed_tg_allocs.at("web").constraint_filtered.at("missing drivers"), 1);
+}
+
+TEST_F(SchedulerTest, MemoryExhaustionAndBinPacking) {
+  nodes_ = {test::MakeNode("small", 4000, 1024), test::MakeNode("big", 4000, 8192)};
+  model::Job job = test::MakeJob("web", 1);
+  job.task_groups[0].tasks[0].resources.memory_mb = 900;
+  // Bin-packing prefers the node left fuller: "small".
+  auto plan = Run(job);
+  ASSERT_EQ(plan.placed, 1);
+  EXPECT_EQ(plan.upserts[0].node_id, "small");
+  Apply(plan);
+  job.task_groups[0].count = 3;
+  job.version = 1;
+  plan = Run(job);
+  // small is exhausted; both new allocs land on big.
+  int on_big = 0;
+  for (const auto& a : plan.upserts) on_big += a.node_id == "big" && a.desired_status == "run";
+  EXPECT_EQ(plan.placed, 2);
+  EXPECT_EQ(on_big, 2);
+  job.task_groups[0].count = 20;
+  job.version = 2;
+  Apply(plan);
+  plan = Run(job);
+  const auto& m = plan.failed_tg_allocs.at("web");
+  EXPECT_GE(m.dimension_exhausted.at("memory"), 1);
+}
+
+TEST_F(SchedulerTest, StaticPortCollisionAndDynamicPorts) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web", 1);
+  model::NetworkResource net;
+  net.reserved_ports.push_back({"http", 8080, 0, ""});
+  net.dynamic_ports.push_back({"admin", 0, -1, ""});
+  job.task_groups[0].networks.push_back(net);
+  auto plan = Run(job);
+  ASSERT_EQ(plan.placed, 1);
+  const auto& ports = plan.upserts[0].allocated_resources.shared.ports;
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].value, 8080);
+  EXPECT_GE(ports[1].value, 20000);
+  EXPECT_LE(ports[1].value, 32000);
+  Apply(plan);
+  model::Job other = test::MakeJob("other", 1);
+  other.task_groups[0].networks.push_back(net);
+  plan = Run(other);
+  EXPECT_EQ(plan.placed, 0);
+  EXPECT_EQ(plan.failed_tg_allocs.at("web").dimension_exhausted.at(
+                "network: reserved port collision http=8080"),
+            1);
+}
+
+TEST_F(SchedulerTest, StopJobStopsAllocsAndScaleDownStopsHighestIndexes) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web", 3);
+  Apply(Run(job));
+  job.task_groups[0].count = 1;
+  job.version = 1;
+  // Same group spec apart from count: in-place for index 0, stops for 1 and 2.
+  auto plan = Run(job);
+  EXPECT_EQ(plan.stopped, 2);
+  for (const auto& a : plan.upserts) {
+    if (a.desired_status == "stop") {
+      EXPECT_NE(a.Index(), 0);
+      EXPECT_EQ(a.desired_description, kAllocNotNeeded);
+    }
+  }
+  Apply(plan);
+  job.stop = true;
+  plan = Run(job);
+  EXPECT_EQ(plan.stopped, 1);
+}
+
+TEST_F(SchedulerTest, ChangedTaskIsADestructiveUpdateWithPreviousAllocation) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web", 1);
+  Apply(Run(job));
+  const std::string old_id = allocs_[0].id;
+  job.task_groups[0].tasks[0].env["X"] = "1";
+  job.version = 1;
+  auto plan = Run(job);
+  EXPECT_EQ(plan.stopped, 1);
+  EXPECT_EQ(plan.placed, 1);
+  for (const auto& a : plan.upserts) {
+    if (a.id == old_id) {
+      EXPECT_EQ(a.desired_description, kAllocUpdating);
+    } else {
+      EXPECT_EQ(a.previous_allocation, old_id);
+      EXPECT_EQ(a.name, "web.web[0]");
+    }
+  }
+}
+
+TEST_F(SchedulerTest, CompletedBatchAllocIsNotRerun) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("b", 1, "batch");
+  Apply(Run(job));
+  allocs_[0].client_status = "complete";
+  auto plan = Run(job);
+  EXPECT_TRUE(plan.upserts.empty());
+}
+
+TEST_F(SchedulerTest, DatacenterAndDownNodesAreNotCandidates) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  nodes_[0].datacenter = "dc2";
+  nodes_[1].status = "down";
+  auto plan = Run(test::MakeJob("web"));
+  EXPECT_EQ(plan.placed, 0);
+  EXPECT_EQ(plan.failed_tg_allocs.at("web").nodes_evaluated, 0);
+}
+
+}  // namespace
+}  // namespace drover::server

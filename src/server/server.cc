@@ -1,0 +1,262 @@
+#include "server/server.h"
+
+#include <random>
+
+#include "codec/canonicalize.h"
+#include "codec/validate.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "common/offload.h"
+#include "server/scheduler.h"
+
+namespace drover::server {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
+
+Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+               ServerConfig config)
+    : executor_(executor),
+      pool_(pool),
+      clock_(clock),
+      config_(std::move(config)),
+      state_(executor, clock),
+      queue_changed_(executor),
+      stop_(common::CancellationScope::Create(executor)),
+      seed_(std::random_device{}()) {}
+
+void Server::Start() {
+  common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
+  common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
+}
+
+void Server::Stop() { stop_->Cancel(); }
+
+absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
+  codec::CanonicalizeJob(job);
+  if (job.region != config_.region) {
+    // Nomad forwards to the job's region; we are the only one.
+    return absl::InvalidArgumentError("No path to region \"" + job.region + "\"");
+  }
+  if (absl::Status s = codec::ValidateJob(job); !s.ok()) {
+    return s;
+  }
+  job.stop = false;
+  JobPtr stored = state_.UpsertJob(std::move(job));
+  return CreateEval(*stored, model::kTriggerJobRegister);
+}
+
+absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const std::string& id,
+                                                   bool purge) {
+  JobPtr job = state_.GetJob(ns, id);
+  if (!job) {
+    return absl::NotFoundError("job not found");
+  }
+  model::Job copy = *job;
+  if (purge) {
+    state_.DeleteJob(ns, id);
+  } else {
+    copy.stop = true;
+    job = state_.UpsertJob(copy);
+    copy = *job;
+  }
+  return CreateEval(copy, model::kTriggerJobDeregister);
+}
+
+absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id) {
+  AllocPtr alloc = state_.GetAlloc(alloc_id);
+  if (!alloc) {
+    return absl::NotFoundError("alloc not found");
+  }
+  model::Allocation updated = *alloc;
+  updated.desired_transition.migrate = true;
+  state_.UpsertAllocs({updated});
+  model::Job job;
+  if (JobPtr current = state_.GetJob(alloc->namespace_, alloc->job_id)) {
+    job = *current;
+  } else if (alloc->job) {
+    job = *alloc->job;
+  }
+  return CreateEval(job, model::kTriggerAllocStop);
+}
+
+EvalResponse Server::CreateEval(const model::Job& job, const std::string& triggered_by) {
+  model::Evaluation eval;
+  eval.id = common::NewUuid();
+  eval.namespace_ = job.namespace_;
+  eval.priority = job.priority;
+  eval.type = job.type;
+  eval.triggered_by = triggered_by;
+  eval.job_id = job.id;
+  eval.job_modify_index = job.job_modify_index;
+  eval.status = model::kEvalPending;
+  const std::string id = eval.id;
+  state_.UpsertEvals({std::move(eval)});
+  Enqueue(id);
+  EvalPtr stored = state_.GetEval(id);
+  return EvalResponse{.eval_id = id,
+                      .eval_create_index = stored->create_index,
+                      .job_modify_index = job.job_modify_index,
+                      .index = stored->create_index};
+}
+
+void Server::Enqueue(const std::string& eval_id) {
+  queue_.push_back(eval_id);
+  queue_changed_.Notify();
+}
+
+asio::awaitable<void> Server::EvalWorker() {
+  while (!stop_->cancelled()) {
+    while (queue_.empty() && !stop_->cancelled()) {
+      co_await (queue_changed_.Wait() || stop_->Wait());
+    }
+    if (stop_->cancelled()) {
+      break;
+    }
+    const std::string id = queue_.front();
+    queue_.pop_front();
+    EvalPtr eval = state_.GetEval(id);
+    if (!eval || eval->status != model::kEvalPending) {
+      continue;
+    }
+    co_await ProcessEval(*eval);
+  }
+}
+
+asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
+  SchedulerInput input;
+  input.eval = eval;
+  input.job = state_.GetJob(eval.namespace_, eval.job_id);
+  input.nodes = state_.ListNodes("");
+  input.job_allocs = state_.AllocsByJob(eval.namespace_, eval.job_id);
+  input.node_allocs = state_.ListAllocs("*", "");
+  input.now = clock_.Now();
+  input.seed = seed_++;
+  eval.snapshot_index = state_.LatestIndex();
+  PlanResult plan;
+  try {
+    // Named, not a temporary: GCC 12 mis-destroys lambda temporaries in co_await.
+    auto work = [input = std::move(input)] { return Schedule(input); };
+    plan = co_await common::Offload(pool_, std::move(work));
+  } catch (const std::exception& e) {
+    eval.status = model::kEvalFailed;
+    eval.status_description = std::string("scheduler failed: ") + e.what();
+    state_.UpsertEvals({eval});
+    co_return;
+  }
+  if (!plan.upserts.empty()) {
+    state_.UpsertAllocs(std::move(plan.upserts));
+  }
+  eval.status = model::kEvalComplete;
+  eval.failed_tg_allocs = plan.failed_tg_allocs;
+  eval.queued_allocations = plan.queued;
+  std::vector<model::Evaluation> evals;
+  if (!plan.failed_tg_allocs.empty()) {
+    // Like Nomad: a blocked evaluation retries once the cluster changes.
+    model::Evaluation blocked = eval;
+    blocked.id = common::NewUuid();
+    blocked.status = model::kEvalBlocked;
+    blocked.status_description = "created to place remaining allocations";
+    blocked.triggered_by = eval.triggered_by;
+    blocked.previous_eval = eval.id;
+    blocked.failed_tg_allocs.clear();
+    blocked.create_index = 0;
+    eval.blocked_eval = blocked.id;
+    evals.push_back(std::move(blocked));
+  }
+  DROVER_LOG_DEBUG("eval {} for job {}: placed {}, stopped {}, in-place {}, failed groups {}",
+                   eval.id, eval.job_id, plan.placed, plan.stopped, plan.updated_in_place,
+                   plan.failed_tg_allocs.size());
+  // Any older blocked eval of this job is superseded by this pass.
+  for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
+    if (e->status == model::kEvalBlocked && e->id != eval.id) {
+      model::Evaluation c = *e;
+      c.status = model::kEvalCanceled;
+      c.status_description = "evaluation superseded by " + eval.id;
+      evals.push_back(std::move(c));
+    }
+  }
+  evals.push_back(std::move(eval));
+  state_.UpsertEvals(std::move(evals));
+}
+
+void Server::UnblockEvals() {
+  std::vector<model::Evaluation> unblocked;
+  for (const EvalPtr& e : state_.ListEvals("*", "")) {
+    if (e->status == model::kEvalBlocked) {
+      model::Evaluation c = *e;
+      c.status = model::kEvalPending;
+      c.status_description = "";
+      unblocked.push_back(std::move(c));
+    }
+  }
+  if (unblocked.empty()) {
+    return;
+  }
+  std::vector<std::string> ids;
+  for (const auto& e : unblocked) ids.push_back(e.id);
+  state_.UpsertEvals(std::move(unblocked));
+  for (const auto& id : ids) Enqueue(id);
+}
+
+absl::Status Server::RegisterNode(model::Node node) {
+  if (node.id.empty()) {
+    return absl::InvalidArgumentError("missing node ID for client registration");
+  }
+  if (node.datacenter.empty()) {
+    return absl::InvalidArgumentError("missing datacenter for client registration");
+  }
+  node.status = model::kNodeStatusReady;
+  node.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
+  last_heartbeat_[node.id] = clock_.Now();
+  NodePtr prev = state_.GetNode(node.id);
+  const bool changed = !prev || prev->status != node.status || prev->drivers != node.drivers ||
+                       prev->node_resources != node.node_resources ||
+                       prev->attributes != node.attributes;
+  if (prev && !changed) {
+    return absl::OkStatus();
+  }
+  state_.UpsertNode(std::move(node));
+  UnblockEvals();
+  return absl::OkStatus();
+}
+
+absl::Status Server::Heartbeat(const std::string& node_id) {
+  NodePtr node = state_.GetNode(node_id);
+  if (!node) {
+    return absl::NotFoundError("node not found");
+  }
+  last_heartbeat_[node_id] = clock_.Now();
+  if (node->status != model::kNodeStatusReady) {
+    model::Node copy = *node;
+    copy.status = model::kNodeStatusReady;
+    copy.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
+    state_.UpsertNode(std::move(copy));
+    UnblockEvals();
+  }
+  return absl::OkStatus();
+}
+
+asio::awaitable<void> Server::HeartbeatMonitor() {
+  while (!stop_->cancelled()) {
+    co_await (clock_.Sleep(config_.heartbeat_ttl / 3) || stop_->Wait());
+    const common::Time now = clock_.Now();
+    for (const auto& [id, last] : last_heartbeat_) {
+      NodePtr node = state_.GetNode(id);
+      if (node && node->status == model::kNodeStatusReady && now - last > config_.heartbeat_ttl) {
+        DROVER_LOG_WARN("node {} missed its heartbeat; marking it down", id);
+        model::Node copy = *node;
+        copy.status = model::kNodeStatusDown;
+        copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
+        state_.UpsertNode(std::move(copy));
+      }
+    }
+  }
+}
+
+void Server::UpdateAllocsFromClient(const std::vector<model::AllocClientUpdate>& updates) {
+  for (const std::string& id : state_.UpdateAllocsFromClient(updates)) {
+    DROVER_LOG_WARN("client update for unknown allocation {} ignored", id);
+  }
+}
+
+}  // namespace drover::server

@@ -1,0 +1,92 @@
+// The embedded server: validates and stores jobs, turns registrations into
+// evaluations, runs the scheduler for each evaluation and applies its plan, tracks
+// node registration and heartbeats, and takes clients' allocation status updates.
+//
+// Lives on the control loop; scheduler passes run on the blocking pool against an
+// immutable snapshot (DESIGN.md §3). Evaluations are processed one at a time, in order.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/cancellation.h"
+#include "common/clock.h"
+#include "common/event.h"
+#include "server/state_store.h"
+
+namespace drover::server {
+
+struct ServerConfig {
+  std::string region = "global";
+  // A node that has not heartbeated for this long is marked down.
+  common::Duration heartbeat_ttl = std::chrono::seconds(30);
+};
+
+struct EvalResponse {
+  std::string eval_id;
+  uint64_t eval_create_index = 0;
+  uint64_t job_modify_index = 0;
+  std::vector<std::string> warnings;
+  uint64_t index = 0;
+};
+
+class Server {
+ public:
+  // `pool` and `clock` must outlive the server.
+  Server(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+         ServerConfig config);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Starts the evaluation worker and the heartbeat monitor.
+  void Start();
+  // Stops them; pending evaluations stay pending.
+  void Stop();
+
+  StateStore& state() { return state_; }
+  const ServerConfig& config() const { return config_; }
+
+  // Canonicalizes and validates `job` (InvalidArgument with every problem), stores a
+  // new version and creates a "job-register" evaluation.
+  absl::StatusOr<EvalResponse> RegisterJob(model::Job job);
+  // Stops the job (or removes it with `purge`) and creates a "job-deregister"
+  // evaluation. NotFound "job not found".
+  absl::StatusOr<EvalResponse> DeregisterJob(const std::string& ns, const std::string& id,
+                                             bool purge);
+  // Marks an allocation for migration and creates an "alloc-stop" evaluation, after
+  // which the scheduler stops it and places a replacement. NotFound "alloc not found".
+  absl::StatusOr<EvalResponse> StopAlloc(const std::string& alloc_id);
+
+  // Client-facing calls (through ServerRpc).
+  absl::Status RegisterNode(model::Node node);
+  absl::Status Heartbeat(const std::string& node_id);
+  void UpdateAllocsFromClient(const std::vector<model::AllocClientUpdate>& updates);
+
+  // Number of evaluations waiting for the worker (for tests and metrics).
+  size_t pending_evals() const { return queue_.size(); }
+
+ private:
+  EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by);
+  void Enqueue(const std::string& eval_id);
+  void UnblockEvals();
+  asio::awaitable<void> EvalWorker();
+  asio::awaitable<void> ProcessEval(model::Evaluation eval);
+  asio::awaitable<void> HeartbeatMonitor();
+
+  asio::any_io_executor executor_;
+  asio::thread_pool& pool_;
+  common::Clock& clock_;
+  ServerConfig config_;
+  StateStore state_;
+  std::deque<std::string> queue_;
+  common::Notifier queue_changed_;
+  std::map<std::string, common::Time> last_heartbeat_;
+  common::CancellationScopePtr stop_;
+  uint64_t seed_ = 0;
+};
+
+}  // namespace drover::server

@@ -1,0 +1,116 @@
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+
+#include "server/test_fixtures.h"
+#include "testing/test_util.h"
+
+namespace drover::server {
+namespace {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() { server_.Start(); }
+  ~ServerTest() override {
+    server_.Stop();
+    io_.restart();
+    io_.poll();
+    pool_.join();
+  }
+  bool EvalDone(const std::string& id) {
+    return testing::RunUntil(io_, [&] {
+      auto e = server_.state().GetEval(id);
+      return e && e->status != "pending";
+    });
+  }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  Server server_{io_.get_executor(), pool_, clock_, ServerConfig{}};
+};
+
+TEST_F(ServerTest, RegisterCanonicalizesSchedulesAndCompletesEval) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  model::Job job = test::MakeJob("web", 2);
+  job.region.clear();
+  job.priority = 0;
+  auto resp = server_.RegisterJob(job);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  auto eval = server_.state().GetEval(resp->eval_id);
+  EXPECT_EQ(eval->status, "complete");
+  EXPECT_EQ(eval->triggered_by, "job-register");
+  auto stored = server_.state().GetJob("default", "web");
+  EXPECT_EQ(stored->region, "global");
+  EXPECT_EQ(stored->priority, 50);
+  EXPECT_EQ(stored->status, "running");
+  EXPECT_EQ(server_.state().AllocsByEval(resp->eval_id).size(), 2u);
+}
+
+TEST_F(ServerTest, InvalidJobIsRejectedWithEveryProblem) {
+  model::Job job = test::MakeJob("web");
+  job.task_groups[0].tasks[0].driver.clear();
+  job.task_groups[0].tasks[0].resources.memory_mb = 1;
+  auto resp = server_.RegisterJob(job);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(resp.status()));
+  EXPECT_NE(resp.status().message().find("2 errors occurred"), std::string::npos)
+      << resp.status().message();
+}
+
+TEST_F(ServerTest, UnplaceableJobGetsBlockedEvalThatRetriesWhenANodeJoins) {
+  auto resp = server_.RegisterJob(test::MakeJob("web"));
+  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  auto eval = server_.state().GetEval(resp->eval_id);
+  ASSERT_FALSE(eval->blocked_eval.empty());
+  EXPECT_EQ(server_.state().GetEval(eval->blocked_eval)->status, "blocked");
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  ASSERT_TRUE(EvalDone(eval->blocked_eval));
+  EXPECT_EQ(server_.state().AllocsByJob("default", "web").size(), 1u);
+}
+
+TEST_F(ServerTest, DeregisterStopsAllocsAndPurgeRemovesJob) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  auto resp = server_.RegisterJob(test::MakeJob("web"));
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  auto stop = server_.DeregisterJob("default", "web", false);
+  ASSERT_TRUE(stop.ok());
+  ASSERT_TRUE(EvalDone(stop->eval_id));
+  EXPECT_TRUE(server_.state().GetJob("default", "web")->stop);
+  for (const auto& a : server_.state().AllocsByJob("default", "web")) {
+    EXPECT_EQ(a->desired_status, "stop");
+  }
+  auto purge = server_.DeregisterJob("default", "web", true);
+  ASSERT_TRUE(purge.ok());
+  EXPECT_EQ(server_.state().GetJob("default", "web"), nullptr);
+  EXPECT_TRUE(absl::IsNotFound(server_.DeregisterJob("default", "web", false).status()));
+}
+
+TEST_F(ServerTest, StopAllocPlacesAReplacement) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  auto resp = server_.RegisterJob(test::MakeJob("web"));
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  const std::string first = server_.state().AllocsByJob("default", "web")[0]->id;
+  auto stop = server_.StopAlloc(first);
+  ASSERT_TRUE(stop.ok());
+  ASSERT_TRUE(EvalDone(stop->eval_id));
+  EXPECT_EQ(server_.state().GetAlloc(first)->desired_status, "stop");
+  auto allocs = server_.state().AllocsByJob("default", "web");
+  EXPECT_EQ(allocs.size(), 2u);
+  EXPECT_TRUE(absl::IsNotFound(server_.StopAlloc("nope").status()));
+}
+
+TEST_F(ServerTest, MissedHeartbeatsMarkNodeDown) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
+    return server_.state().GetNode("n1")->status == "down";
+  }));
+  ASSERT_TRUE(server_.Heartbeat("n1").ok());
+  EXPECT_EQ(server_.state().GetNode("n1")->status, "ready");
+  EXPECT_TRUE(absl::IsNotFound(server_.Heartbeat("nope")));
+}
+
+}  // namespace
+}  // namespace drover::server

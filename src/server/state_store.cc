@@ -1,0 +1,383 @@
+#include "server/state_store.h"
+
+#include <algorithm>
+
+namespace drover::server {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+bool HasPrefix(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool NamespaceMatches(const std::string& want, const std::string& have) {
+  return want == "*" || want == have;
+}
+
+bool EvalTerminal(const model::Evaluation& e) {
+  return e.status == model::kEvalComplete || e.status == model::kEvalFailed ||
+         e.status == model::kEvalCanceled;
+}
+
+// Whether two job versions differ in anything a user specified (server-managed fields
+// are ignored), i.e. whether registering `b` over `a` makes a new version.
+bool SpecChanged(const model::Job& a, const model::Job& b) {
+  model::Job x = a;
+  model::Job y = b;
+  for (model::Job* j : {&x, &y}) {
+    j->status.clear();
+    j->status_description.clear();
+    j->stable = false;
+    j->version = 0;
+    j->submit_time = 0;
+    j->create_index = j->modify_index = j->job_modify_index = 0;
+  }
+  return !(x == y);
+}
+
+}  // namespace
+
+StateStore::StateStore(asio::any_io_executor executor, common::Clock& clock)
+    : executor_(executor), clock_(clock), changed_(executor, asio::steady_timer::time_point::max()) {
+  for (Table t : {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes}) {
+    table_index_[t] = 1;
+  }
+}
+
+uint64_t StateStore::TableIndex(Table t) const { return table_index_.at(t); }
+
+uint64_t StateStore::Bump(Table t) {
+  ++index_;
+  table_index_[t] = index_;
+  changed_.cancel();
+  return index_;
+}
+
+asio::awaitable<uint64_t> StateStore::BlockUntil(std::vector<Table> tables, uint64_t min_index,
+                                                 common::Duration max_wait) {
+  auto current = [&] {
+    uint64_t m = 0;
+    for (Table t : tables) m = std::max(m, TableIndex(t));
+    return m;
+  };
+  if (min_index == 0 || current() > min_index) {
+    co_return current();
+  }
+  const common::Time deadline = clock_.Now() + max_wait;
+  while (current() <= min_index) {
+    const common::Time now = clock_.Now();
+    if (now >= deadline) {
+      break;
+    }
+    auto r = co_await (changed_.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                       clock_.Sleep(deadline - now));
+    if (r.index() == 1) {
+      break;
+    }
+  }
+  co_return current();
+}
+
+JobPtr StateStore::UpsertJob(model::Job job) {
+  const std::string key = JobKey(job.namespace_, job.id);
+  const uint64_t index = Bump(Table::kJobs);
+  auto existing = jobs_.find(key);
+  if (existing != jobs_.end()) {
+    const model::Job& prev = *existing->second;
+    job.create_index = prev.create_index;
+    if (SpecChanged(prev, job)) {
+      job.version = prev.version + 1;
+      job.job_modify_index = index;
+      job.stable = false;
+    } else {
+      job.version = prev.version;
+      job.job_modify_index = prev.job_modify_index;
+      job.stable = prev.stable;
+    }
+    job.status = prev.status;
+  } else {
+    job.create_index = index;
+    job.job_modify_index = index;
+    job.version = 0;
+    job.status = model::kJobStatusPending;
+  }
+  job.modify_index = index;
+  job.submit_time = common::ToUnixNanos(clock_.Now());
+  auto stored = std::make_shared<const model::Job>(std::move(job));
+  jobs_[key] = stored;
+  auto& versions = job_versions_[key];
+  if (versions.empty() || versions.front()->version != stored->version) {
+    versions.insert(versions.begin(), stored);
+  } else {
+    versions.front() = stored;
+  }
+  RefreshJobStatus(stored->namespace_, stored->id);
+  return jobs_[key];
+}
+
+JobPtr StateStore::GetJob(const std::string& ns, const std::string& id) const {
+  auto it = jobs_.find(JobKey(ns, id));
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+std::vector<JobPtr> StateStore::ListJobs(const std::string& ns, const std::string& prefix) const {
+  std::vector<JobPtr> out;
+  for (const auto& [key, job] : jobs_) {
+    if (NamespaceMatches(ns, job->namespace_) && HasPrefix(job->id, prefix)) {
+      out.push_back(job);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const JobPtr& a, const JobPtr& b) { return a->id < b->id; });
+  return out;
+}
+
+std::vector<JobPtr> StateStore::JobVersions(const std::string& ns, const std::string& id) const {
+  auto it = job_versions_.find(JobKey(ns, id));
+  return it == job_versions_.end() ? std::vector<JobPtr>{} : it->second;
+}
+
+bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
+  const std::string key = JobKey(ns, id);
+  if (jobs_.erase(key) == 0) {
+    return false;
+  }
+  job_versions_.erase(key);
+  Bump(Table::kJobs);
+  return true;
+}
+
+model::JobSummary StateStore::JobSummary(const model::Job& job) const {
+  model::JobSummary s;
+  s.job_id = job.id;
+  s.namespace_ = job.namespace_;
+  s.create_index = job.create_index;
+  s.modify_index = job.modify_index;
+  for (const model::TaskGroup& g : job.task_groups) {
+    s.summary[g.name] = {};
+  }
+  for (const AllocPtr& a : AllocsByJob(job.namespace_, job.id)) {
+    auto& tg = s.summary[a->task_group];
+    const std::string& cs = a->client_status;
+    if (cs == model::kClientPending) {
+      ++tg.starting;
+    } else if (cs == model::kClientRunning) {
+      ++tg.running;
+    } else if (cs == model::kClientComplete) {
+      ++tg.complete;
+    } else if (cs == model::kClientFailed) {
+      ++tg.failed;
+    } else if (cs == model::kClientLost) {
+      ++tg.lost;
+    } else if (cs == model::kClientUnknown) {
+      ++tg.unknown;
+    }
+    s.modify_index = std::max(s.modify_index, a->modify_index);
+  }
+  // Queued: what the newest evaluation could not place.
+  EvalPtr newest;
+  for (const EvalPtr& e : EvalsByJob(job.namespace_, job.id)) {
+    if (!newest || e->create_index > newest->create_index) newest = e;
+  }
+  if (newest) {
+    for (const auto& [group, n] : newest->queued_allocations) {
+      if (s.summary.contains(group)) s.summary[group].queued = n;
+    }
+  }
+  return s;
+}
+
+void StateStore::UpsertEvals(std::vector<model::Evaluation> evals) {
+  const uint64_t index = Bump(Table::kEvals);
+  const int64_t now = common::ToUnixNanos(clock_.Now());
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (model::Evaluation& e : evals) {
+    auto it = evals_.find(e.id);
+    e.create_index = it == evals_.end() ? index : it->second->create_index;
+    e.create_time = it == evals_.end() ? now : it->second->create_time;
+    e.modify_index = index;
+    e.modify_time = now;
+    jobs.emplace_back(e.namespace_, e.job_id);
+    const std::string id = e.id;  // the right side is evaluated (and moved) first
+    evals_[id] = std::make_shared<const model::Evaluation>(std::move(e));
+  }
+  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+}
+
+EvalPtr StateStore::GetEval(const std::string& id) const {
+  auto it = evals_.find(id);
+  return it == evals_.end() ? nullptr : it->second;
+}
+
+std::vector<EvalPtr> StateStore::ListEvals(const std::string& ns, const std::string& prefix) const {
+  std::vector<EvalPtr> out;
+  for (const auto& [id, e] : evals_) {
+    if (NamespaceMatches(ns, e->namespace_) && HasPrefix(id, prefix)) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<EvalPtr> StateStore::EvalsByJob(const std::string& ns, const std::string& job_id) const {
+  std::vector<EvalPtr> out;
+  for (const auto& [id, e] : evals_) {
+    if (e->namespace_ == ns && e->job_id == job_id) out.push_back(e);
+  }
+  return out;
+}
+
+void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
+  const uint64_t index = Bump(Table::kAllocs);
+  const int64_t now = common::ToUnixNanos(clock_.Now());
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (model::Allocation& a : allocs) {
+    auto it = allocs_.find(a.id);
+    if (it == allocs_.end()) {
+      a.create_index = index;
+      if (a.create_time == 0) a.create_time = now;
+    } else {
+      a.create_index = it->second->create_index;
+      a.create_time = it->second->create_time;
+    }
+    a.modify_index = index;
+    a.alloc_modify_index = index;
+    a.modify_time = now;
+    jobs.emplace_back(a.namespace_, a.job_id);
+    const std::string id = a.id;  // the right side is evaluated (and moved) first
+    allocs_[id] = std::make_shared<const model::Allocation>(std::move(a));
+  }
+  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+}
+
+std::vector<std::string> StateStore::UpdateAllocsFromClient(
+    const std::vector<model::AllocClientUpdate>& updates) {
+  std::vector<std::string> unknown;
+  if (updates.empty()) {
+    return unknown;
+  }
+  const uint64_t index = Bump(Table::kAllocs);
+  const int64_t now = common::ToUnixNanos(clock_.Now());
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (const model::AllocClientUpdate& u : updates) {
+    auto it = allocs_.find(u.id);
+    if (it == allocs_.end()) {
+      unknown.push_back(u.id);
+      continue;
+    }
+    auto a = std::make_shared<model::Allocation>(*it->second);
+    a->task_states = u.task_states;
+    a->client_status = u.client_status;
+    a->client_description = u.client_description;
+    if (u.deployment_status) a->deployment_status = u.deployment_status;
+    a->modify_index = index;
+    a->modify_time = now;
+    jobs.emplace_back(a->namespace_, a->job_id);
+    it->second = std::move(a);
+  }
+  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+  return unknown;
+}
+
+AllocPtr StateStore::GetAlloc(const std::string& id) const {
+  auto it = allocs_.find(id);
+  return it == allocs_.end() ? nullptr : it->second;
+}
+
+std::vector<AllocPtr> StateStore::ListAllocs(const std::string& ns,
+                                             const std::string& prefix) const {
+  std::vector<AllocPtr> out;
+  for (const auto& [id, a] : allocs_) {
+    if (NamespaceMatches(ns, a->namespace_) && HasPrefix(id, prefix)) out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<AllocPtr> StateStore::AllocsByJob(const std::string& ns,
+                                              const std::string& job_id) const {
+  std::vector<AllocPtr> out;
+  for (const auto& [id, a] : allocs_) {
+    if (a->namespace_ == ns && a->job_id == job_id) out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<AllocPtr> StateStore::AllocsByNode(const std::string& node_id) const {
+  std::vector<AllocPtr> out;
+  for (const auto& [id, a] : allocs_) {
+    if (a->node_id == node_id) out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<AllocPtr> StateStore::AllocsByEval(const std::string& eval_id) const {
+  std::vector<AllocPtr> out;
+  for (const auto& [id, a] : allocs_) {
+    if (a->eval_id == eval_id) out.push_back(a);
+  }
+  return out;
+}
+
+NodePtr StateStore::UpsertNode(model::Node node) {
+  const uint64_t index = Bump(Table::kNodes);
+  auto it = nodes_.find(node.id);
+  node.create_index = it == nodes_.end() ? index : it->second->create_index;
+  node.modify_index = index;
+  auto stored = std::make_shared<const model::Node>(std::move(node));
+  nodes_[stored->id] = stored;
+  return stored;
+}
+
+NodePtr StateStore::GetNode(const std::string& id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+std::vector<NodePtr> StateStore::ListNodes(const std::string& prefix) const {
+  std::vector<NodePtr> out;
+  for (const auto& [id, n] : nodes_) {
+    if (HasPrefix(id, prefix)) out.push_back(n);
+  }
+  return out;
+}
+
+void StateStore::RefreshJobStatus(const std::string& ns, const std::string& job_id) {
+  auto it = jobs_.find(JobKey(ns, job_id));
+  if (it == jobs_.end()) {
+    return;
+  }
+  const model::Job& job = *it->second;
+  std::string status;
+  bool has_alloc = false;
+  bool has_eval = false;
+  for (const AllocPtr& a : AllocsByJob(ns, job_id)) {
+    has_alloc = true;
+    if (!a->Terminal()) {
+      status = model::kJobStatusRunning;
+      break;
+    }
+  }
+  if (status.empty()) {
+    for (const EvalPtr& e : EvalsByJob(ns, job_id)) {
+      has_eval = true;
+      if (!EvalTerminal(*e)) {
+        status = model::kJobStatusPending;
+        break;
+      }
+    }
+  }
+  if (status.empty()) {
+    status = (job.stop || has_eval || has_alloc) ? model::kJobStatusDead : model::kJobStatusPending;
+  }
+  if (status != job.status) {
+    auto updated = std::make_shared<model::Job>(job);
+    updated->status = status;
+    updated->modify_index = Bump(Table::kJobs);
+    it->second = updated;
+    auto& versions = job_versions_[it->first];
+    if (!versions.empty() && versions.front()->version == updated->version) {
+      versions.front() = it->second;
+    }
+  }
+}
+
+}  // namespace drover::server

@@ -1,0 +1,116 @@
+#include "server/state_store.h"
+
+#include <gtest/gtest.h>
+
+#include "server/test_fixtures.h"
+#include "testing/test_util.h"
+
+namespace drover::server {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  asio::io_context io_;
+  common::FakeClock clock_;
+  StateStore store_{io_.get_executor(), clock_};
+};
+
+TEST_F(StateStoreTest, JobVersionsOnlyAdvanceWhenSpecChanges) {
+  model::Job job = test::MakeJob("web");
+  JobPtr v0 = store_.UpsertJob(job);
+  EXPECT_EQ(v0->version, 0u);
+  EXPECT_EQ(v0->status, "pending");
+  JobPtr again = store_.UpsertJob(job);
+  EXPECT_EQ(again->version, 0u);
+  EXPECT_EQ(again->job_modify_index, v0->job_modify_index);
+  job.task_groups[0].count = 2;
+  JobPtr v1 = store_.UpsertJob(job);
+  EXPECT_EQ(v1->version, 1u);
+  EXPECT_GT(v1->job_modify_index, v0->job_modify_index);
+  EXPECT_EQ(v1->create_index, v0->create_index);
+  EXPECT_EQ(store_.JobVersions("default", "web").size(), 2u);
+  EXPECT_TRUE(store_.DeleteJob("default", "web"));
+  EXPECT_EQ(store_.GetJob("default", "web"), nullptr);
+  EXPECT_FALSE(store_.DeleteJob("default", "web"));
+}
+
+TEST_F(StateStoreTest, JobStatusFollowsAllocsAndEvals) {
+  model::Job job = test::MakeJob("web");
+  store_.UpsertJob(job);
+  model::Evaluation e;
+  e.id = "e1";
+  e.namespace_ = "default";
+  e.job_id = "web";
+  e.status = "pending";
+  store_.UpsertEvals({e});
+  EXPECT_EQ(store_.GetJob("default", "web")->status, "pending");
+  model::Allocation a;
+  a.id = "a1";
+  a.namespace_ = "default";
+  a.job_id = "web";
+  a.name = "web.web[0]";
+  a.task_group = "web";
+  a.desired_status = "run";
+  a.client_status = "pending";
+  store_.UpsertAllocs({a});
+  EXPECT_EQ(store_.GetJob("default", "web")->status, "running");
+  const uint64_t alloc_modify = store_.GetAlloc("a1")->alloc_modify_index;
+  model::AllocClientUpdate u{.id = "a1", .client_status = "complete"};
+  EXPECT_TRUE(store_.UpdateAllocsFromClient({u}).empty());
+  EXPECT_EQ(store_.GetAlloc("a1")->alloc_modify_index, alloc_modify);
+  EXPECT_GT(store_.GetAlloc("a1")->modify_index, alloc_modify);
+  e.status = "complete";
+  store_.UpsertEvals({e});
+  EXPECT_EQ(store_.GetJob("default", "web")->status, "dead");
+  auto summary = store_.JobSummary(*store_.GetJob("default", "web"));
+  EXPECT_EQ(summary.summary.at("web").complete, 1);
+  EXPECT_EQ(store_.UpdateAllocsFromClient({{.id = "nope"}}), std::vector<std::string>{"nope"});
+}
+
+TEST_F(StateStoreTest, BlockingQueryWakesOnChangeOrTimesOut) {
+  const uint64_t start = store_.TableIndex(Table::kAllocs);
+  std::optional<uint64_t> woke;
+  asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
+    std::vector<Table> tables{Table::kAllocs};
+    woke = co_await store_.BlockUntil(tables, start, 5min);
+  }, asio::detached);
+  io_.poll();
+  EXPECT_FALSE(woke);
+  store_.UpsertNode(test::MakeNode("n1"));  // other table: keeps waiting
+  io_.restart();
+  io_.poll();
+  EXPECT_FALSE(woke);
+  model::Allocation a;
+  a.id = "a1";
+  store_.UpsertAllocs({a});
+  io_.restart();
+  io_.poll();
+  ASSERT_TRUE(woke);
+  EXPECT_GT(*woke, start);
+
+  std::optional<uint64_t> timed_out;
+  const uint64_t now_index = store_.TableIndex(Table::kAllocs);
+  asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
+    std::vector<Table> tables{Table::kAllocs};
+    timed_out = co_await store_.BlockUntil(tables, now_index, 10s);
+  }, asio::detached);
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] { return timed_out.has_value(); }));
+  EXPECT_EQ(*timed_out, now_index);
+}
+
+TEST_F(StateStoreTest, PrefixAndNamespaceListing) {
+  store_.UpsertJob(test::MakeJob("web"));
+  store_.UpsertJob(test::MakeJob("worker"));
+  model::Job other = test::MakeJob("web");
+  other.namespace_ = "prod";
+  store_.UpsertJob(other);
+  EXPECT_EQ(store_.ListJobs("default", "w").size(), 2u);
+  EXPECT_EQ(store_.ListJobs("default", "wo").size(), 1u);
+  EXPECT_EQ(store_.ListJobs("*", "web").size(), 2u);
+  EXPECT_EQ(store_.ListJobs("prod", "").size(), 1u);
+}
+
+}  // namespace
+}  // namespace drover::server

@@ -1,0 +1,56 @@
+// Builders for server tests: a ready node and a canonical-looking job.
+#pragma once
+
+#include <string>
+
+#include "model/job.h"
+#include "model/node.h"
+
+namespace drover::server::test {
+
+inline model::Node MakeNode(const std::string& id, int64_t cpu = 4000, int64_t mem = 8192) {
+  model::Node n;
+  n.id = id;
+  n.name = "node-" + id;
+  n.datacenter = "dc1";
+  n.status = model::kNodeStatusReady;
+  n.attributes = {{"kernel.name", "linux"}, {"os.name", "debian"}, {"unique.hostname", n.name}};
+  n.node_resources.cpu_shares = cpu;
+  n.node_resources.memory_mb = mem;
+  n.node_resources.disk_mb = 100000;
+  model::NetworkResource net;
+  net.ip = "127.0.0.1";
+  net.device = "lo";
+  n.node_resources.networks.push_back(net);
+  n.drivers["raw_exec"] = model::DriverInfo{.detected = true, .healthy = true};
+  n.drivers["mock_driver"] = model::DriverInfo{.detected = true, .healthy = true};
+  return n;
+}
+
+inline model::Job MakeJob(const std::string& id, int count = 1, const std::string& type = "service") {
+  model::Job j;
+  j.id = id;
+  j.name = id;
+  j.namespace_ = "default";
+  j.region = "global";
+  j.type = type;
+  j.priority = 50;
+  j.datacenters = {"dc1"};
+  j.node_pool = "default";
+  model::TaskGroup g;
+  g.name = "web";
+  g.count = count;
+  g.ephemeral_disk = model::EphemeralDisk{.size_mb = 300};
+  model::Task t;
+  t.name = "server";
+  t.driver = "mock_driver";
+  t.resources.cpu = 500;
+  t.resources.memory_mb = 256;
+  t.kill_timeout = std::chrono::seconds(5);
+  t.log_config = {10, 10, false};
+  g.tasks.push_back(t);
+  j.task_groups.push_back(g);
+  return j;
+}
+
+}  // namespace drover::server::test
