@@ -1,0 +1,190 @@
+#include "agent/agent.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <boost/asio/signal_set.hpp>
+
+#include "agent/in_process_rpc.h"
+#include "api/api_context.h"
+#include "api/http_server.h"
+#include "client/client.h"
+#include "common/logging.h"
+#include "common/offload.h"
+#include "drivers/mock/mock_driver.h"
+#include "drivers/raw_exec/raw_exec_driver.h"
+#include "server/server.h"
+
+namespace drover::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+// Removes a -dev temp data dir on the way out.
+struct TempDirGuard {
+  fs::path path;
+  ~TempDirGuard() {
+    if (!path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::path& data_dir) {
+  std::printf(
+      "==> Drover agent configuration:\n\n"
+      "       Advertise Addrs: HTTP: %s\n"
+      "            Bind Addrs: HTTP: %s\n"
+      "                Client: true\n"
+      "             Data Dir: %s\n"
+      "             Log Level: %s\n"
+      "                Region: %s (DC: %s)\n"
+      "                Server: true\n"
+      "               Version: %s\n\n"
+      "==> Drover agent started! Log data will stream in below:\n\n",
+      http_addr.c_str(), http_addr.c_str(), data_dir.c_str(), c.log_level.c_str(),
+      c.region.c_str(), c.datacenter.c_str(), kVersion);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int RunAgent(const AgentConfig& config) {
+  common::InitLogging(config.log_level);
+  TempDirGuard temp_guard;
+  fs::path data_dir = config.data_dir;
+  if (data_dir.empty()) {
+    if (!config.dev_mode) {
+      std::fprintf(stderr, "Must specify either a data directory or -dev\n");
+      return 1;
+    }
+    std::string tmpl = (fs::temp_directory_path() / "drover-dev-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::perror("failed to create a temporary data dir");
+      return 1;
+    }
+    data_dir = tmpl;
+    temp_guard.path = data_dir;
+  }
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "Error: failed to create data dir '%s': %s\n", data_dir.c_str(),
+                 ec.message().c_str());
+    return 1;
+  }
+  data_dir = fs::absolute(data_dir);
+
+  asio::io_context io;
+  asio::thread_pool pool(2);
+  common::RealClock clock;
+
+  server::Server server(io.get_executor(), pool, clock, server::ServerConfig{config.region});
+  drivers::RawExecDriver raw_exec(io.get_executor(), clock);
+  drivers::MockDriver mock(io.get_executor(), clock);
+  std::map<std::string, drivers::Driver*> drivers;
+  if (config.dev_mode) {
+    // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
+    // default (agent configuration files bring the `plugin "raw_exec"` switch).
+    drivers["raw_exec"] = &raw_exec;
+    drivers["mock_driver"] = &mock;
+  }
+
+  api::Router router;
+  api::ApiContext ctx;
+  ctx.server = &server;
+  ctx.pool = &pool;
+  ctx.clock = &clock;
+  api::HttpServer http(io.get_executor(), router);
+  auto port = http.Listen(config.bind_addr, static_cast<uint16_t>(config.http_port));
+  if (!port.ok()) {
+    std::fprintf(stderr, "Error starting agent: %s\n", std::string(port.status().message()).c_str());
+    pool.join();
+    return 1;
+  }
+  const std::string http_addr = config.bind_addr + ":" + std::to_string(*port);
+
+  InProcessRpc rpc(server);
+  client::ClientConfig cc;
+  cc.data_dir = data_dir;
+  cc.node_name = config.node_name;
+  cc.datacenter = config.datacenter;
+  cc.region = config.region;
+  cc.http_addr = http_addr;
+  cc.dev_mode = config.dev_mode;
+  client::Client client(io.get_executor(), pool, clock, rpc, drivers, cc);
+
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  ctx.client = &client;
+  ctx.info.name = config.node_name.empty() ? host : config.node_name;
+  ctx.info.region = config.region;
+  ctx.info.datacenter = config.datacenter;
+  ctx.info.bind_addr = config.bind_addr;
+  ctx.info.http_port = *port;
+  ctx.info.version = kVersion;
+  ctx.info.data_dir = data_dir.string();
+  ctx.info.dev_mode = config.dev_mode;
+  api::RegisterRoutes(router, ctx);
+
+  int exit_code = 0;
+  bool shutting_down = false;
+  auto shutdown = [&]() -> asio::awaitable<void> {
+    if (shutting_down) co_return;
+    shutting_down = true;
+    DROVER_LOG_INFO("agent: shutting down");
+    http.Stop();
+    // Dev mode owns its tasks: stop them all before exiting.
+    co_await client.ShutdownAndDestroy();
+    server.Stop();
+    io.stop();
+  };
+
+  server.Start();
+  common::SpawnDetached(
+      io.get_executor(),
+      [](client::Client& c, api::HttpServer& h, std::string addr, fs::path dir,
+         const AgentConfig& cfg, int& code, asio::io_context& ioc) -> asio::awaitable<void> {
+        absl::Status started = co_await c.Start();
+        if (!started.ok()) {
+          std::fprintf(stderr, "Error starting agent: %s\n", started.ToString().c_str());
+          code = 1;
+          ioc.stop();
+          co_return;
+        }
+        h.Start();
+        // Ready-file for tests and scripts: written once the API accepts requests.
+        {
+          std::ofstream out(dir / "http.addr.tmp", std::ios::trunc);
+          out << addr << "\n";
+        }
+        std::error_code rename_ec;
+        fs::rename(dir / "http.addr.tmp", dir / "http.addr", rename_ec);
+        PrintBanner(cfg, addr, dir);
+        DROVER_LOG_INFO("agent: HTTP API listening on http://{}", addr);
+      }(client, http, http_addr, data_dir, config, exit_code, io),
+      "agent startup");
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& err, int sig) {
+    if (err) return;
+    DROVER_LOG_INFO("agent: caught signal {}", sig);
+    common::SpawnDetached(io.get_executor(), shutdown(), "agent shutdown");
+  });
+
+  io.run();
+  pool.join();
+  std::error_code rm;
+  fs::remove(data_dir / "http.addr", rm);
+  return exit_code;
+}
+
+}  // namespace drover::agent

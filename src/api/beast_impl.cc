@@ -1,0 +1,2 @@
+// Separate compilation unit for Boost.Beast (BOOST_BEAST_SEPARATE_COMPILATION).
+#include <boost/beast/src.hpp>

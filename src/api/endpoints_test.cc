@@ -1,0 +1,164 @@
+// Handlers against a real embedded server, dispatched through the router (no socket).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "server/server.h"
+#include "testing/test_util.h"
+
+namespace drover::api {
+namespace {
+
+constexpr char kJob[] = R"({"Job": {"ID": "web", "Name": "web", "Datacenters": ["dc1"],
+  "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver",
+  "Config": {"run_for": "1h"}}]}]}})";
+
+class EndpointsTest : public ::testing::Test {
+ protected:
+  EndpointsTest() {
+    server_.Start();
+    ctx_.server = &server_;
+    ctx_.pool = &pool_;
+    ctx_.clock = &clock_;
+    ctx_.info.name = "test";
+    ctx_.info.version = "0.1.0";
+    RegisterRoutes(router_, ctx_);
+    model::Node node;
+    node.id = "node-1";
+    node.name = "n1";
+    node.datacenter = "dc1";
+    node.node_resources.cpu_shares = 4000;
+    node.node_resources.memory_mb = 4096;
+    node.node_resources.disk_mb = 10000;
+    node.drivers["mock_driver"] = model::DriverInfo{.detected = true, .healthy = true};
+    EXPECT_TRUE(server_.RegisterNode(node).ok());
+  }
+  ~EndpointsTest() override {
+    server_.Stop();
+    io_.restart();
+    io_.poll();
+    pool_.join();
+  }
+  Response Call(std::string method, std::string target, std::string body = "") {
+    Request req;
+    req.method = std::move(method);
+    const size_t q = target.find('?');
+    req.path = target.substr(0, q);
+    if (q != std::string::npos) {
+      std::string rest = target.substr(q + 1);
+      size_t pos = 0;
+      while (pos <= rest.size()) {
+        size_t amp = rest.find('&', pos);
+        std::string kv = rest.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+        size_t eq = kv.find('=');
+        req.query[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+        if (amp == std::string::npos) break;
+        pos = amp + 1;
+      }
+    }
+    req.body = std::move(body);
+    std::optional<Response> out;
+    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await router_.Dispatch(req); },
+                   asio::detached);
+    EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
+    return *out;
+  }
+  codec::Json Body(const Response& r) { return *codec::ParseJson(r.body); }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  server::Server server_{io_.get_executor(), pool_, clock_, server::ServerConfig{}};
+  ApiContext ctx_;
+  Router router_;
+};
+
+TEST_F(EndpointsTest, RegisterReadListAndDeregister) {
+  Response reg = Call("PUT", "/v1/jobs", kJob);
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  const std::string eval_id = Body(reg)["EvalID"];
+  EXPECT_FALSE(reg.headers.at("X-Nomad-Index").empty());
+  ASSERT_TRUE(testing::RunUntil(io_, [&] {
+    return Body(Call("GET", "/v1/evaluation/" + eval_id))["Status"] == "complete";
+  }));
+  Response job = Call("GET", "/v1/job/web");
+  ASSERT_EQ(job.status, 200);
+  EXPECT_EQ(Body(job)["Status"], "running");
+  EXPECT_EQ(Body(job)["Priority"], 50);
+  EXPECT_EQ(Body(job)["TaskGroups"][0]["Tasks"][0]["KillTimeout"], 5000000000LL);
+  Response list = Call("GET", "/v1/jobs?prefix=w");
+  ASSERT_EQ(Body(list).size(), 1u);
+  EXPECT_EQ(Body(list)[0]["ID"], "web");
+  EXPECT_EQ(Body(Call("GET", "/v1/jobs?prefix=x")), codec::Json::array());
+  auto allocs = Body(Call("GET", "/v1/job/web/allocations"));
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0]["Name"], "web.g[0]");
+  const std::string alloc_id = allocs[0]["ID"];
+  EXPECT_EQ(Call("GET", "/v1/allocation/" + alloc_id).status, 200);
+  EXPECT_EQ(Body(Call("GET", "/v1/allocations?prefix=" + alloc_id.substr(0, 4))).size(), 1u);
+  EXPECT_EQ(Body(Call("GET", "/v1/evaluation/" + eval_id + "/allocations")).size(), 1u);
+  EXPECT_EQ(Body(Call("GET", "/v1/node/node-1/allocations")).size(), 1u);
+  EXPECT_EQ(Body(Call("GET", "/v1/job/web/summary"))["Summary"]["g"]["Starting"], 1);
+  Response stop = Call("DELETE", "/v1/job/web?purge=true");
+  ASSERT_EQ(stop.status, 200);
+  EXPECT_EQ(Call("GET", "/v1/job/web").status, 404);
+}
+
+TEST_F(EndpointsTest, BadInputGetsNomadErrors) {
+  Response r = Call("PUT", "/v1/jobs", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "Request body is empty");
+  r = Call("PUT", "/v1/jobs", "{not json");
+  EXPECT_EQ(r.status, 400);
+  r = Call("PUT", "/v1/jobs", R"({"Foo": 1})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "Job must be specified");
+  r = Call("PUT", "/v1/job/other", kJob);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "Job ID does not match name");
+  r = Call("PUT", "/v1/jobs", R"({"Job": {"ID": "bad", "TaskGroups": [{"Name": "g",
+      "Tasks": [{"Name": "t"}]}]}})");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_NE(r.body.find("error"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("driver"), std::string::npos) << r.body;
+  EXPECT_EQ(Call("GET", "/v1/job/nope").body, "job not found");
+  EXPECT_EQ(Call("GET", "/v1/allocation/nope").body, "alloc not found");
+  EXPECT_EQ(Call("GET", "/v1/evaluation/nope").body, "eval not found");
+  EXPECT_EQ(Call("GET", "/v1/node/nope").body, "node not found");
+  EXPECT_EQ(Call("DELETE", "/v1/job/nope").status, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs?index=abc").body, "Invalid index");
+  EXPECT_EQ(Call("GET", "/v1/jobs?index=1&wait=soon").body, "Invalid wait time");
+  EXPECT_EQ(Call("PATCH", "/v1/jobs").status, 405);
+}
+
+TEST_F(EndpointsTest, BlockingQueryReturnsWhenTableChanges) {
+  const uint64_t index = std::stoull(Call("GET", "/v1/jobs").headers.at("X-Nomad-Index"));
+  std::optional<Response> blocked;
+  Request req{.method = "GET", .path = "/v1/jobs"};
+  req.query = {{"index", std::to_string(index)}, {"wait", "1m"}};
+  asio::co_spawn(io_, [&]() -> asio::awaitable<void> { blocked = co_await router_.Dispatch(req); },
+                 asio::detached);
+  io_.poll();
+  EXPECT_FALSE(blocked.has_value());
+  ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return blocked.has_value(); }));
+  EXPECT_GT(std::stoull(blocked->headers.at("X-Nomad-Index")), index);
+  EXPECT_EQ(Body(*blocked).size(), 1u);
+}
+
+TEST_F(EndpointsTest, StatusAndAgentEndpoints) {
+  EXPECT_EQ(Body(Call("GET", "/v1/status/leader")), "127.0.0.1:4647");
+  EXPECT_EQ(Body(Call("GET", "/v1/regions"))[0], "global");
+  auto self = Body(Call("GET", "/v1/agent/self"));
+  EXPECT_EQ(self["config"]["UI"]["ShowCLIHints"], false);
+  EXPECT_EQ(self["member"]["Status"], "alive");
+  EXPECT_TRUE(Body(Call("GET", "/v1/agent/health"))["server"]["ok"]);
+  EXPECT_EQ(Body(Call("GET", "/v1/agent/members"))["Members"].size(), 1u);
+  EXPECT_EQ(Body(Call("GET", "/v1/nodes"))[0]["ID"], "node-1");
+  EXPECT_EQ(Body(Call("GET", "/v1/node/node-1"))["Name"], "n1");
+}
+
+}  // namespace
+}  // namespace drover::api

@@ -1,0 +1,37 @@
+// HTTP/1.1 server on Boost.Beast, running on the control loop: one coroutine per
+// connection, keep-alive, requests dispatched through a Router. The only file that
+// includes Beast on the serving side.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "api/router.h"
+#include "common/asio.h"
+
+namespace drover::api {
+
+class HttpServer {
+ public:
+  // `router` must outlive the server.
+  HttpServer(asio::any_io_executor executor, const Router& router);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens; port 0 picks a free port. Returns the bound port.
+  // Unavailable "failed to bind 127.0.0.1:4646: Address already in use" on conflict.
+  absl::StatusOr<uint16_t> Listen(const std::string& address, uint16_t port);
+  // Starts accepting. REQUIRES: Listen() succeeded.
+  void Start();
+  // Stops accepting and closes every open connection.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace drover::api

@@ -1,0 +1,52 @@
+// /v1/nodes, /v1/node/:id, /v1/node/:id/allocations.
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "server/server.h"
+
+namespace drover::api {
+
+using server::Table;
+
+void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"GET"}, "/v1/nodes", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto index = co_await Block(ctx, req, Table::kNodes);
+    if (!index.ok()) co_return ErrorResponse(index.status());
+    codec::Json out = codec::Json::array();
+    const bool os = QueryBool(req, "os", false);
+    for (const auto& n : ctx.server->state().ListNodes(req.Query("prefix"))) {
+      codec::Json stub = codec::NodeStubJson(*n);
+      if (os) {
+        auto it = n->attributes.find("os.name");
+        stub["Attributes"] = {{"os.name", it == n->attributes.end() ? "" : it->second}};
+      }
+      out.push_back(std::move(stub));
+    }
+    co_return JsonResponse(req, out, *index);
+  });
+  router.Add({"GET"}, "/v1/node/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto index = co_await Block(ctx, req, Table::kNodes);
+    if (!index.ok()) co_return ErrorResponse(index.status());
+    auto node = ctx.server->state().GetNode(req.Param("id"));
+    if (!node) co_return Response::Error(404, "node not found");
+    co_return JsonResponse(req, codec::ToJson(*node), node->modify_index);
+  });
+  router.Add({"GET"}, "/v1/node/:id/allocations",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto index = co_await Block(ctx, req, Table::kAllocs);
+               if (!index.ok()) co_return ErrorResponse(index.status());
+               if (!ctx.server->state().GetNode(req.Param("id"))) {
+                 co_return Response::Error(404, "node not found");
+               }
+               auto allocs = ctx.server->state().AllocsByNode(req.Param("id"));
+               std::function<codec::Json()> build = [allocs = std::move(allocs)] {
+                     codec::Json out = codec::Json::array();
+                     for (const auto& a : allocs) out.push_back(codec::ToJson(*a));
+                     return out;
+                   };
+                   co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+             });
+}
+
+}  // namespace drover::api

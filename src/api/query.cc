@@ -1,0 +1,90 @@
+#include "api/query.h"
+
+#include <charconv>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "common/go_duration.h"
+#include "common/offload.h"
+#include "server/server.h"
+
+namespace drover::api {
+
+namespace {
+constexpr common::Duration kMaxWait = std::chrono::minutes(5);
+}  // namespace
+
+absl::StatusOr<BlockingParams> ParseBlocking(const Request& req) {
+  BlockingParams p;
+  if (std::string idx = req.Query("index"); !idx.empty()) {
+    auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), p.index);
+    if (ec != std::errc() || ptr != idx.data() + idx.size()) {
+      return absl::InvalidArgumentError("Invalid index");
+    }
+  }
+  p.wait = kMaxWait;
+  if (std::string w = req.Query("wait"); !w.empty()) {
+    auto d = common::ParseGoDuration(w);
+    if (!d.ok() || d->count() < 0) {
+      return absl::InvalidArgumentError("Invalid wait time");
+    }
+    p.wait = std::min(*d, kMaxWait);
+  }
+  if (p.wait.count() > 0) {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    p.wait += common::Duration(std::uniform_int_distribution<int64_t>(0, p.wait.count() / 16)(rng));
+  }
+  return p;
+}
+
+asio::awaitable<absl::StatusOr<uint64_t>> BlockOn(ApiContext& ctx, const Request& req,
+                                                  std::vector<server::Table> tables) {
+  auto params = ParseBlocking(req);
+  if (!params.ok()) co_return params.status();
+  co_return co_await ctx.server->state().BlockUntil(std::move(tables), params->index,
+                                                    params->wait);
+}
+
+Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index) {
+  Response r;
+  r.body = codec::Dump(body, req.HasQuery("pretty"));
+  r.headers["X-Nomad-Index"] = std::to_string(index == 0 ? 1 : index);
+  r.headers["X-Nomad-KnownLeader"] = "true";
+  r.headers["X-Nomad-LastContact"] = "0";
+  return r;
+}
+
+asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& req,
+                                                std::function<codec::Json()> build,
+                                                uint64_t index) {
+  const bool pretty = req.HasQuery("pretty");
+  auto work = [build = std::move(build), pretty] { return codec::Dump(build(), pretty); };
+  std::string body = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  Response r = JsonResponse(req, codec::Json::array(), index);
+  r.body = std::move(body);
+  co_return r;
+}
+
+std::string NamespaceOf(const Request& req) {
+  std::string ns = req.Query("namespace");
+  return ns.empty() ? "default" : ns;
+}
+
+bool QueryBool(const Request& req, const std::string& key, bool fallback) {
+  auto it = req.query.find(key);
+  if (it == req.query.end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty()) return true;
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+}
+
+Response ErrorResponse(const absl::Status& status, bool invalid_is_500) {
+  const std::string msg(status.message());
+  if (absl::IsNotFound(status)) return Response::Error(404, msg);
+  if (absl::IsPermissionDenied(status)) return Response::Error(403, msg);
+  if (absl::IsInvalidArgument(status) && !invalid_is_500) return Response::Error(400, msg);
+  return Response::Error(500, msg);
+}
+
+}  // namespace drover::api

@@ -1,0 +1,34 @@
+// Maps (method, path) to handlers. Patterns are '/'-separated segments where
+// ":name" captures one segment. A path that matches a route with another method gets
+// 405 "Invalid method"; no match at all gets 404. PUT and POST are interchangeable for
+// writes, as in Nomad.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/http_types.h"
+#include "common/asio.h"
+
+namespace drover::api {
+
+using Handler = std::function<asio::awaitable<Response>(Request&)>;
+
+class Router {
+ public:
+  // `methods` e.g. {"GET"} or {"PUT", "POST"}.
+  void Add(std::set<std::string> methods, const std::string& pattern, Handler handler);
+  asio::awaitable<Response> Dispatch(Request& req) const;
+
+ private:
+  struct Route {
+    std::set<std::string> methods;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+}  // namespace drover::api

@@ -1,0 +1,13 @@
+#include "api/api_context.h"
+
+namespace drover::api {
+
+void RegisterRoutes(Router& router, ApiContext& ctx) {
+  RegisterAgentRoutes(router, ctx);
+  RegisterJobRoutes(router, ctx);
+  RegisterAllocRoutes(router, ctx);
+  RegisterEvalRoutes(router, ctx);
+  RegisterNodeRoutes(router, ctx);
+}
+
+}  // namespace drover::api
