@@ -44,7 +44,7 @@ void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::p
       "       Advertise Addrs: HTTP: %s\n"
       "            Bind Addrs: HTTP: %s\n"
       "                Client: true\n"
-      "             Data Dir: %s\n"
+      "              Data Dir: %s\n"
       "             Log Level: %s\n"
       "                Region: %s (DC: %s)\n"
       "                Server: true\n"

@@ -1,0 +1,170 @@
+// Scenario benchmark: start-to-running latency of a one-task raw_exec batch job
+// submitted through the HTTP API, against a same-run baseline that spawns the same
+// command directly (posix_spawn + waitpid). Prints one JSON object per result line:
+//   {"bench":"task_start","metric":"start_to_running_ms_p50","value":..,"baseline":..,
+//    "ratio":..}
+// Usage: drover_bench --drover PATH [--runs N]
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/http_client.h"
+#include "codec/json.h"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::system_clock;
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+double SpawnBaselineMs(const char* path) {
+  const auto start = std::chrono::steady_clock::now();
+  char* argv[] = {const_cast<char*>(path), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, path, nullptr, nullptr, argv, environ) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void Emit(const std::string& bench, const std::string& metric, double value, double baseline) {
+  nlohmann::json j = {{"bench", bench},
+                      {"metric", metric},
+                      {"value", value},
+                      {"baseline", baseline},
+                      {"ratio", baseline > 0 ? value / baseline : 0.0}};
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string drover;
+  int runs = 20;
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--drover") drover = argv[++i];
+    if (a == "--runs") runs = std::atoi(argv[++i]);
+  }
+  if (drover.empty()) {
+    std::fprintf(stderr, "usage: drover_bench --drover PATH [--runs N]\n");
+    return 1;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  char tmpl[] = "/tmp/drover-bench-XXXXXX";
+  const fs::path dir = mkdtemp(tmpl);
+
+  // The agent under test.
+  std::vector<std::string> args = {drover,     "agent",        "-dev", "-http-port", "0",
+                                   "-data-dir", dir.string(), "-log-level", "warn"};
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir / "agent.out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir / "agent.err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t agent = 0;
+  if (posix_spawn(&agent, drover.c_str(), &fa, nullptr, cargs.data(), environ) != 0) {
+    std::fprintf(stderr, "failed to start %s\n", drover.c_str());
+    return 1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(dir / "http.addr")) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "agent did not start\n");
+      kill(agent, SIGKILL);
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::string addr;
+  std::ifstream(dir / "http.addr") >> addr;
+  auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
+
+  std::vector<double> latencies;
+  for (int i = 0; i < runs; ++i) {
+    const std::string id = "bench-" + std::to_string(i);
+    nlohmann::json job = {
+        {"Job",
+         {{"ID", id},
+          {"Type", "batch"},
+          {"Datacenters", {"dc1"}},
+          {"TaskGroups",
+           {{{"Name", "g"},
+             {"Tasks",
+              {{{"Name", "t"},
+                {"Driver", "raw_exec"},
+                {"Config", {{"command", "/bin/true"}}},
+                {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
+    const int64_t submitted = NowNs();
+    auto reg = http->Do("PUT", "/v1/jobs", job.dump());
+    if (!reg.ok()) {
+      std::fprintf(stderr, "register failed: %s\n", reg.status().ToString().c_str());
+      break;
+    }
+    uint64_t index = 0;
+    int64_t started = 0;
+    while (started == 0) {
+      auto r = http->Do("GET", "/v1/job/" + id + "/allocations?index=" + std::to_string(index) +
+                                   "&wait=10s");
+      if (!r.ok()) break;
+      index = r->index;
+      auto allocs = drover::codec::ParseJson(r->body);
+      if (!allocs.ok() || allocs->empty()) continue;
+      const auto& ts = (*allocs)[0]["TaskStates"];
+      if (!ts.is_object() || !ts.contains("t")) continue;
+      for (const auto& e : ts["t"]["Events"]) {
+        if (e["Type"] == "Started") started = e["Time"].get<int64_t>();
+      }
+    }
+    if (started > 0) latencies.push_back(static_cast<double>(started - submitted) / 1e6);
+    http->Do("DELETE", "/v1/job/" + id + "?purge=true");
+  }
+
+  std::vector<double> baseline;
+  for (int i = 0; i < runs; ++i) baseline.push_back(SpawnBaselineMs("/bin/true"));
+
+  kill(agent, SIGTERM);
+  int status = 0;
+  waitpid(agent, &status, 0);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (latencies.empty()) {
+    std::fprintf(stderr, "no successful runs\n");
+    return 1;
+  }
+  Emit("task_start", "start_to_running_ms_p50", Percentile(latencies, 0.5),
+       Percentile(baseline, 0.5));
+  Emit("task_start", "start_to_running_ms_p90", Percentile(latencies, 0.9),
+       Percentile(baseline, 0.9));
+  return 0;
+}

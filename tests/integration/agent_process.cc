@@ -1,0 +1,198 @@
+#include "tests/integration/agent_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace drover::integration {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<char*> CStrings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::vector<std::string> CurrentEnv() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
+void BecomeSubreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+void KillRemainingChildren() {
+  const std::string me = std::to_string(getpid());
+  for (int round = 0; round < 3; ++round) {
+    bool any = false;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream status(entry.path() / "status");
+      std::string line;
+      while (std::getline(status, line)) {
+        if (line.rfind("PPid:", 0) == 0) {
+          std::string ppid = line.substr(5);
+          ppid.erase(0, ppid.find_first_not_of(" \t"));
+          if (ppid == me) {
+            kill(std::stoi(name), SIGKILL);
+            any = true;
+          }
+          break;
+        }
+      }
+    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (!any) break;
+  }
+}
+
+CliResult RunProcess(const std::vector<std::string>& argv_in,
+                     const std::vector<std::string>& env_in) {
+  testing::TempDir tmp;
+  const fs::path out = tmp.path() / "out";
+  const fs::path err = tmp.path() / "err";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s = argv_in;
+  std::vector<std::string> env_s = env_in;
+  auto argv = CStrings(argv_s);
+  auto envp = CStrings(env_s);
+  pid_t pid = 0;
+  CliResult r;
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    r.err = "failed to spawn " + argv_in[0];
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = testing::ReadFile(out);
+  r.err = testing::ReadFile(err);
+  return r;
+}
+
+AgentProcess::AgentProcess(std::vector<std::string> extra_args) {
+  BecomeSubreaper();
+  std::vector<std::string> args = {testing::BinaryPath("drover").string(),
+                                   "agent",
+                                   "-dev",
+                                   "-http-port",
+                                   "0",
+                                   "-data-dir",
+                                   dir_.path().string(),
+                                   "-node",
+                                   "itest-node",
+                                   "-log-level",
+                                   "debug"};
+  for (auto& a : extra_args) args.push_back(std::move(a));
+  auto argv = CStrings(args);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir_.path() / "agent.out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir_.path() / "agent.err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> env_s = CurrentEnv();
+  auto envp = CStrings(env_s);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    ADD_FAILURE() << "failed to start " << args[0];
+    return;
+  }
+  pid_ = pid;
+  const fs::path ready = dir_.path() / "http.addr";
+  const bool up = testing::WaitFor(
+      [&] {
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          return true;
+        }
+        return fs::exists(ready);
+      },
+      std::chrono::seconds(30));
+  if (!up || pid_ < 0) {
+    ADD_FAILURE() << "agent did not start; log:\n" << log();
+    return;
+  }
+  std::string addr = testing::ReadFile(ready);
+  addr.erase(addr.find_last_not_of("\n") + 1);
+  address_ = addr;
+  auto parsed = cli::ParseAddress("http://" + address_);
+  http_ = cli::NewHttpClient(*parsed);
+}
+
+AgentProcess::~AgentProcess() {
+  if (pid_ > 0) Stop();
+  KillRemainingChildren();
+}
+
+int AgentProcess::Stop(std::chrono::seconds timeout) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  const bool exited = testing::WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+                                       timeout);
+  if (!exited) {
+    ADD_FAILURE() << "agent did not exit on SIGTERM; killing it";
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string AgentProcess::log() const { return testing::ReadFile(dir_.path() / "agent.err"); }
+
+codec::Json AgentProcess::Get(const std::string& path) {
+  auto r = http_->Do("GET", path);
+  EXPECT_TRUE(r.ok()) << path << ": " << r.status();
+  if (!r.ok()) return codec::Json();
+  auto j = codec::ParseJson(r->body);
+  EXPECT_TRUE(j.ok()) << path;
+  return j.ok() ? *j : codec::Json();
+}
+
+CliResult AgentProcess::Cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {testing::BinaryPath("drover").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = CurrentEnv();
+  env.push_back("NOMAD_ADDR=http://" + address_);
+  return RunProcess(argv, env);
+}
+
+std::string AgentProcess::WriteFile(const std::string& name, const std::string& content) {
+  const fs::path p = dir_.path() / name;
+  std::ofstream(p) << content;
+  return p.string();
+}
+
+}  // namespace drover::integration

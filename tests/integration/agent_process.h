@@ -1,0 +1,64 @@
+// A real `drover agent -dev` process for integration tests: own temp data dir, an
+// ephemeral loopback port (read from the agent's <data_dir>/http.addr ready-file), an
+// HTTP client, and a runner for CLI commands against it. The destructor stops the agent
+// and kills any process it left behind (the test process is a child subreaper, so task
+// processes orphaned by a crashed agent are re-parented to it and reaped here).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/http_client.h"
+#include "testing/test_util.h"
+
+namespace drover::integration {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class AgentProcess {
+ public:
+  // Starts the agent; check ok() before use.
+  explicit AgentProcess(std::vector<std::string> extra_args = {});
+  ~AgentProcess();
+  AgentProcess(const AgentProcess&) = delete;
+  AgentProcess& operator=(const AgentProcess&) = delete;
+
+  bool ok() const { return !address_.empty(); }
+  const std::string& address() const { return address_; }  // "127.0.0.1:NNNNN"
+  const std::filesystem::path& data_dir() const { return dir_.path(); }
+  std::string log() const;  // the agent's stderr so far
+  int pid() const { return pid_; }
+  cli::HttpClient& http() { return *http_; }
+
+  // GET returning parsed JSON (fails the calling test on error).
+  codec::Json Get(const std::string& path);
+  // Runs `drover <args...>` with NOMAD_ADDR pointing at this agent.
+  CliResult Cli(const std::vector<std::string>& args);
+  // Writes `content` to a file in the temp dir and returns its path.
+  std::string WriteFile(const std::string& name, const std::string& content);
+  // Sends SIGTERM and waits (up to `timeout`) for exit; returns the exit status.
+  int Stop(std::chrono::seconds timeout = std::chrono::seconds(30));
+
+ private:
+  testing::TempDir dir_;
+  int pid_ = -1;
+  std::string address_;
+  std::unique_ptr<cli::HttpClient> http_;
+};
+
+// Runs `argv` to completion, capturing stdout and stderr.
+CliResult RunProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
+// Makes this process a child subreaper and kills every direct child still alive
+// (used at teardown).
+void BecomeSubreaper();
+void KillRemainingChildren();
+
+}  // namespace drover::integration

@@ -1,0 +1,225 @@
+// End-to-end: a real `drover agent -dev` process, raw_exec tasks as real processes,
+// driven through the HTTP API and the `drover` CLI as a user would.
+#include <signal.h>
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/agent_process.h"
+
+namespace drover::integration {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+
+std::string RawExecJob(const std::string& id, const std::string& type, const std::string& script,
+                       const std::string& extra_group = "") {
+  codec::Json job = {
+      {"ID", id},
+      {"Type", type},
+      {"Datacenters", {"dc1"}},
+      {"TaskGroups",
+       {{{"Name", "g"},
+         {"Tasks",
+          {{{"Name", "t"},
+            {"Driver", "raw_exec"},
+            {"KillTimeout", 2'000'000'000},
+            {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
+            {"Resources", {{"CPU", 100}, {"MemoryMB", 32}}}}}}}}}};
+  if (!extra_group.empty()) {
+    auto extra = codec::ParseJson(extra_group);
+    for (auto& [k, v] : extra->items()) job["TaskGroups"][0][k] = v;
+  }
+  return codec::Dump(codec::Json{{"Job", job}});
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(agent_.ok()) << agent_.log(); }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- agent log ----\n" << agent_.log();
+  }
+
+  // Waits for the job's first allocation to reach `status`; returns it.
+  codec::Json WaitAlloc(const std::string& job, const std::string& status) {
+    codec::Json found;
+    const bool ok = testing::WaitFor(
+        [&] {
+          codec::Json allocs = agent_.Get("/v1/job/" + job + "/allocations");
+          if (allocs.empty()) return false;
+          found = agent_.Get("/v1/allocation/" + allocs[0]["ID"].get<std::string>());
+          return found["ClientStatus"] == status;
+        },
+        30s);
+    EXPECT_TRUE(ok) << "alloc of " << job << " never reached " << status << ": " << found.dump();
+    return found;
+  }
+
+  static std::vector<std::string> EventTypes(const codec::Json& alloc) {
+    std::vector<std::string> out;
+    for (const auto& e : alloc["TaskStates"]["t"]["Events"]) out.push_back(e["Type"]);
+    return out;
+  }
+
+  AgentProcess agent_;
+};
+
+TEST_F(AgentTest, BatchJobRunsToCompleteWithExitCodeZero) {
+  const std::string file = agent_.WriteFile("batch.json", RawExecJob("b1", "batch", "echo hi"));
+  CliResult run = agent_.Cli({"job", "run", file});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("Monitoring evaluation"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("finished with status \"complete\""), std::string::npos) << run.out;
+  codec::Json alloc = WaitAlloc("b1", "complete");
+  const codec::Json& events = alloc["TaskStates"]["t"]["Events"];
+  bool terminated_zero = false;
+  for (const auto& e : events) {
+    if (e["Type"] == "Terminated") terminated_zero = e["Details"]["exit_code"] == "0";
+  }
+  EXPECT_TRUE(terminated_zero) << events.dump();
+  EXPECT_EQ(alloc["TaskStates"]["t"]["State"], "dead");
+  EXPECT_EQ(alloc["TaskStates"]["t"]["Failed"], false);
+  // The task's stdout went to the alloc's log dir.
+  const std::string id = alloc["ID"];
+  EXPECT_TRUE(testing::WaitFor([&] {
+    return testing::ReadFile(agent_.data_dir() / "alloc" / id / "alloc" / "logs" / "t.stdout.0") ==
+           "hi\n";
+  }));
+  EXPECT_TRUE(testing::WaitFor([&] { return agent_.Get("/v1/job/b1")["Status"] == "dead"; }));
+  CliResult status = agent_.Cli({"job", "status", "b1"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("dead"), std::string::npos) << status.out;
+}
+
+TEST_F(AgentTest, ServiceJobRunsAndStopCompletesWithKillEvents) {
+  const std::string file = agent_.WriteFile(
+      "svc.json", RawExecJob("svc", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 600"));
+  CliResult run = agent_.Cli({"job", "run", file});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  codec::Json alloc = WaitAlloc("svc", "running");
+  const std::string id = alloc["ID"];
+  const auto pid_file = agent_.data_dir() / "alloc" / id / "alloc" / "pid";
+  ASSERT_TRUE(testing::WaitFor([&] { return !testing::ReadFile(pid_file).empty(); }));
+  const int pid = std::stoi(testing::ReadFile(pid_file));
+  EXPECT_EQ(kill(pid, 0), 0);
+  EXPECT_EQ(agent_.Get("/v1/job/svc")["Status"], "running");
+  CliResult status = agent_.Cli({"job", "status", "svc"});
+  EXPECT_NE(status.out.find("running"), std::string::npos) << status.out;
+
+  CliResult stop = agent_.Cli({"job", "stop", "svc"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.out << stop.err;
+  alloc = WaitAlloc("svc", "complete");
+  const auto types = EventTypes(alloc);
+  EXPECT_NE(std::find(types.begin(), types.end(), "Killing"), types.end());
+  EXPECT_EQ(types.back(), "Killed");
+  EXPECT_TRUE(testing::WaitFor([&] { return kill(pid, 0) != 0; }));
+  EXPECT_EQ(alloc["DesiredStatus"], "stop");
+}
+
+TEST_F(AgentTest, MissingCommandFailsAllocWithReasonInAllocStatus) {
+  codec::Json job = *codec::ParseJson(RawExecJob("broken", "service", ""));
+  job["Job"]["TaskGroups"][0]["Tasks"][0]["Config"] = {{"command", "/no/such/binary"}};
+  const std::string file = agent_.WriteFile("broken.json", codec::Dump(job));
+  CliResult run = agent_.Cli({"job", "run", file});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  codec::Json alloc = WaitAlloc("broken", "failed");
+  const auto types = EventTypes(alloc);
+  EXPECT_NE(std::find(types.begin(), types.end(), "Driver Failure"), types.end());
+  EXPECT_EQ(types.back(), "Not Restarting");
+  CliResult status = agent_.Cli({"alloc", "status", alloc["ID"].get<std::string>().substr(0, 8)});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("failed"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("Driver Failure"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("No such file or directory"), std::string::npos) << status.out;
+}
+
+TEST_F(AgentTest, BadInputGetsClearErrorsAndAgentKeepsServing) {
+  auto put = [&](const std::string& path, const std::string& body) {
+    return agent_.http().Do("PUT", path, body).status();
+  };
+  absl::Status s = put("/v1/jobs", "{not json");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("400"), std::string::npos) << s;
+  s = put("/v1/jobs", R"({"Nope": {}})");
+  EXPECT_NE(s.message().find("Job must be specified"), std::string::npos) << s;
+  s = put("/v1/job/other", RawExecJob("mine", "batch", "true"));
+  EXPECT_NE(s.message().find("Job ID does not match name"), std::string::npos) << s;
+  s = put("/v1/jobs", R"({"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}})");
+  EXPECT_NE(s.message().find("500"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("Missing task driver"), std::string::npos) << s;
+
+  // Unknown driver: accepted, but nothing can place it; `job run` says why, exit 2.
+  codec::Json docker = *codec::ParseJson(RawExecJob("dock", "service", "true"));
+  docker["Job"]["TaskGroups"][0]["Tasks"][0]["Driver"] = "docker";
+  CliResult run = agent_.Cli({"job", "run", agent_.WriteFile("dock.json", codec::Dump(docker))});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.out.find("missing drivers"), std::string::npos) << run.out;
+
+  // A constraint no node meets.
+  codec::Json win = *codec::ParseJson(RawExecJob("win", "service", "true"));
+  win["Job"]["Constraints"] = {{{"LTarget", "${attr.kernel.name}"}, {"RTarget", "windows"},
+                                {"Operand", "="}}};
+  run = agent_.Cli({"job", "run", agent_.WriteFile("win.json", codec::Dump(win))});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.out.find("${attr.kernel.name} = windows"), std::string::npos) << run.out;
+
+  // A static port that another allocation already holds.
+  const std::string net = R"({"Networks": [{"ReservedPorts": [{"Label": "http", "Value": 29999}]}]})";
+  run = agent_.Cli({"job", "run", "-detach",
+                    agent_.WriteFile("p1.json", RawExecJob("p1", "service", "exec sleep 600", net))});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  run = agent_.Cli({"job", "run",
+                    agent_.WriteFile("p2.json", RawExecJob("p2", "service", "exec sleep 600", net))});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.out.find("reserved port collision http=29999"), std::string::npos) << run.out;
+
+  // Unknown objects.
+  CliResult status = agent_.Cli({"job", "status", "no-such-job"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("No job(s) with prefix or id \"no-such-job\" found"), std::string::npos)
+      << status.err;
+  status = agent_.Cli({"alloc", "status", "ffffffff"});
+  EXPECT_EQ(status.exit_code, 1);
+
+  // Still serving.
+  EXPECT_EQ(agent_.Get("/v1/agent/health")["server"]["ok"], true);
+}
+
+TEST_F(AgentTest, BlockingQueryOverHttpWakesOnChange) {
+  auto first = agent_.http().Do("GET", "/v1/jobs");
+  ASSERT_TRUE(first.ok());
+  const uint64_t index = first->index;
+  ASSERT_GT(index, 0u);
+  // Whether the write lands before or during the blocking read, the read must answer
+  // with a newer index (the unit tests check that it really waits).
+  std::thread writer([&] {
+    auto r = cli::NewHttpClient(*cli::ParseAddress("http://" + agent_.address()))
+                 ->Do("PUT", "/v1/jobs", RawExecJob("late", "batch", "true"));
+    EXPECT_TRUE(r.ok()) << r.status();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto blocked = agent_.http().Do("GET", "/v1/jobs?index=" + std::to_string(index) + "&wait=30s");
+  writer.join();
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  EXPECT_GT(blocked->index, index);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  EXPECT_EQ(blocked->headers.at("x-nomad-knownleader"), "true");
+}
+
+TEST(AgentStartupTest, PortAlreadyTakenFailsWithClearError) {
+  AgentProcess first;
+  ASSERT_TRUE(first.ok()) << first.log();
+  const std::string port = first.address().substr(first.address().rfind(':') + 1);
+  testing::TempDir dir;
+  CliResult second = RunProcess({testing::BinaryPath("drover").string(), "agent", "-dev",
+                                 "-http-port", port, "-data-dir", dir.path().string()},
+                                {});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("Address already in use"), std::string::npos) << second.err;
+}
+
+}  // namespace
+}  // namespace drover::integration
