@@ -1,0 +1,60 @@
+// drover agent: validate the flags into an AgentConfig and run the agent in this process.
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+
+#include "agent/agent.h"
+
+namespace drover::cli {
+
+absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options) {
+  if (!options.dev && options.data_dir.empty()) {
+    return absl::InvalidArgumentError("Must specify either a data directory or -dev");
+  }
+  agent::AgentConfig config;
+  config.dev_mode = options.dev;
+  config.data_dir = options.data_dir;
+  if (!options.bind.empty()) {
+    config.bind_addr = options.bind;
+  }
+  if (options.http_port >= 0) {
+    if (options.http_port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid -http-port ", options.http_port, ": must be 0-65535"));
+    }
+    config.http_port = options.http_port;
+  }
+  if (!options.node.empty()) {
+    config.node_name = options.node;
+  }
+  if (!options.log_level.empty()) {
+    const std::string level = absl::AsciiStrToLower(options.log_level);
+    if (level != "trace" && level != "debug" && level != "info" && level != "warn" &&
+        level != "error" && level != "off") {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid log level: ", options.log_level));
+    }
+    config.log_level = level;
+  }
+  if (!options.region.empty()) {
+    config.region = options.region;
+  }
+  if (!options.datacenter.empty()) {
+    config.datacenter = options.datacenter;
+  }
+  return config;
+}
+
+int RunAgentCommand(const AgentOptions& options, Ui& ui,
+                    const std::function<int(const agent::AgentConfig&)>& run_agent) {
+  absl::StatusOr<agent::AgentConfig> config = BuildAgentConfig(options);
+  if (!config.ok()) {
+    ui.Error(std::string(config.status().message()));
+    return kExitError;
+  }
+  return run_agent(*config);
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,224 @@
+#include "cli/cli.h"
+
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/http_client.h"
+#include "cli/ui.h"
+#include "cli/url.h"
+#include <CLI/CLI.hpp>
+
+namespace drover::cli {
+
+namespace {
+
+constexpr char kUsage[] = R"(Usage: drover [-version] [-help] <command> [<args>]
+
+Common commands:
+    job        Interact with jobs
+    alloc      Interact with allocations
+    node       Interact with nodes
+    agent      Runs a Drover agent
+    version    Prints the Drover version)";
+
+// Flags every command that talks to the agent accepts.
+struct ApiFlags {
+  std::string address;
+  std::string token;
+};
+
+void AddApiFlags(CLI::App* command, ApiFlags* flags) {
+  command->add_option(
+      "--address", flags->address,
+      "Address of the Drover agent (default: $NOMAD_ADDR or " + std::string(kDefaultAddress) + ")");
+  command->add_option("--token", flags->token, "ACL token (default: $NOMAD_TOKEN)");
+}
+
+int WithClient(const ApiFlags& flags, const Dependencies& deps, Ui& ui,
+               const std::function<int(HttpClient&, Ui&)>& command) {
+  const std::string env_addr = deps.getenv("NOMAD_ADDR");
+  absl::StatusOr<Address> address = ParseAddress(ChooseAddress(flags.address, env_addr.c_str()));
+  if (!address.ok()) {
+    ui.Error(absl::StrCat("Error initializing client: ", address.status().message()));
+    return kExitError;
+  }
+  std::string token = flags.token.empty() ? deps.getenv("NOMAD_TOKEN") : flags.token;
+  std::unique_ptr<HttpClient> client = deps.new_client(*std::move(address), std::move(token));
+  return command(*client, ui);
+}
+
+// The deepest subcommand the parser got to, for error usage.
+const CLI::App* SelectedCommand(const CLI::App& app) {
+  const CLI::App* current = &app;
+  while (true) {
+    std::vector<CLI::App*> subs = current->get_subcommands();
+    if (subs.empty()) {
+      return current;
+    }
+    current = subs.front();
+  }
+}
+
+int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,
+                 std::ostream& out, std::ostream& err) {
+  CLI::App app{"Drover: a Nomad-compatible workload orchestrator", "drover"};
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version,-v", show_version, "Print the version and exit");
+
+  std::function<int()> action;
+  ApiFlags api;
+
+  // drover agent
+  AgentOptions agent_options;
+  CLI::App* agent = app.add_subcommand("agent", "Runs a Drover agent");
+  agent->add_flag("--dev", agent_options.dev, "Development mode: server and client in one agent");
+  agent->add_option("--bind", agent_options.bind, "Address to bind the HTTP API to");
+  agent->add_option("--http-port", agent_options.http_port, "HTTP API port (0 picks a free one)");
+  agent->add_option("--data-dir", agent_options.data_dir, "Directory for agent state");
+  agent->add_option("--node", agent_options.node, "Node name (default: the host name)");
+  agent->add_option("--log-level", agent_options.log_level, "trace, debug, info, warn or error");
+  agent->add_option("--region", agent_options.region, "Region (default: global)");
+  agent->add_option("--dc", agent_options.datacenter, "Datacenter (default: dc1)");
+  agent->callback(
+      [&] { action = [&] { return RunAgentCommand(agent_options, ui, deps.run_agent); }; });
+
+  // drover job ...
+  CLI::App* job = app.add_subcommand("job", "Interact with jobs");
+  job->require_subcommand(1);
+
+  JobRunOptions run_options;
+  CLI::App* run = job->add_subcommand("run", "Run a new job or update an existing job");
+  run->add_flag("--detach", run_options.detach, "Return right after registering the job");
+  run->add_flag("--verbose", run_options.verbose, "Print full IDs");
+  run->add_flag("--json", run_options.json, "The job file is JSON whatever its name");
+  run->add_option("file", run_options.file, "Job file in JSON (\"-\" reads stdin)")->required();
+  AddApiFlags(run, &api);
+  run->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunJobRun(run_options, c, u); });
+    };
+  });
+
+  JobStatusOptions status_options;
+  CLI::App* status = job->add_subcommand("status", "Display status information about a job");
+  status->add_flag("--short", status_options.short_output, "Only the job's basic information");
+  status->add_flag("--verbose", status_options.verbose, "Full IDs and absolute times");
+  status->add_flag("--evals", status_options.evals, "Show the job's evaluations");
+  status->add_flag("--all-allocs", status_options.all_allocs,
+                   "Allocations of every version of the job");
+  status->add_option("id", status_options.id, "Job ID or prefix (omit to list jobs)");
+  AddApiFlags(status, &api);
+  status->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunJobStatus(status_options, c, u); });
+    };
+  });
+
+  JobStopOptions stop_options;
+  CLI::App* stop = job->add_subcommand("stop", "Stop a running job");
+  stop->add_flag("--purge", stop_options.purge, "Purge the job from the system");
+  stop->add_flag("--detach", stop_options.detach, "Print the evaluation ID and return");
+  stop->add_flag("--yes,-y", stop_options.yes, "Do not ask for confirmation");
+  stop->add_flag("--verbose", stop_options.verbose, "Print full IDs");
+  stop->add_option("id", stop_options.id, "Job ID or prefix")->required();
+  AddApiFlags(stop, &api);
+  stop->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunJobStop(stop_options, c, u); });
+    };
+  });
+
+  // drover alloc status
+  CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
+  alloc->require_subcommand(1);
+  AllocStatusOptions alloc_options;
+  CLI::App* alloc_status =
+      alloc->add_subcommand("status", "Display allocation status information and metadata");
+  alloc_status->add_flag("--short", alloc_options.short_output, "Tasks as a short table");
+  alloc_status->add_flag("--verbose", alloc_options.verbose, "Full IDs and absolute times");
+  alloc_status->add_option("id", alloc_options.id, "Allocation ID or prefix")->required();
+  AddApiFlags(alloc_status, &api);
+  alloc_status->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunAllocStatus(alloc_options, c, u); });
+    };
+  });
+
+  // drover node status
+  CLI::App* node = app.add_subcommand("node", "Interact with nodes");
+  node->require_subcommand(1);
+  NodeStatusOptions node_options;
+  CLI::App* node_status = node->add_subcommand("status", "Display status information about nodes");
+  node_status->add_flag("--verbose", node_options.verbose, "Full IDs, drivers and attributes");
+  node_status->add_option("id", node_options.id, "Node ID or prefix (omit to list nodes)");
+  AddApiFlags(node_status, &api);
+  node_status->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunNodeStatus(node_options, c, u); });
+    };
+  });
+
+  // drover version
+  CLI::App* version = app.add_subcommand("version", "Prints the Drover version");
+  version->callback([&] { action = [&] { return RunVersion(ui); }; });
+
+  std::vector<std::string> normalized = NormalizeArgs(args);
+  std::vector<const char*> argv;
+  argv.reserve(normalized.size());
+  for (const std::string& arg : normalized) {
+    argv.push_back(arg.c_str());
+  }
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    out << app.help() << std::flush;
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* selected = SelectedCommand(app);
+    err << "Error: " << e.what() << "\n\n";
+    if (selected == &app) {
+      err << kUsage << std::endl;
+    } else {
+      err << app.help() << std::flush;
+    }
+    return kExitError;
+  }
+
+  if (show_version && !action) {
+    return RunVersion(ui);
+  }
+  if (!action) {
+    err << kUsage << std::endl;
+    return kExitError;
+  }
+  return action();
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+        std::ostream& err, const Dependencies& deps) {
+  Ui ui(in, out, err, deps.now);
+  try {
+    return RunUnchecked(args, deps, ui, out, err);
+  } catch (const std::exception& e) {
+    err << "Error: internal error: " << e.what() << std::endl;
+    return kExitError;
+  }
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,85 @@
+// The subcommands. cli.cc maps flags onto these option structs and calls the Run*
+// function, whose result is the process exit code (0 ok, 1 error, 2 placement failures
+// after a monitored evaluation). Run* print through `ui` and never throw.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cli/exit_codes.h"
+#include "cli/http_client.h"
+#include "cli/ui.h"
+
+#include "agent/agent.h"
+
+namespace drover::cli {
+
+// drover job run [-detach] [-verbose] [-json] FILE ("-" reads stdin).
+struct JobRunOptions {
+  std::string file;
+  bool detach = false;
+  bool verbose = false;
+  bool json = false;  // the file is JSON whatever its name
+};
+int RunJobRun(const JobRunOptions& options, HttpClient& client, Ui& ui);
+
+// drover job status [-short] [-verbose] [-evals] [-all-allocs] [ID].
+struct JobStatusOptions {
+  std::string id;
+  bool short_output = false;
+  bool verbose = false;
+  bool evals = false;
+  bool all_allocs = false;
+};
+int RunJobStatus(const JobStatusOptions& options, HttpClient& client, Ui& ui);
+
+// drover job stop [-purge] [-detach] [-yes] [-verbose] ID.
+struct JobStopOptions {
+  std::string id;
+  bool purge = false;
+  bool detach = false;
+  bool yes = false;
+  bool verbose = false;
+};
+int RunJobStop(const JobStopOptions& options, HttpClient& client, Ui& ui);
+
+// drover alloc status [-short] [-verbose] ALLOC_ID.
+struct AllocStatusOptions {
+  std::string id;
+  bool short_output = false;
+  bool verbose = false;
+};
+int RunAllocStatus(const AllocStatusOptions& options, HttpClient& client, Ui& ui);
+
+// drover node status [-verbose] [ID].
+struct NodeStatusOptions {
+  std::string id;
+  bool verbose = false;
+};
+int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
+
+// drover agent -dev | -data-dir DIR [...]. Unset strings/ports keep AgentConfig's
+// defaults.
+struct AgentOptions {
+  bool dev = false;
+  std::string bind;
+  int http_port = -1;
+  std::string data_dir;
+  std::string node;
+  std::string log_level;
+  std::string region;
+  std::string datacenter;
+};
+// InvalidArgument: neither -dev nor -data-dir, a bad -http-port or -log-level.
+absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options);
+// Validates the options and hands the config to `run_agent` (agent::RunAgent in the
+// binary), whose result is the exit code.
+int RunAgentCommand(const AgentOptions& options, Ui& ui,
+                    const std::function<int(const agent::AgentConfig&)>& run_agent);
+
+// "Drover v0.1.0".
+std::string VersionString();
+int RunVersion(Ui& ui);
+
+}  // namespace drover::cli

@@ -1,0 +1,468 @@
+// The commands against a scripted agent (FakeHttpClient): requests made and exact output.
+#include "cli/commands.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cli/fake_http_client.h"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "common/clock.h"
+#include "model/allocation.h"
+#include "model/evaluation.h"
+#include "model/job.h"
+#include "model/node.h"
+#include "testing/test_util.h"
+
+namespace drover::cli {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kT0 = 1796007212 * kSecond;  // 2026-11-30T02:53:32Z
+const std::string kAllocId = "a1b2c3d4-1111-2222-3333-444444444444";
+const std::string kNodeId = "12345678-aaaa-bbbb-cccc-dddddddddddd";
+const std::string kEvalId = "5e2c6f8d-0000-0000-0000-000000000000";
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  CommandsTest() : ui_(in_, out_, err_, [] { return common::FromUnixNanos(kT0); }) {
+    // FormatTime prints local time; pin the zone so expectations hold anywhere.
+    setenv("TZ", "UTC", 1);  // NOLINT(concurrency-mt-unsafe): single-threaded test
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = (dir_.path() / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static model::Job Job() {
+    model::Job job;
+    job.id = "hello";
+    job.name = "hello";
+    job.namespace_ = "default";
+    job.type = "service";
+    job.priority = 50;
+    job.datacenters = {"dc1"};
+    job.node_pool = "default";
+    job.status = "running";
+    job.submit_time = kT0 - 60 * kSecond;
+    job.version = 1;
+    model::TaskGroup group;
+    group.name = "web";
+    group.count = 1;
+    model::Task task;
+    task.name = "server";
+    task.driver = "raw_exec";
+    group.tasks.push_back(task);
+    model::Task init;
+    init.name = "init";
+    init.driver = "raw_exec";
+    init.lifecycle = model::Lifecycle{"prestart", false};
+    group.tasks.push_back(init);
+    job.task_groups.push_back(group);
+    return job;
+  }
+
+  static model::Allocation Alloc() {
+    model::Allocation a;
+    a.id = kAllocId;
+    a.namespace_ = "default";
+    a.eval_id = kEvalId;
+    a.name = "hello.web[0]";
+    a.node_id = kNodeId;
+    a.node_name = "laptop";
+    a.job_id = "hello";
+    a.job = std::make_shared<model::Job>(Job());
+    a.task_group = "web";
+    a.desired_status = "run";
+    a.client_status = "running";
+    a.client_description = "Tasks are running";
+    a.create_index = 12;
+    a.create_time = kT0 - 70 * kSecond;
+    a.modify_time = kT0 - 10 * kSecond;
+    model::AllocatedTaskResources res;
+    res.cpu_shares = 100;
+    res.memory_mb = 300;
+    a.allocated_resources.tasks["server"] = res;
+    a.allocated_resources.tasks["init"] = res;
+    a.allocated_resources.shared.disk_mb = 300;
+    model::TaskState server;
+    server.state = "running";
+    server.started_at = common::FromUnixNanos(kT0 - 65 * kSecond);
+    server.AppendEvent(model::TaskEvent("Received", common::FromUnixNanos(kT0 - 69 * kSecond))
+                           .SetDisplayMessage("Task received by client"));
+    server.AppendEvent(model::TaskEvent("Started", common::FromUnixNanos(kT0 - 65 * kSecond))
+                           .SetDisplayMessage("Task started by client"));
+    a.task_states["server"] = server;
+    model::TaskState init;
+    init.state = "dead";
+    a.task_states["init"] = init;
+    return a;
+  }
+
+  testing::TempDir dir_;
+  std::istringstream in_;
+  std::ostringstream out_;
+  std::ostringstream err_;
+  Ui ui_;
+  FakeHttpClient client_;
+};
+
+TEST_F(CommandsTest, JobRunDetachWrapsABareJob) {
+  const std::string file = WriteFile("job.json", R"({"ID": "hello", "Type": "batch"})");
+  client_.AddJson("PUT", "/v1/jobs", R"({"EvalID":"ev1","Warnings":"","JobModifyIndex":3})");
+  EXPECT_EQ(RunJobRun({.file = file, .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "Job registration successful\nEvaluation ID: ev1\n");
+  ASSERT_EQ(client_.requests().size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(client_.requests()[0].body),
+            nlohmann::json::parse(R"({"Job": {"ID": "hello", "Type": "batch"}})"));
+}
+
+TEST_F(CommandsTest, JobRunPassesAWrappedJobThroughAndPrintsWarnings) {
+  const std::string file = WriteFile("job.json", R"({"Job": {"ID": "hello", "Meta": {"a": "b"}}})");
+  client_.AddJson("PUT", "/v1/jobs", R"({"EvalID":"ev1","Warnings":"1 warning: x"})");
+  EXPECT_EQ(RunJobRun({.file = file, .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "Job Warnings:\n1 warning: x\n\nJob registration successful\nEvaluation ID: ev1\n");
+  EXPECT_EQ(nlohmann::json::parse(client_.requests()[0].body),
+            nlohmann::json::parse(R"({"Job": {"ID": "hello", "Meta": {"a": "b"}}})"));
+}
+
+TEST_F(CommandsTest, JobRunRejectsHclWithoutCallingTheAgent) {
+  EXPECT_EQ(RunJobRun({.file = "example.nomad"}, client_, ui_), kExitError);
+  EXPECT_EQ(RunJobRun({.file = "example.nomad.hcl"}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(),
+            "Error: HCL job files are not supported yet; use the JSON form\n"
+            "Error: HCL job files are not supported yet; use the JSON form\n");
+  EXPECT_TRUE(client_.requests().empty());
+}
+
+TEST_F(CommandsTest, JobRunReportsFileAndServerErrors) {
+  EXPECT_EQ(RunJobRun({.file = (dir_.path() / "missing.json").string()}, client_, ui_), kExitError);
+  EXPECT_NE(err_.str().find("Error getting job struct: "), std::string::npos);
+  EXPECT_NE(err_.str().find("no such file or directory"), std::string::npos);
+
+  err_.str("");
+  EXPECT_EQ(RunJobRun({.file = WriteFile("bad.json", "{nope")}, client_, ui_), kExitError);
+  EXPECT_NE(err_.str().find("Error getting job struct: Failed to parse JSON"), std::string::npos);
+
+  err_.str("");
+  client_.Add("PUT", "/v1/jobs", 500, "1 error occurred:\n\t* Missing job datacenters\n\n");
+  EXPECT_EQ(RunJobRun({.file = WriteFile("j.json", R"({"ID":"x"})")}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(),
+            "Error submitting job: Unexpected response code: 500 (1 error occurred:\n\t* Missing "
+            "job datacenters)\n");
+}
+
+TEST_F(CommandsTest, JobRunMonitorsTheEvaluation) {
+  const std::string file = WriteFile("job.json", R"({"Job": {"ID": "hello"}})");
+  client_.AddJson("PUT", "/v1/jobs", absl::StrCat(R"({"EvalID":")", kEvalId, R"("})"));
+  model::Evaluation e;
+  e.id = kEvalId;
+  e.job_id = "hello";
+  e.status = "complete";
+  e.create_index = 11;
+  client_.AddJson("GET", "/v1/evaluation/" + kEvalId, codec::Dump(codec::ToJson(e)));
+  client_.AddJson("GET", "/v1/evaluation/" + kEvalId + "/allocations",
+                  codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
+  EXPECT_EQ(RunJobRun({.file = file}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "==> 2026-11-30T02:53:32Z: Monitoring evaluation \"5e2c6f8d\"\n"
+            "    2026-11-30T02:53:32Z: Evaluation triggered by job \"hello\"\n"
+            "    2026-11-30T02:53:32Z: Allocation \"a1b2c3d4\" created: node \"12345678\", group "
+            "\"web\"\n"
+            "    2026-11-30T02:53:32Z: Evaluation status changed: \"pending\" -> \"complete\"\n"
+            "==> 2026-11-30T02:53:32Z: Evaluation \"5e2c6f8d\" finished with status "
+            "\"complete\"\n");
+}
+
+TEST_F(CommandsTest, JobStatusListsJobs) {
+  client_.AddJson("GET", "/v1/jobs", "[]");
+  EXPECT_EQ(RunJobStatus({}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "No running jobs\n");
+
+  FakeHttpClient client;
+  client.AddJson("GET", "/v1/jobs",
+                 codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  out_.str("");
+  EXPECT_EQ(RunJobStatus({}, client, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "ID     Type     Priority  Status   Submit Date\n"
+            "hello  service  50        running  2026-11-30T02:52:32Z\n");
+}
+
+TEST_F(CommandsTest, JobStatusShowsOneJob) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hel",
+                  codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  client_.AddJson("GET", "/v1/job/hello", codec::Dump(codec::ToJson(Job())));
+  model::JobSummary summary;
+  summary.job_id = "hello";
+  summary.summary["web"].running = 1;
+  client_.AddJson("GET", "/v1/job/hello/summary", codec::Dump(codec::ToJson(summary)));
+  client_.AddJson("GET", "/v1/job/hello/allocations",
+                  codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
+  client_.AddJson("GET", "/v1/job/hello/evaluations", "[]");
+  EXPECT_EQ(RunJobStatus({.id = "hel"}, client_, ui_), kExitOk);
+  EXPECT_EQ(err_.str(), "");
+  EXPECT_EQ(out_.str(),
+            "ID            = hello\n"
+            "Name          = hello\n"
+            "Submit Date   = 2026-11-30T02:52:32Z\n"
+            "Type          = service\n"
+            "Priority      = 50\n"
+            "Datacenters   = dc1\n"
+            "Namespace     = default\n"
+            "Node Pool     = default\n"
+            "Status        = running\n"
+            "Periodic      = false\n"
+            "Parameterized = false\n"
+            "\n"
+            "Summary\n"
+            "Task Group  Queued  Starting  Running  Failed  Complete  Lost  Unknown\n"
+            "web         0       0         1        0       0         0     0\n"
+            "\n"
+            "Allocations\n"
+            "ID        Node ID   Task Group  Version  Desired  Status   Created    Modified\n"
+            "a1b2c3d4  12345678  web         1        run      running  1m10s ago  10s ago\n");
+}
+
+TEST_F(CommandsTest, JobStatusShowsPlacementFailuresOfTheLatestEval) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hello",
+                  codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  client_.AddJson("GET", "/v1/job/hello", codec::Dump(codec::ToJson(Job())));
+  client_.AddJson("GET", "/v1/job/hello/summary", "null");
+  client_.AddJson("GET", "/v1/job/hello/allocations", "[]");
+  model::Evaluation e;
+  e.id = kEvalId;
+  e.status = "complete";
+  e.create_index = 4;
+  model::AllocMetric m;
+  m.nodes_evaluated = 1;
+  m.nodes_exhausted = 1;
+  m.dimension_exhausted = {{"memory", 1}};
+  e.failed_tg_allocs["web"] = m;
+  client_.AddJson("GET", "/v1/job/hello/evaluations",
+                  codec::Dump(nlohmann::json::array({codec::ToJson(e)})));
+  EXPECT_EQ(RunJobStatus({.id = "hello", .evals = true}, client_, ui_), kExitOk);
+  const std::string out = out_.str();
+  EXPECT_NE(out.find("\nEvaluations\n"
+                     "ID        Priority  Triggered By  Status    Placement Failures\n"
+                     "5e2c6f8d  0         <none>        complete  true\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nPlacement Failure\n"
+                     "Task Group \"web\":\n"
+                     "  * Resources exhausted on 1 nodes\n"
+                     "  * Dimension \"memory\" exhausted on 1 nodes\n"
+                     "\nAllocations\nNo allocations placed\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(CommandsTest, JobStatusShortStopsAfterTheHeader) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hello",
+                  codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  client_.AddJson("GET", "/v1/job/hello", codec::Dump(codec::ToJson(Job())));
+  EXPECT_EQ(RunJobStatus({.id = "hello", .short_output = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str().find("Summary"), std::string::npos);
+  EXPECT_EQ(client_.requests().size(), 2u);
+}
+
+TEST_F(CommandsTest, JobStatusPrefixErrors) {
+  client_.AddJson("GET", "/v1/jobs?prefix=nope", "[]");
+  EXPECT_EQ(RunJobStatus({.id = "nope"}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(), "No job(s) with prefix or id \"nope\" found\n");
+
+  model::Job a = Job();
+  a.id = "web-a";
+  model::Job b = Job();
+  b.id = "web-b";
+  client_.AddJson("GET", "/v1/jobs?prefix=web",
+                  codec::Dump(nlohmann::json::array(
+                      {codec::JobStubJson(a, nullptr), codec::JobStubJson(b, nullptr)})));
+  err_.str("");
+  EXPECT_EQ(RunJobStatus({.id = "web"}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(),
+            "Prefix matched multiple jobs\n\n"
+            "ID     Type     Priority  Status   Submit Date\n"
+            "web-a  service  50        running  2026-11-30T02:52:32Z\n"
+            "web-b  service  50        running  2026-11-30T02:52:32Z\n");
+}
+
+TEST_F(CommandsTest, JobStopPurgesAndDetaches) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hello",
+                  codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  client_.AddJson("DELETE", "/v1/job/hello?purge=true", R"({"EvalID":"ev9"})");
+  EXPECT_EQ(RunJobStop({.id = "hello", .purge = true, .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "ev9\n");
+}
+
+TEST_F(CommandsTest, JobStopAsksBeforeStoppingAPrefixMatch) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hel",
+                  codec::Dump(nlohmann::json::array({codec::JobStubJson(Job(), nullptr)})));
+  in_.str("n\n");
+  EXPECT_EQ(RunJobStop({.id = "hel", .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "Are you sure you want to stop job \"hello\"? [y/N] Cancelling job stop\n");
+  EXPECT_EQ(client_.requests().size(), 1u);
+}
+
+TEST_F(CommandsTest, AllocStatusShowsTasksAndEvents) {
+  client_.AddJson("GET", "/v1/allocations?prefix=a1b2",
+                  codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
+  client_.AddJson("GET", "/v1/allocation/" + kAllocId, codec::Dump(codec::ToJson(Alloc())));
+  EXPECT_EQ(RunAllocStatus({.id = "a1b2"}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "ID                  = a1b2c3d4-1111-2222-3333-444444444444\n"
+            "Eval ID             = 5e2c6f8d\n"
+            "Name                = hello.web[0]\n"
+            "Node ID             = 12345678\n"
+            "Node Name           = laptop\n"
+            "Job ID              = hello\n"
+            "Job Version         = 1\n"
+            "Client Status       = running\n"
+            "Client Description  = Tasks are running\n"
+            "Desired Status      = run\n"
+            "Desired Description = <none>\n"
+            "Created             = 1m10s ago\n"
+            "Modified            = 10s ago\n"
+            "\n"
+            "Task \"init\" (prestart) is \"dead\"\n"
+            "Task Resources:\n"
+            "CPU      Memory   Disk     Addresses\n"
+            "100 MHz  300 MiB  300 MiB  \n"
+            "\n"
+            "Task Events:\n"
+            "Started At     = N/A\n"
+            "Finished At    = N/A\n"
+            "Total Restarts = 0\n"
+            "Last Restart   = N/A\n"
+            "\n"
+            "Recent Events:\n"
+            "Time  Type  Description\n"
+            "\n"
+            "Task \"server\" is \"running\"\n"
+            "Task Resources:\n"
+            "CPU      Memory   Disk     Addresses\n"
+            "100 MHz  300 MiB  300 MiB  \n"
+            "\n"
+            "Task Events:\n"
+            "Started At     = 2026-11-30T02:52:27Z\n"
+            "Finished At    = N/A\n"
+            "Total Restarts = 0\n"
+            "Last Restart   = N/A\n"
+            "\n"
+            "Recent Events:\n"
+            "Time                  Type      Description\n"
+            "2026-11-30T02:52:27Z  Started   Task started by client\n"
+            "2026-11-30T02:52:23Z  Received  Task received by client\n");
+}
+
+TEST_F(CommandsTest, AllocStatusUsesLiveStatsWhenAvailable) {
+  client_.AddJson("GET", "/v1/allocations?prefix=" + kAllocId,
+                  codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
+  client_.AddJson("GET", "/v1/allocation/" + kAllocId, codec::Dump(codec::ToJson(Alloc())));
+  client_.AddJson("GET", "/v1/client/allocation/" + kAllocId + "/stats",
+                  R"({"Tasks": {"server": {"ResourceUsage": {
+                        "CpuStats": {"TotalTicks": 12.7},
+                        "MemoryStats": {"RSS": 1153434}}}}})");
+  EXPECT_EQ(RunAllocStatus({.id = kAllocId}, client_, ui_), kExitOk);
+  EXPECT_NE(out_.str().find("CPU         Memory           Disk     Addresses\n"
+                            "12/100 MHz  1.1 MiB/300 MiB  300 MiB  \n"),
+            std::string::npos)
+      << out_.str();
+}
+
+TEST_F(CommandsTest, AllocStatusShort) {
+  client_.AddJson("GET", "/v1/allocations?prefix=a1b2",
+                  codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
+  client_.AddJson("GET", "/v1/allocation/" + kAllocId, codec::Dump(codec::ToJson(Alloc())));
+  EXPECT_EQ(RunAllocStatus({.id = "a1b2", .short_output = true}, client_, ui_), kExitOk);
+  EXPECT_NE(out_.str().find("\nTasks\n"
+                            "Name    State    Last Event  Time                  Lifecycle\n"
+                            "init    dead     <none>      <none>                prestart\n"
+                            "server  running  Started     2026-11-30T02:52:27Z  main\n"),
+            std::string::npos)
+      << out_.str();
+}
+
+TEST_F(CommandsTest, AllocStatusPrefixErrors) {
+  EXPECT_EQ(RunAllocStatus({.id = "a"}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(), "Identifier must contain at least two characters.\n");
+  client_.AddJson("GET", "/v1/allocations?prefix=ffff", "[]");
+  err_.str("");
+  EXPECT_EQ(RunAllocStatus({.id = "ffff"}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(), "No allocation(s) with prefix or id \"ffff\" found\n");
+}
+
+TEST_F(CommandsTest, NodeStatusListAndDetail) {
+  model::Node node;
+  node.id = kNodeId;
+  node.name = "laptop";
+  node.datacenter = "dc1";
+  node.status = "ready";
+  node.node_resources.cpu_shares = 4000;
+  node.node_resources.memory_mb = 8192;
+  node.node_resources.disk_mb = 10240;
+  node.drivers["raw_exec"] = model::DriverInfo{{}, true, true, "Healthy", {}};
+  node.drivers["mock"] = model::DriverInfo{{}, true, true, "Healthy", {}};
+  node.drivers["exec"] = model::DriverInfo{{}, false, false, "", {}};
+  client_.AddJson("GET", "/v1/nodes",
+                  codec::Dump(nlohmann::json::array({codec::NodeStubJson(node)})));
+  EXPECT_EQ(RunNodeStatus({}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "ID        Node Pool  DC   Name    Class   Drain  Eligibility  Status\n"
+            "12345678  default    dc1  laptop  <none>  false  eligible     ready\n");
+
+  out_.str("");
+  client_.AddJson("GET", "/v1/nodes?prefix=1234",
+                  codec::Dump(nlohmann::json::array({codec::NodeStubJson(node)})));
+  client_.AddJson("GET", "/v1/node/" + kNodeId, codec::Dump(codec::ToJson(node)));
+  client_.AddJson("GET", "/v1/node/" + kNodeId + "/allocations",
+                  codec::Dump(nlohmann::json::array({codec::ToJson(Alloc())})));
+  EXPECT_EQ(RunNodeStatus({.id = "1234"}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(),
+            "ID            = 12345678-aaaa-bbbb-cccc-dddddddddddd\n"
+            "Name          = laptop\n"
+            "Node Pool     = default\n"
+            "Class         = <none>\n"
+            "DC            = dc1\n"
+            "Drain         = false\n"
+            "Eligibility   = eligible\n"
+            "Status        = ready\n"
+            "Driver Status = mock,raw_exec\n"
+            "\n"
+            "Allocated Resources\n"
+            "CPU           Memory           Disk\n"
+            "200/4000 MHz  600 MiB/8.0 GiB  300 MiB/10 GiB\n"
+            "\n"
+            "Allocations\n"
+            "ID        Node ID   Task Group  Version  Desired  Status   Created    Modified\n"
+            "a1b2c3d4  12345678  web         1        run      running  1m10s ago  10s ago\n");
+}
+
+TEST(AgentCommandTest, BuildsTheAgentConfig) {
+  EXPECT_EQ(BuildAgentConfig({}).status().message(),
+            "Must specify either a data directory or -dev");
+  absl::StatusOr<agent::AgentConfig> c = BuildAgentConfig(
+      {.dev = true, .http_port = 0, .node = "n1", .log_level = "DEBUG", .datacenter = "dc2"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->dev_mode);
+  EXPECT_EQ(c->http_port, 0);
+  EXPECT_EQ(c->bind_addr, "127.0.0.1");
+  EXPECT_EQ(c->node_name, "n1");
+  EXPECT_EQ(c->log_level, "debug");
+  EXPECT_EQ(c->datacenter, "dc2");
+  EXPECT_EQ(c->region, "global");
+  EXPECT_FALSE(BuildAgentConfig({.dev = true, .log_level = "loud"}).ok());
+  EXPECT_FALSE(BuildAgentConfig({.dev = true, .http_port = 70000}).ok());
+  EXPECT_TRUE(BuildAgentConfig({.data_dir = "/var/lib/drover"}).ok());
+}
+
+}  // namespace
+}  // namespace drover::cli

@@ -1,0 +1,87 @@
+// The evaluation monitor `job run` and `job stop` end with (Nomad's command/monitor.go):
+// polls the evaluation and its allocations until the evaluation is complete, failed or
+// canceled, following NextEval, and prints what changed:
+//
+//   ==> 2026-11-30T02:53:31Z: Monitoring evaluation "5e2c6f8d"
+//       2026-11-30T02:53:31Z: Evaluation triggered by job "hello"
+//       2026-11-30T02:53:32Z: Allocation "a1b2c3d4" created: node "12345678", group "hello"
+//       2026-11-30T02:53:32Z: Evaluation status changed: "pending" -> "complete"
+//   ==> 2026-11-30T02:53:32Z: Evaluation "5e2c6f8d" finished with status "complete"
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/exit_codes.h"
+#include "cli/http_client.h"
+#include "cli/ui.h"
+
+#include "model/allocation.h"
+
+namespace drover::cli {
+
+// What the monitor remembers of an evaluation between polls.
+struct MonitoredAlloc {
+  std::string id;
+  std::string group;
+  std::string node;
+  std::string desired;
+  std::string client;
+  std::string client_description;
+  uint64_t create_index = 0;
+};
+
+struct EvalState {
+  std::string status = "pending";
+  std::string node;
+  std::string job;
+  std::string deployment;
+  uint64_t create_index = 0;
+  std::map<std::string, MonitoredAlloc> allocs;  // by ID
+};
+
+// The messages (without timestamp or prefix) for the change from `before` to `after`:
+// "Evaluation triggered by job ...", "Allocation ... created: ...", "Allocation ...
+// status changed: ...", "Evaluation status changed: ...". IDs are cut to `id_length`.
+std::vector<std::string> EvalStateChanges(const EvalState& before, const EvalState& after,
+                                          size_t id_length);
+
+// The per-group placement-failure block printed after "... but failed to place all
+// allocations:": for each group (sorted) `<timestamp>: Task Group "g" (failed to place N
+// allocation[s]):` followed by its FormatAllocMetrics lines indented by two spaces.
+std::vector<std::string> FormatPlacementFailures(
+    const std::map<std::string, model::AllocMetric>& failed, std::string_view timestamp);
+
+class EvalMonitor {
+ public:
+  // Polls are at least this far apart when the agent answers at once (no blocking
+  // query support, or a table index that moves for other objects).
+  static constexpr std::chrono::milliseconds kMinPollInterval{100};
+
+  // `client` and `ui` must outlive the monitor. IDs are printed cut to `id_length`.
+  EvalMonitor(HttpClient& client, Ui& ui, size_t id_length,
+              std::chrono::milliseconds min_poll_interval = kMinPollInterval);
+
+  // Monitors `eval_id` to the end. Returns kExitOk when it finished with everything
+  // placed, kExitPlacementFailure when some allocations could not be placed, kExitError
+  // when the API could not be read.
+  int Monitor(const std::string& eval_id);
+
+ private:
+  void Info(std::string_view message);
+  void Output(std::string_view message);
+  std::string Timestamp() const;
+
+  HttpClient& client_;
+  Ui& ui_;
+  const size_t id_length_;
+  const std::chrono::milliseconds min_poll_interval_;
+  EvalState state_;
+};
+
+}  // namespace drover::cli
