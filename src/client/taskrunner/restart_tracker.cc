@@ -42,7 +42,9 @@ void RestartTracker::SetRestartTriggered(bool failure) {
   }
 }
 
-void RestartTracker::SetKilled() { killed_ = true; }
+void RestartTracker::SetKilled() {
+  killed_ = true;
+}
 
 RestartTracker::State RestartTracker::GetState() {
   State st;
@@ -106,8 +108,8 @@ RestartTracker::State RestartTracker::GetState() {
   st.decision = RestartDecision::kRestarting;
   st.reason = kReasonWithinPolicy;
   const common::Duration base = policy_.delay.count() > 0 ? policy_.delay : common::Duration(1);
-  st.delay = base + common::Duration(static_cast<int64_t>(
-                        static_cast<double>(base.count()) * 0.25 * jitter_()));
+  st.delay = base + common::Duration(
+                        static_cast<int64_t>(static_cast<double>(base.count()) * 0.25 * jitter_()));
   return st;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+
 #include "common/clock.h"
 #include "drivers/driver.h"
 #include "model/job.h"

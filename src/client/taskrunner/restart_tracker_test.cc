@@ -11,7 +11,9 @@ model::RestartPolicy Policy(int attempts, const char* mode) {
   return model::RestartPolicy{.attempts = attempts, .interval = 5min, .delay = 10s, .mode = mode};
 }
 
-drivers::ExitResult Exit(int code) { return drivers::ExitResult{.exit_code = code}; }
+drivers::ExitResult Exit(int code) {
+  return drivers::ExitResult{.exit_code = code};
+}
 
 class RestartTrackerTest : public ::testing::Test {
  protected:

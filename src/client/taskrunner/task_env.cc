@@ -13,14 +13,16 @@ namespace {
 // Replaces characters not allowed in environment variable names, keeping case.
 std::string EnvKey(std::string s) {
   for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
   }
   return s;
 }
 
 std::string UpperEnvKey(std::string s) {
   s = EnvKey(std::move(s));
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -41,16 +43,19 @@ void AddPortVars(std::map<std::string, std::string>& env, const std::string& lab
 
 std::map<std::string, std::string> HostEnvironment() {
   static const std::set<std::string> kDenied = {
-      "CONSUL_TOKEN", "CONSUL_HTTP_TOKEN", "VAULT_TOKEN",          "NOMAD_TOKEN",
-      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-      "GOOGLE_APPLICATION_CREDENTIALS"};
+      "CONSUL_TOKEN",      "CONSUL_HTTP_TOKEN",
+      "VAULT_TOKEN",       "NOMAD_TOKEN",
+      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+      "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS"};
   std::map<std::string, std::string> out;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string kv(*e);
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos) continue;
+    if (eq == std::string::npos)
+      continue;
     std::string k = kv.substr(0, eq);
-    if (kDenied.contains(k)) continue;
+    if (kDenied.contains(k))
+      continue;
     out[k] = kv.substr(eq + 1);
   }
   return out;
@@ -63,8 +68,10 @@ TaskEnv TaskEnv::Build(const TaskEnvInput& in) {
   const model::Allocation& a = *in.alloc;
   const model::Task& t = *in.task;
   if (in.node != nullptr) {
-    for (const auto& [k, v] : in.node->attributes) te.node_vars_["attr." + k] = v;
-    for (const auto& [k, v] : in.node->meta) te.node_vars_["meta." + k] = v;
+    for (const auto& [k, v] : in.node->attributes)
+      te.node_vars_["attr." + k] = v;
+    for (const auto& [k, v] : in.node->meta)
+      te.node_vars_["meta." + k] = v;
     te.node_vars_["node.unique.id"] = in.node->id;
     te.node_vars_["node.unique.name"] = in.node->name;
     te.node_vars_["node.datacenter"] = in.node->datacenter;
@@ -86,7 +93,8 @@ TaskEnv TaskEnv::Build(const TaskEnvInput& in) {
   if (a.job) {
     env["NOMAD_JOB_ID"] = a.job->id;
     env["NOMAD_JOB_NAME"] = a.job->name;
-    if (!a.job->parent_id.empty()) env["NOMAD_JOB_PARENT_ID"] = a.job->parent_id;
+    if (!a.job->parent_id.empty())
+      env["NOMAD_JOB_PARENT_ID"] = a.job->parent_id;
   }
   auto res = a.allocated_resources.tasks.find(t.name);
   if (res != a.allocated_resources.tasks.end()) {
@@ -96,8 +104,10 @@ TaskEnv TaskEnv::Build(const TaskEnvInput& in) {
       env["NOMAD_MEMORY_MAX_LIMIT"] = std::to_string(res->second.memory_max_mb);
     }
     for (const auto& net : res->second.networks) {
-      for (const auto& p : net.reserved_ports) AddPortVars(env, p.label, net.ip, p.value, p.to);
-      for (const auto& p : net.dynamic_ports) AddPortVars(env, p.label, net.ip, p.value, p.to);
+      for (const auto& p : net.reserved_ports)
+        AddPortVars(env, p.label, net.ip, p.value, p.to);
+      for (const auto& p : net.dynamic_ports)
+        AddPortVars(env, p.label, net.ip, p.value, p.to);
     }
   } else {
     env["NOMAD_CPU_LIMIT"] = std::to_string(t.resources.cpu);
@@ -111,18 +121,22 @@ TaskEnv TaskEnv::Build(const TaskEnvInput& in) {
   if (a.job) {
     meta = a.job->meta;
     if (const model::TaskGroup* g = a.job->FindGroup(a.task_group)) {
-      for (const auto& [k, v] : g->meta) meta[k] = v;
+      for (const auto& [k, v] : g->meta)
+        meta[k] = v;
     }
   }
-  for (const auto& [k, v] : t.meta) meta[k] = v;
+  for (const auto& [k, v] : t.meta)
+    meta[k] = v;
   for (const auto& [k, v] : meta) {
     env["NOMAD_META_" + UpperEnvKey(k)] = v;
     env["NOMAD_META_" + k] = v;
   }
   // The task's env block, interpolated against everything above.
   std::map<std::string, std::string> task_env;
-  for (const auto& [k, v] : t.env) task_env[te.Interpolate(k)] = te.Interpolate(v);
-  for (auto& [k, v] : task_env) env[k] = std::move(v);
+  for (const auto& [k, v] : t.env)
+    task_env[te.Interpolate(k)] = te.Interpolate(v);
+  for (auto& [k, v] : task_env)
+    env[k] = std::move(v);
   return te;
 }
 
@@ -136,8 +150,10 @@ std::optional<std::string> TaskEnv::Lookup(const std::string& raw) const {
   } else if (key.rfind("env.", 0) == 0) {
     key = key.substr(4);
   }
-  if (auto it = env_.find(key); it != env_.end()) return it->second;
-  if (auto it = node_vars_.find(key); it != node_vars_.end()) return it->second;
+  if (auto it = env_.find(key); it != env_.end())
+    return it->second;
+  if (auto it = node_vars_.find(key); it != node_vars_.end())
+    return it->second;
   return std::nullopt;
 }
 
@@ -167,15 +183,18 @@ std::string TaskEnv::Interpolate(const std::string& s) const {
 }
 
 model::Value TaskEnv::InterpolateValue(const model::Value& v) const {
-  if (const auto* s = v.as_string()) return Interpolate(*s);
+  if (const auto* s = v.as_string())
+    return Interpolate(*s);
   if (const auto* arr = v.as_array()) {
     model::Value::Array out;
-    for (const auto& e : *arr) out.push_back(InterpolateValue(e));
+    for (const auto& e : *arr)
+      out.push_back(InterpolateValue(e));
     return out;
   }
   if (const auto* obj = v.as_object()) {
     model::Value::Object out;
-    for (const auto& [k, e] : *obj) out[Interpolate(k)] = InterpolateValue(e);
+    for (const auto& [k, e] : *obj)
+      out[Interpolate(k)] = InterpolateValue(e);
     return out;
   }
   return v;

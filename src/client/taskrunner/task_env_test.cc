@@ -82,9 +82,9 @@ TEST_F(TaskEnvTest, InterpolatesEnvBlockAndKeepsUnknownVerbatim) {
   EXPECT_EQ(te.Interpolate("${node.unique.id}:${NOMAD_ALLOC_INDEX}"), "node-1:2");
   EXPECT_EQ(te.Interpolate("${env[\"PATH\"]}"), "/bin");
   EXPECT_EQ(te.Interpolate("unterminated ${"), "unterminated ${");
-  model::Value cfg = model::Value::Object{
-      {"command", "${NOMAD_TASK_DIR}/run"},
-      {"args", model::Value::Array{"--port", "${NOMAD_PORT_http}", 3}}};
+  model::Value cfg =
+      model::Value::Object{{"command", "${NOMAD_TASK_DIR}/run"},
+                           {"args", model::Value::Array{"--port", "${NOMAD_PORT_http}", 3}}};
   model::Value out = te.InterpolateValue(cfg);
   EXPECT_EQ(*out.Find("command")->as_string(), "/a/server/local/run");
   EXPECT_EQ(*(*out.Find("args")->as_array())[1].as_string(), "8080");

@@ -20,8 +20,10 @@ const model::Task& FindTask(const model::Allocation& alloc, const std::string& n
 }
 
 model::RestartPolicy PolicyFor(const model::Allocation& alloc, const model::Task& task) {
-  if (task.restart_policy) return *task.restart_policy;
-  if (const model::TaskGroup* g = alloc.Group(); g && g->restart_policy) return *g->restart_policy;
+  if (task.restart_policy)
+    return *task.restart_policy;
+  if (const model::TaskGroup* g = alloc.Group(); g && g->restart_policy)
+    return *g->restart_policy;
   return model::RestartPolicy{.attempts = 0, .mode = model::kRestartModeFail};
 }
 
@@ -58,17 +60,21 @@ void TaskRunner::UpdateState(const std::string& state, std::optional<model::Task
   if (state == model::kTaskStateDead && state_.finished_at == model::Time{}) {
     state_.finished_at = Now();
   }
-  if (config_.on_state_change) config_.on_state_change();
+  if (config_.on_state_change)
+    config_.on_state_change();
 }
 
 void TaskRunner::EmitEvent(model::TaskEvent event) {
   state_.AppendEvent(std::move(event));
-  if (config_.on_state_change) config_.on_state_change();
+  if (config_.on_state_change)
+    config_.on_state_change();
 }
 
 void TaskRunner::RequestKill(std::optional<model::TaskEvent> event) {
-  if (kill_->cancelled()) return;
+  if (kill_->cancelled())
+    return;
   if (event && state_.finished_at == model::Time{} && state_.state != model::kTaskStateDead) {
+    killing_emitted_ = true;
     EmitEvent(std::move(*event));
   }
   kill_->Cancel();
@@ -91,7 +97,8 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
                                             "\" is not available on this node");
   }
   if (!task_dir_) {
-    EmitEvent(model::TaskEvent(model::kEventTaskSetup, Now()).SetMessage("Building Task Directory"));
+    EmitEvent(
+        model::TaskEvent(model::kEventTaskSetup, Now()).SetMessage("Building Task Directory"));
   }
   allocdir::AllocDir* ad = config_.alloc_dir;
   const std::string name = task_->name;
@@ -150,7 +157,8 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
   auto waited = co_await (driver.WaitTask(task_id) || kill_->Wait());
   if (waited.index() == 0) {
     auto& r = std::get<0>(waited);
-    if (r.ok()) co_return *r;
+    if (r.ok())
+      co_return *r;
     co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
   }
   // Killed: stop with the task's signal, then SIGKILL after the timeout.
@@ -160,18 +168,21 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
     DROVER_LOG_WARN("failed to stop task {}: {}", task_id, stopped.ToString());
   }
   auto r = co_await driver.WaitTask(task_id);
-  if (r.ok()) co_return *r;
+  if (r.ok())
+    co_return *r;
   co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
 }
 
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
-  if (config_.on_state_change) config_.on_state_change();
+  if (config_.on_state_change)
+    config_.on_state_change();
   bool killed_event_due = false;
   while (!kill_->cancelled()) {
     absl::Status prestart = co_await Prestart();
-    if (kill_->cancelled()) break;
+    if (kill_->cancelled())
+      break;
     if (!prestart.ok()) {
       model::TaskEvent ev(model::kEventHookFailed, Now());
       ev.SetMessage(std::string(prestart.message()))
@@ -197,10 +208,12 @@ asio::awaitable<void> TaskRunner::Run() {
           DROVER_LOG_WARN("failed to destroy task {}: {}", cfg.id, s.ToString());
         }
         handle_.reset();
-        if (!kill_->cancelled()) tracker_.SetExitResult(result);
+        if (!kill_->cancelled())
+          tracker_.SetExitResult(result);
       }
     }
-    if (kill_->cancelled()) tracker_.SetKilled();
+    if (kill_->cancelled())
+      tracker_.SetKilled();
     const RestartTracker::State decision = tracker_.GetState();
     if (decision.decision == RestartDecision::kKilled) {
       killed_event_due = true;
@@ -216,7 +229,8 @@ asio::awaitable<void> TaskRunner::Run() {
       break;
     }
     model::TaskEvent ev(model::kEventRestarting, Now());
-    ev.SetRestartReason(decision.reason.empty() ? std::string(kReasonWithinPolicy) : decision.reason)
+    ev.SetRestartReason(decision.reason.empty() ? std::string(kReasonWithinPolicy)
+                                                : decision.reason)
         .SetStartDelay(decision.delay);
     UpdateState(model::kTaskStatePending, std::move(ev));
     auto slept = co_await (config_.clock->Sleep(decision.delay) || kill_->Wait());
@@ -225,6 +239,10 @@ asio::awaitable<void> TaskRunner::Run() {
       break;
     }
   }
+  // A task killed before it started (or between starts) still closes its "Killing"
+  // with "Killed", so every kill reads the same in the event log.
+  if (kill_->cancelled() && killing_emitted_)
+    killed_event_due = true;
   if (killed_event_due) {
     UpdateState(model::kTaskStateDead, model::TaskEvent(model::kEventKilled, Now()));
   } else {
@@ -234,14 +252,17 @@ asio::awaitable<void> TaskRunner::Run() {
 }
 
 std::optional<drivers::TaskResourceUsage> TaskRunner::LatestStats() {
-  if (!handle_ || config_.driver == nullptr) return std::nullopt;
+  if (!handle_ || config_.driver == nullptr)
+    return std::nullopt;
   auto s = config_.driver->TaskStats(handle_->task_id);
-  if (!s.ok()) return std::nullopt;
+  if (!s.ok())
+    return std::nullopt;
   return *s;
 }
 
 absl::Status TaskRunner::Signal(const std::string& signal) {
-  if (!handle_) return absl::FailedPreconditionError("Task not running");
+  if (!handle_)
+    return absl::FailedPreconditionError("Task not running");
   return config_.driver->SignalTask(handle_->task_id, signal);
 }
 

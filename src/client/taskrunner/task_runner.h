@@ -95,6 +95,7 @@ class TaskRunner {
   common::CancellationScopePtr kill_;
   common::Event done_;
   bool run_called_ = false;
+  bool killing_emitted_ = false;
 };
 
 }  // namespace drover::taskrunner

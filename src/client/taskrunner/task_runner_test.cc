@@ -78,9 +78,9 @@ TEST_F(TaskRunnerTest, RestartsWithinPolicyThenFailsInModeFail) {
   EXPECT_EQ(s.restarts, 2u);
   EXPECT_EQ(driver_.starts(), 3);
   // The ring keeps the last 10: the final Not Restarting pushed Received out.
-  EXPECT_EQ(EventTypes(s), (Types{"Task Setup", "Started", "Terminated", "Restarting", "Started",
-                                  "Terminated", "Restarting", "Started", "Terminated",
-                                  "Not Restarting"}));
+  EXPECT_EQ(EventTypes(s),
+            (Types{"Task Setup", "Started", "Terminated", "Restarting", "Started", "Terminated",
+                   "Restarting", "Started", "Terminated", "Not Restarting"}));
   EXPECT_EQ(s.events.back().restart_reason,
             "Exceeded allowed attempts 2 in interval 30m0s and mode is \"fail\"");
 }
@@ -118,6 +118,15 @@ TEST_F(TaskRunnerTest, KillDuringRestartDelayEndsDead) {
   ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
   EXPECT_EQ(tr->state().events.back().type, "Killed");
   EXPECT_EQ(driver_.starts(), 1);
+}
+
+TEST_F(TaskRunnerTest, KillBeforeStartEndsWithKilled) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Killing", "Killed"}));
+  EXPECT_EQ(driver_.starts(), 0);
 }
 
 TEST_F(TaskRunnerTest, MarkFailedKillNeverStarts) {
