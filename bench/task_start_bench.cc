@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "cli/http_client.h"
 #include <nlohmann/json.hpp>
 
-#include "cli/http_client.h"
 #include "codec/json.h"
 
 namespace fs = std::filesystem;
@@ -45,7 +45,8 @@ double SpawnBaselineMs(const char* path) {
   const auto start = std::chrono::steady_clock::now();
   char* argv[] = {const_cast<char*>(path), nullptr};
   pid_t pid = 0;
-  if (posix_spawn(&pid, path, nullptr, nullptr, argv, environ) != 0) return -1;
+  if (posix_spawn(&pid, path, nullptr, nullptr, argv, environ) != 0)
+    return -1;
   int status = 0;
   waitpid(pid, &status, 0);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -69,8 +70,10 @@ int main(int argc, char** argv) {
   int runs = 20;
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--drover") drover = argv[++i];
-    if (a == "--runs") runs = std::atoi(argv[++i]);
+    if (a == "--drover")
+      drover = argv[++i];
+    if (a == "--runs")
+      runs = std::atoi(argv[++i]);
   }
   if (drover.empty()) {
     std::fprintf(stderr, "usage: drover_bench --drover PATH [--runs N]\n");
@@ -81,10 +84,11 @@ int main(int argc, char** argv) {
   const fs::path dir = mkdtemp(tmpl);
 
   // The agent under test.
-  std::vector<std::string> args = {drover,     "agent",        "-dev", "-http-port", "0",
+  std::vector<std::string> args = {drover,      "agent",      "-dev",       "-http-port", "0",
                                    "-data-dir", dir.string(), "-log-level", "warn"};
   std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
+  for (auto& a : args)
+    cargs.push_back(a.data());
   cargs.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -113,18 +117,17 @@ int main(int argc, char** argv) {
   std::vector<double> latencies;
   for (int i = 0; i < runs; ++i) {
     const std::string id = "bench-" + std::to_string(i);
-    nlohmann::json job = {
-        {"Job",
-         {{"ID", id},
-          {"Type", "batch"},
-          {"Datacenters", {"dc1"}},
-          {"TaskGroups",
-           {{{"Name", "g"},
-             {"Tasks",
-              {{{"Name", "t"},
-                {"Driver", "raw_exec"},
-                {"Config", {{"command", "/bin/true"}}},
-                {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
+    nlohmann::json job = {{"Job",
+                           {{"ID", id},
+                            {"Type", "batch"},
+                            {"Datacenters", {"dc1"}},
+                            {"TaskGroups",
+                             {{{"Name", "g"},
+                               {"Tasks",
+                                {{{"Name", "t"},
+                                  {"Driver", "raw_exec"},
+                                  {"Config", {{"command", "/bin/true"}}},
+                                  {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
     const int64_t submitted = NowNs();
     auto reg = http->Do("PUT", "/v1/jobs", job.dump());
     if (!reg.ok()) {
@@ -134,24 +137,30 @@ int main(int argc, char** argv) {
     uint64_t index = 0;
     int64_t started = 0;
     while (started == 0) {
-      auto r = http->Do("GET", "/v1/job/" + id + "/allocations?index=" + std::to_string(index) +
-                                   "&wait=10s");
-      if (!r.ok()) break;
+      auto r = http->Do(
+          "GET", "/v1/job/" + id + "/allocations?index=" + std::to_string(index) + "&wait=10s");
+      if (!r.ok())
+        break;
       index = r->index;
       auto allocs = drover::codec::ParseJson(r->body);
-      if (!allocs.ok() || allocs->empty()) continue;
+      if (!allocs.ok() || allocs->empty())
+        continue;
       const auto& ts = (*allocs)[0]["TaskStates"];
-      if (!ts.is_object() || !ts.contains("t")) continue;
+      if (!ts.is_object() || !ts.contains("t"))
+        continue;
       for (const auto& e : ts["t"]["Events"]) {
-        if (e["Type"] == "Started") started = e["Time"].get<int64_t>();
+        if (e["Type"] == "Started")
+          started = e["Time"].get<int64_t>();
       }
     }
-    if (started > 0) latencies.push_back(static_cast<double>(started - submitted) / 1e6);
+    if (started > 0)
+      latencies.push_back(static_cast<double>(started - submitted) / 1e6);
     http->Do("DELETE", "/v1/job/" + id + "?purge=true");
   }
 
   std::vector<double> baseline;
-  for (int i = 0; i < runs; ++i) baseline.push_back(SpawnBaselineMs("/bin/true"));
+  for (int i = 0; i < runs; ++i)
+    baseline.push_back(SpawnBaselineMs("/bin/true"));
 
   kill(agent, SIGTERM);
   int status = 0;

@@ -50,8 +50,8 @@ void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::p
       "                Server: true\n"
       "               Version: %s\n\n"
       "==> Drover agent started! Log data will stream in below:\n\n",
-      http_addr.c_str(), http_addr.c_str(), data_dir.c_str(), c.log_level.c_str(),
-      c.region.c_str(), c.datacenter.c_str(), kVersion);
+      http_addr.c_str(), http_addr.c_str(), data_dir.c_str(), c.log_level.c_str(), c.region.c_str(),
+      c.datacenter.c_str(), kVersion);
   std::fflush(stdout);
 }
 
@@ -106,7 +106,8 @@ int RunAgent(const AgentConfig& config) {
   api::HttpServer http(io.get_executor(), router);
   auto port = http.Listen(config.bind_addr, static_cast<uint16_t>(config.http_port));
   if (!port.ok()) {
-    std::fprintf(stderr, "Error starting agent: %s\n", std::string(port.status().message()).c_str());
+    std::fprintf(stderr, "Error starting agent: %s\n",
+                 std::string(port.status().message()).c_str());
     pool.join();
     return 1;
   }
@@ -138,7 +139,8 @@ int RunAgent(const AgentConfig& config) {
   int exit_code = 0;
   bool shutting_down = false;
   auto shutdown = [&]() -> asio::awaitable<void> {
-    if (shutting_down) co_return;
+    if (shutting_down)
+      co_return;
     shutting_down = true;
     DROVER_LOG_INFO("agent: shutting down");
     http.Stop();
@@ -175,7 +177,8 @@ int RunAgent(const AgentConfig& config) {
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& err, int sig) {
-    if (err) return;
+    if (err)
+      return;
     DROVER_LOG_INFO("agent: caught signal {}", sig);
     common::SpawnDetached(io.get_executor(), shutdown(), "agent shutdown");
   });

@@ -9,8 +9,8 @@ namespace drover::agent {
 struct AgentConfig {
   bool dev_mode = false;
   std::string bind_addr = "127.0.0.1";
-  int http_port = 4646;  // 0 = pick a free port (written to <data_dir>/http.addr)
-  std::string data_dir;  // empty in -dev: a fresh temp dir, removed on exit
+  int http_port = 4646;   // 0 = pick a free port (written to <data_dir>/http.addr)
+  std::string data_dir;   // empty in -dev: a fresh temp dir, removed on exit
   std::string node_name;  // default: the host name
   std::string region = "global";
   std::string datacenter = "dc1";

@@ -32,7 +32,9 @@ codec::Json Member(const AgentInfo& info) {
           {"DelegateCur", 4}};
 }
 
-uint64_t Index(ApiContext& ctx) { return ctx.server ? ctx.server->state().LatestIndex() : 1; }
+uint64_t Index(ApiContext& ctx) {
+  return ctx.server ? ctx.server->state().LatestIndex() : 1;
+}
 
 }  // namespace
 
@@ -48,8 +50,10 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/agent/health", [&ctx](Request& req) -> asio::awaitable<Response> {
     codec::Json body = codec::Json::object();
-    if (ctx.client) body["client"] = {{"ok", true}, {"message", "ok"}};
-    if (ctx.server) body["server"] = {{"ok", true}, {"message", "ok"}};
+    if (ctx.client)
+      body["client"] = {{"ok", true}, {"message", "ok"}};
+    if (ctx.server)
+      body["server"] = {{"ok", true}, {"message", "ok"}};
     co_return JsonResponse(req, body, Index(ctx));
   });
   router.Add({"GET"}, "/v1/agent/members", [&ctx](Request& req) -> asio::awaitable<Response> {
@@ -75,8 +79,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
         {"Ports", {{"HTTP", i.http_port}, {"RPC", 4647}, {"Serf", 4648}}},
         {"Server", {{"Enabled", ctx.server != nullptr}}},
         {"Client",
-         {{"Enabled", ctx.client != nullptr},
-          {"NodeID", ctx.client ? ctx.client->node().id : ""}}},
+         {{"Enabled", ctx.client != nullptr}, {"NodeID", ctx.client ? ctx.client->node().id : ""}}},
         {"UI", {{"Enabled", false}, {"ShowCLIHints", false}}},
         {"ACL", {{"Enabled", false}}}};
     codec::Json stats = {{"nomad",

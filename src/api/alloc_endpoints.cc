@@ -12,32 +12,37 @@ using server::Table;
 void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/allocations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kAllocs);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     auto allocs = ctx.server->state().ListAllocs(NamespaceOf(req), req.Query("prefix"));
     const bool task_states = QueryBool(req, "task_states", true);
     const bool resources = QueryBool(req, "resources", false);
     std::function<codec::Json()> build = [allocs = std::move(allocs), task_states, resources] {
-          codec::Json out = codec::Json::array();
-          for (const auto& a : allocs) {
-            codec::Json stub = codec::AllocStubJson(*a, task_states);
-            if (resources) stub["AllocatedResources"] = codec::ToJson(a->allocated_resources);
-            out.push_back(std::move(stub));
-          }
-          return out;
-        };
-        co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+      codec::Json out = codec::Json::array();
+      for (const auto& a : allocs) {
+        codec::Json stub = codec::AllocStubJson(*a, task_states);
+        if (resources)
+          stub["AllocatedResources"] = codec::ToJson(a->allocated_resources);
+        out.push_back(std::move(stub));
+      }
+      return out;
+    };
+    co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"GET"}, "/v1/allocation/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kAllocs);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     auto alloc = ctx.server->state().GetAlloc(req.Param("id"));
-    if (!alloc) co_return Response::Error(404, "alloc not found");
+    if (!alloc)
+      co_return Response::Error(404, "alloc not found");
     co_return JsonResponse(req, codec::ToJson(*alloc), alloc->modify_index);
   });
   router.Add({"PUT", "POST"}, "/v1/allocation/:id/stop",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                auto resp = ctx.server->StopAlloc(req.Param("id"));
-               if (!resp.ok()) co_return ErrorResponse(resp.status());
+               if (!resp.ok())
+                 co_return ErrorResponse(resp.status());
                codec::Json body = {{"EvalID", resp->eval_id}, {"Index", resp->index}};
                co_return JsonResponse(req, body, resp->index);
              });

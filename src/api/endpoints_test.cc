@@ -1,6 +1,5 @@
 // Handlers against a real embedded server, dispatched through the router (no socket).
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
@@ -54,14 +53,16 @@ class EndpointsTest : public ::testing::Test {
         std::string kv = rest.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
         size_t eq = kv.find('=');
         req.query[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
-        if (amp == std::string::npos) break;
+        if (amp == std::string::npos)
+          break;
         pos = amp + 1;
       }
     }
     req.body = std::move(body);
     std::optional<Response> out;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await router_.Dispatch(req); },
-                   asio::detached);
+    asio::co_spawn(
+        io_, [&]() -> asio::awaitable<void> { out = co_await router_.Dispatch(req); },
+        asio::detached);
     EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
     return *out;
   }
@@ -80,9 +81,8 @@ TEST_F(EndpointsTest, RegisterReadListAndDeregister) {
   ASSERT_EQ(reg.status, 200) << reg.body;
   const std::string eval_id = Body(reg)["EvalID"];
   EXPECT_FALSE(reg.headers.at("X-Nomad-Index").empty());
-  ASSERT_TRUE(testing::RunUntil(io_, [&] {
-    return Body(Call("GET", "/v1/evaluation/" + eval_id))["Status"] == "complete";
-  }));
+  ASSERT_TRUE(testing::RunUntil(
+      io_, [&] { return Body(Call("GET", "/v1/evaluation/" + eval_id))["Status"] == "complete"; }));
   Response job = Call("GET", "/v1/job/web");
   ASSERT_EQ(job.status, 200);
   EXPECT_EQ(Body(job)["Status"], "running");
@@ -138,8 +138,9 @@ TEST_F(EndpointsTest, BlockingQueryReturnsWhenTableChanges) {
   std::optional<Response> blocked;
   Request req{.method = "GET", .path = "/v1/jobs"};
   req.query = {{"index", std::to_string(index)}, {"wait", "1m"}};
-  asio::co_spawn(io_, [&]() -> asio::awaitable<void> { blocked = co_await router_.Dispatch(req); },
-                 asio::detached);
+  asio::co_spawn(
+      io_, [&]() -> asio::awaitable<void> { blocked = co_await router_.Dispatch(req); },
+      asio::detached);
   io_.poll();
   EXPECT_FALSE(blocked.has_value());
   ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);

@@ -34,7 +34,9 @@ struct HttpServer::Impl {
 HttpServer::HttpServer(asio::any_io_executor executor, const Router& router)
     : impl_(std::make_unique<Impl>(executor, router)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+}
 
 absl::StatusOr<uint16_t> HttpServer::Listen(const std::string& address, uint16_t port) {
   boost::system::error_code ec;
@@ -45,9 +47,12 @@ absl::StatusOr<uint16_t> HttpServer::Listen(const std::string& address, uint16_t
   const tcp::endpoint ep(ip, port);
   const std::string where = address + ":" + std::to_string(port);
   impl_->acceptor.open(ep.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(ep, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec)
+    impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    impl_->acceptor.bind(ep, ec);
+  if (!ec)
+    impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     impl_->acceptor.close();
     return absl::UnavailableError("failed to bind " + where + ": " + ec.message());
@@ -60,7 +65,8 @@ void HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  if (impl_->stopped) return;
+  if (impl_->stopped)
+    return;
   impl_->stopped = true;
   boost::system::error_code ec;
   impl_->acceptor.close(ec);
@@ -74,7 +80,8 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
   while (!stopped) {
     auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec) {
-      if (stopped || ec == asio::error::operation_aborted) break;
+      if (stopped || ec == asio::error::operation_aborted)
+        break;
       DROVER_LOG_WARN("http: accept failed: {}", ec.message());
       continue;
     }
@@ -90,7 +97,8 @@ Request HttpServer::Impl::ToRequest(const http::request<http::string_body>& in) 
   req.body = in.body();
   for (const auto& field : in) {
     std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     req.headers[name] = std::string(field.value());
   }
   const std::string target(in.target());
@@ -112,8 +120,8 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     http::request_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
     stream->expires_after(std::chrono::minutes(10));
-    auto [ec, n] = co_await http::async_read(*stream, buffer, parser,
-                                             asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] =
+        co_await http::async_read(*stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == http::error::body_limit) {
         http::response<http::string_body> res{http::status::payload_too_large, 11};
@@ -136,14 +144,16 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     http::response<http::string_body> res{static_cast<http::status>(out.status), in.version()};
     res.set(http::field::server, "drover");
     res.set(http::field::content_type, out.content_type);
-    for (const auto& [k, v] : out.headers) res.set(k, v);
+    for (const auto& [k, v] : out.headers)
+      res.set(k, v);
     res.body() = std::move(out.body);
     res.keep_alive(in.keep_alive());
     res.prepare_payload();
     stream->expires_never();
-    auto [wec, written] = co_await http::async_write(*stream, res,
-                                                     asio::as_tuple(asio::use_awaitable));
-    if (wec || !res.keep_alive()) break;
+    auto [wec, written] =
+        co_await http::async_write(*stream, res, asio::as_tuple(asio::use_awaitable));
+    if (wec || !res.keep_alive())
+      break;
   }
   boost::system::error_code ignored;
   stream->socket().shutdown(tcp::socket::shutdown_both, ignored);

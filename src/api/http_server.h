@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "api/router.h"
 #include "common/asio.h"
 

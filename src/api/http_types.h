@@ -8,12 +8,12 @@
 namespace drover::api {
 
 struct Request {
-  std::string method;  // "GET", "PUT", ...
-  std::string path;    // decoded path without the query
+  std::string method;                          // "GET", "PUT", ...
+  std::string path;                            // decoded path without the query
   std::map<std::string, std::string> query;    // last value wins
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
-  std::map<std::string, std::string> params;   // ":name" captures from the route
+  std::map<std::string, std::string> params;  // ":name" captures from the route
 
   // Query parameter or "" when absent.
   std::string Query(const std::string& key) const {

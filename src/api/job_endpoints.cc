@@ -13,10 +13,14 @@ using server::Table;
 
 codec::Json RegisterResponseJson(const server::EvalResponse& r) {
   std::string warnings;
-  for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "\n") + w;
-  return {{"EvalID", r.eval_id},          {"EvalCreateIndex", r.eval_create_index},
-          {"JobModifyIndex", r.job_modify_index}, {"Warnings", warnings},
-          {"Index", r.index},             {"LastContact", 0},
+  for (const auto& w : r.warnings)
+    warnings += (warnings.empty() ? "" : "\n") + w;
+  return {{"EvalID", r.eval_id},
+          {"EvalCreateIndex", r.eval_create_index},
+          {"JobModifyIndex", r.job_modify_index},
+          {"Warnings", warnings},
+          {"Index", r.index},
+          {"LastContact", 0},
           {"KnownLeader", false}};
 }
 
@@ -34,8 +38,8 @@ Response Register(ApiContext& ctx, const Request& req, const std::string& path_i
   }
   auto parsed = codec::ParseJson(req.body);
   if (!parsed.ok()) {
-    return Response::Error(400, "Failed to decode request body: " +
-                                    std::string(parsed.status().message()));
+    return Response::Error(
+        400, "Failed to decode request body: " + std::string(parsed.status().message()));
   }
   if (!parsed->is_object() || !parsed->contains("Job") || (*parsed)["Job"].is_null()) {
     return Response::Error(400, "Job must be specified");
@@ -50,19 +54,21 @@ Response Register(ApiContext& ctx, const Request& req, const std::string& path_i
   if (!path_id.empty() && job->id != path_id) {
     return Response::Error(400, "Job ID does not match name");
   }
-  if (job->namespace_.empty()) job->namespace_ = NamespaceOf(req);
-  if (job->region.empty() && req.HasQuery("region")) job->region = req.Query("region");
+  if (job->namespace_.empty())
+    job->namespace_ = NamespaceOf(req);
+  if (job->region.empty() && req.HasQuery("region"))
+    job->region = req.Query("region");
   // EnforceIndex: register only if the job's JobModifyIndex matches (0 = must not exist).
   if (parsed->value("EnforceIndex", false)) {
     const uint64_t want = parsed->value("JobModifyIndex", uint64_t{0});
     auto existing = ctx.server->state().GetJob(job->namespace_, job->id);
     const uint64_t have = existing ? existing->job_modify_index : 0;
     if (want != have) {
-      return Response::Error(500, want == 0 ? "Enforcing job modify index 0: job already exists"
-                                            : "Enforcing job modify index " +
-                                                  std::to_string(want) +
-                                                  ": job exists with conflicting job modify index: " +
-                                                  std::to_string(have));
+      return Response::Error(
+          500, want == 0
+                   ? "Enforcing job modify index 0: job already exists"
+                   : "Enforcing job modify index " + std::to_string(want) +
+                         ": job exists with conflicting job modify index: " + std::to_string(have));
     }
   }
   auto resp = ctx.server->RegisterJob(std::move(*job));
@@ -77,17 +83,19 @@ Response Register(ApiContext& ctx, const Request& req, const std::string& path_i
 void RegisterJobRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/jobs", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kJobs, Table::kAllocs, Table::kEvals);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     std::vector<std::pair<server::JobPtr, model::JobSummary>> jobs;
     for (const auto& j : ctx.server->state().ListJobs(NamespaceOf(req), req.Query("prefix"))) {
       jobs.emplace_back(j, ctx.server->state().JobSummary(*j));
     }
     std::function<codec::Json()> build = [jobs = std::move(jobs)] {
-          codec::Json out = codec::Json::array();
-          for (const auto& [j, s] : jobs) out.push_back(codec::JobStubJson(*j, &s));
-          return out;
-        };
-        co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+      codec::Json out = codec::Json::array();
+      for (const auto& [j, s] : jobs)
+        out.push_back(codec::JobStubJson(*j, &s));
+      return out;
+    };
+    co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"PUT", "POST"}, "/v1/jobs", [&ctx](Request& req) -> asio::awaitable<Response> {
     co_return Register(ctx, req, "");
@@ -97,15 +105,18 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kJobs);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
-    if (!job) co_return Response::Error(404, "job not found");
+    if (!job)
+      co_return Response::Error(404, "job not found");
     co_return JsonResponse(req, codec::ToJson(*job), job->modify_index);
   });
   router.Add({"DELETE"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto resp = ctx.server->DeregisterJob(NamespaceOf(req), req.Param("id"),
                                           QueryBool(req, "purge", false));
-    if (!resp.ok()) co_return ErrorResponse(resp.status());
+    if (!resp.ok())
+      co_return ErrorResponse(resp.status());
     codec::Json body = {{"EvalID", resp->eval_id},
                         {"EvalCreateIndex", resp->eval_create_index},
                         {"JobModifyIndex", resp->job_modify_index},
@@ -116,34 +127,36 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
                         {"KnownLeader", false}};
     co_return WriteResponse(req, body, resp->index);
   });
-  router.Add({"GET"}, "/v1/job/:id/allocations",
-             [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto index = co_await Block(ctx, req, Table::kAllocs);
-               if (!index.ok()) co_return ErrorResponse(index.status());
-               auto allocs = ctx.server->state().AllocsByJob(NamespaceOf(req), req.Param("id"));
-               std::function<codec::Json()> build = [allocs = std::move(allocs)] {
-                     codec::Json out = codec::Json::array();
-                     for (const auto& a : allocs) out.push_back(codec::AllocStubJson(*a));
-                     return out;
-                   };
-                   co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
-             });
-  router.Add({"GET"}, "/v1/job/:id/evaluations",
-             [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto index = co_await Block(ctx, req, Table::kEvals);
-               if (!index.ok()) co_return ErrorResponse(index.status());
-               codec::Json out = codec::Json::array();
-               for (const auto& e :
-                    ctx.server->state().EvalsByJob(NamespaceOf(req), req.Param("id"))) {
-                 out.push_back(codec::ToJson(*e));
-               }
-               co_return JsonResponse(req, out, *index);
-             });
+  router.Add({"GET"}, "/v1/job/:id/allocations", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto index = co_await Block(ctx, req, Table::kAllocs);
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
+    auto allocs = ctx.server->state().AllocsByJob(NamespaceOf(req), req.Param("id"));
+    std::function<codec::Json()> build = [allocs = std::move(allocs)] {
+      codec::Json out = codec::Json::array();
+      for (const auto& a : allocs)
+        out.push_back(codec::AllocStubJson(*a));
+      return out;
+    };
+    co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+  });
+  router.Add({"GET"}, "/v1/job/:id/evaluations", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto index = co_await Block(ctx, req, Table::kEvals);
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
+    codec::Json out = codec::Json::array();
+    for (const auto& e : ctx.server->state().EvalsByJob(NamespaceOf(req), req.Param("id"))) {
+      out.push_back(codec::ToJson(*e));
+    }
+    co_return JsonResponse(req, out, *index);
+  });
   router.Add({"GET"}, "/v1/job/:id/summary", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kJobs, Table::kAllocs);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
-    if (!job) co_return Response::Error(404, "job not found");
+    if (!job)
+      co_return Response::Error(404, "job not found");
     const model::JobSummary s = ctx.server->state().JobSummary(*job);
     co_return JsonResponse(req, codec::ToJson(s), s.modify_index);
   });

@@ -12,7 +12,8 @@ using server::Table;
 void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/nodes", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kNodes);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     codec::Json out = codec::Json::array();
     const bool os = QueryBool(req, "os", false);
     for (const auto& n : ctx.server->state().ListNodes(req.Query("prefix"))) {
@@ -27,25 +28,29 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/node/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kNodes);
-    if (!index.ok()) co_return ErrorResponse(index.status());
+    if (!index.ok())
+      co_return ErrorResponse(index.status());
     auto node = ctx.server->state().GetNode(req.Param("id"));
-    if (!node) co_return Response::Error(404, "node not found");
+    if (!node)
+      co_return Response::Error(404, "node not found");
     co_return JsonResponse(req, codec::ToJson(*node), node->modify_index);
   });
   router.Add({"GET"}, "/v1/node/:id/allocations",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                auto index = co_await Block(ctx, req, Table::kAllocs);
-               if (!index.ok()) co_return ErrorResponse(index.status());
+               if (!index.ok())
+                 co_return ErrorResponse(index.status());
                if (!ctx.server->state().GetNode(req.Param("id"))) {
                  co_return Response::Error(404, "node not found");
                }
                auto allocs = ctx.server->state().AllocsByNode(req.Param("id"));
                std::function<codec::Json()> build = [allocs = std::move(allocs)] {
-                     codec::Json out = codec::Json::array();
-                     for (const auto& a : allocs) out.push_back(codec::ToJson(*a));
-                     return out;
-                   };
-                   co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+                 codec::Json out = codec::Json::array();
+                 for (const auto& a : allocs)
+                   out.push_back(codec::ToJson(*a));
+                 return out;
+               };
+               co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
              });
 }
 

@@ -41,9 +41,9 @@ absl::StatusOr<BlockingParams> ParseBlocking(const Request& req) {
 asio::awaitable<absl::StatusOr<uint64_t>> BlockOn(ApiContext& ctx, const Request& req,
                                                   std::vector<server::Table> tables) {
   auto params = ParseBlocking(req);
-  if (!params.ok()) co_return params.status();
-  co_return co_await ctx.server->state().BlockUntil(std::move(tables), params->index,
-                                                    params->wait);
+  if (!params.ok())
+    co_return params.status();
+  co_return co_await ctx.server->state().BlockUntil(std::move(tables), params->index, params->wait);
 }
 
 Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index) {
@@ -73,17 +73,22 @@ std::string NamespaceOf(const Request& req) {
 
 bool QueryBool(const Request& req, const std::string& key, bool fallback) {
   auto it = req.query.find(key);
-  if (it == req.query.end()) return fallback;
+  if (it == req.query.end())
+    return fallback;
   const std::string& v = it->second;
-  if (v.empty()) return true;
+  if (v.empty())
+    return true;
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
 Response ErrorResponse(const absl::Status& status, bool invalid_is_500) {
   const std::string msg(status.message());
-  if (absl::IsNotFound(status)) return Response::Error(404, msg);
-  if (absl::IsPermissionDenied(status)) return Response::Error(403, msg);
-  if (absl::IsInvalidArgument(status) && !invalid_is_500) return Response::Error(400, msg);
+  if (absl::IsNotFound(status))
+    return Response::Error(404, msg);
+  if (absl::IsPermissionDenied(status))
+    return Response::Error(403, msg);
+  if (absl::IsInvalidArgument(status) && !invalid_is_500)
+    return Response::Error(400, msg);
   return Response::Error(500, msg);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "api/api_context.h"
 #include "api/http_types.h"
 #include "codec/json.h"
@@ -43,8 +44,7 @@ Response JsonResponse(const Request& req, const codec::Json& body, uint64_t inde
 // large. `build` must only touch immutable snapshots. Pass a named std::function
 // (see common/offload.h on lambda temporaries in co_await).
 asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& req,
-                                                std::function<codec::Json()> build,
-                                                uint64_t index);
+                                                std::function<codec::Json()> build, uint64_t index);
 
 // Namespace from ?namespace=, default "default".
 std::string NamespaceOf(const Request& req);

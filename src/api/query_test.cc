@@ -1,7 +1,6 @@
 #include "api/query.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 namespace drover::api {

@@ -10,7 +10,8 @@ std::vector<std::string> Split(const std::string& path) {
   std::string seg;
   std::stringstream ss(path);
   while (std::getline(ss, seg, '/')) {
-    if (!seg.empty()) out.push_back(seg);
+    if (!seg.empty())
+      out.push_back(seg);
   }
   return out;
 }
@@ -25,7 +26,8 @@ asio::awaitable<Response> Router::Dispatch(Request& req) const {
   const std::vector<std::string> parts = Split(req.path);
   bool path_matched = false;
   for (const Route& r : routes_) {
-    if (r.segments.size() != parts.size()) continue;
+    if (r.segments.size() != parts.size())
+      continue;
     std::map<std::string, std::string> params;
     bool ok = true;
     for (size_t i = 0; i < parts.size() && ok; ++i) {
@@ -35,9 +37,11 @@ asio::awaitable<Response> Router::Dispatch(Request& req) const {
         ok = r.segments[i] == parts[i];
       }
     }
-    if (!ok) continue;
+    if (!ok)
+      continue;
     path_matched = true;
-    if (!r.methods.contains(req.method)) continue;
+    if (!r.methods.contains(req.method))
+      continue;
     req.params = std::move(params);
     co_return co_await r.handler(req);
   }

@@ -9,8 +9,8 @@ namespace {
 
 Response Dispatch(asio::io_context& io, const Router& router, Request req) {
   std::optional<Response> out;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> { out = co_await router.Dispatch(req); },
-                 asio::detached);
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { out = co_await router.Dispatch(req); }, asio::detached);
   EXPECT_TRUE(testing::RunUntil(io, [&] { return out.has_value(); }));
   return *out;
 }

@@ -11,8 +11,7 @@ namespace drover::client {
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
-               ServerRpc& rpc, std::map<std::string, drivers::Driver*> drivers,
-               ClientConfig config)
+               ServerRpc& rpc, std::map<std::string, drivers::Driver*> drivers, ClientConfig config)
     : executor_(executor),
       pool_(pool),
       clock_(clock),
@@ -62,7 +61,8 @@ asio::awaitable<absl::Status> Client::Start() {
 asio::awaitable<void> Client::HeartbeatLoop() {
   while (!stop_->cancelled()) {
     auto r = co_await (clock_.Sleep(config_.heartbeat_interval) || stop_->Wait());
-    if (r.index() == 1) break;
+    if (r.index() == 1)
+      break;
     absl::Status s = co_await rpc_.Heartbeat(node_.id);
     if (absl::IsNotFound(s)) {
       s = co_await rpc_.RegisterNode(node_);
@@ -78,7 +78,8 @@ asio::awaitable<void> Client::WatchAllocations() {
   while (!stop_->cancelled()) {
     auto r = co_await (rpc_.GetNodeAllocations(node_.id, index, std::chrono::minutes(5)) ||
                        stop_->Wait());
-    if (r.index() == 1) break;
+    if (r.index() == 1)
+      break;
     auto& got = std::get<0>(r);
     if (!got.ok()) {
       DROVER_LOG_WARN("client: failed to fetch allocations: {}", got.status().ToString());
@@ -92,11 +93,13 @@ asio::awaitable<void> Client::WatchAllocations() {
 
 void Client::RunAllocs(const NodeAllocations& update) {
   std::map<std::string, std::shared_ptr<const model::Allocation>> server;
-  for (const auto& a : update.allocs) server[a->id] = a;
+  for (const auto& a : update.allocs)
+    server[a->id] = a;
   // Removed: known locally but no longer on the server (e.g. garbage collected).
   std::vector<std::string> removed;
   for (const auto& [id, runner] : runners_) {
-    if (!server.contains(id)) removed.push_back(id);
+    if (!server.contains(id))
+      removed.push_back(id);
   }
   for (const std::string& id : removed) {
     auto runner = std::move(runners_[id]);
@@ -112,7 +115,8 @@ void Client::RunAllocs(const NodeAllocations& update) {
   for (const auto& [id, alloc] : server) {
     auto it = runners_.find(id);
     if (it == runners_.end()) {
-      if (alloc->ClientTerminal()) continue;  // finished before we knew it
+      if (alloc->ClientTerminal())
+        continue;  // finished before we knew it
       AddAlloc(alloc);
     } else if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
       it->second->Update(alloc);
@@ -150,27 +154,33 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
 
 void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
   auto it = pending_updates_.find(update.id);
-  const bool urgent = it == pending_updates_.end() || it->second.client_status != update.client_status;
+  const bool urgent =
+      it == pending_updates_.end() || it->second.client_status != update.client_status;
   pending_updates_[update.id] = update;
-  if (urgent) urgent_update_.Notify();
+  if (urgent)
+    urgent_update_.Notify();
 }
 
 asio::awaitable<void> Client::SyncLoop() {
   while (!stop_->cancelled()) {
     // Batch: wait for a status change, then a short window for more to collect.
     auto r = co_await (urgent_update_.Wait() || stop_->Wait());
-    if (r.index() == 1) break;
+    if (r.index() == 1)
+      break;
     co_await (clock_.Sleep(config_.sync_interval) || stop_->Wait());
-    if (pending_updates_.empty()) continue;
+    if (pending_updates_.empty())
+      continue;
     std::vector<model::AllocClientUpdate> batch;
-    for (auto& [id, u] : pending_updates_) batch.push_back(u);
+    for (auto& [id, u] : pending_updates_)
+      batch.push_back(u);
     auto sent = pending_updates_;
     pending_updates_.clear();
     absl::Status s = co_await rpc_.UpdateAllocations(batch);
     if (!s.ok()) {
       DROVER_LOG_WARN("client: failed to update allocations: {}", s.ToString());
       // Re-queue what was not superseded meanwhile, and retry later.
-      for (auto& [id, u] : sent) pending_updates_.try_emplace(id, std::move(u));
+      for (auto& [id, u] : sent)
+        pending_updates_.try_emplace(id, std::move(u));
       co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
       urgent_update_.Notify();
     }
@@ -185,11 +195,14 @@ allocrunner::AllocRunner* Client::GetAllocRunner(const std::string& alloc_id) {
 asio::awaitable<void> Client::ShutdownAndDestroy() {
   // Destroy first so the final task states still reach the server.
   std::vector<allocrunner::AllocRunner*> all;
-  for (auto& [id, r] : runners_) all.push_back(r.get());
-  for (auto* r : all) co_await r->Destroy();
+  for (auto& [id, r] : runners_)
+    all.push_back(r.get());
+  for (auto* r : all)
+    co_await r->Destroy();
   if (!pending_updates_.empty()) {
     std::vector<model::AllocClientUpdate> batch;
-    for (auto& [id, u] : pending_updates_) batch.push_back(u);
+    for (auto& [id, u] : pending_updates_)
+      batch.push_back(u);
     pending_updates_.clear();
     co_await rpc_.UpdateAllocations(std::move(batch));
   }

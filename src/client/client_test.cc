@@ -10,7 +10,7 @@
 namespace drover::client {
 namespace {
 
-using namespace std::chrono_literals;  // NOLINT
+using namespace std::chrono_literals;                     // NOLINT
 using namespace asio::experimental::awaitable_operators;  // NOLINT
 
 // A scripted server: tests set the node's allocations; updates are recorded.
@@ -27,13 +27,15 @@ class FakeRpc final : public ServerRpc {
     co_return absl::OkStatus();
   }
   asio::awaitable<absl::StatusOr<NodeAllocations>> GetNodeAllocations(std::string, uint64_t min,
-                                                                       common::Duration) override {
-    while (index_ <= min) co_await changed_.Wait();
+                                                                      common::Duration) override {
+    while (index_ <= min)
+      co_await changed_.Wait();
     co_return NodeAllocations{allocs_, index_};
   }
   asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) override {
-    for (auto& u : updates) latest[u.id] = u;
+    for (auto& u : updates)
+      latest[u.id] = u;
     co_return absl::OkStatus();
   }
 
@@ -60,17 +62,19 @@ class ClientTest : public ::testing::Test {
     c.data_dir = dir_.path();
     c.node_name = "test-node";
     c.dev_mode = true;
-    client_ = std::make_unique<Client>(io_.get_executor(), pool_, clock_, rpc_,
-                                       std::map<std::string, drivers::Driver*>{
-                                           {"mock_driver", &driver_}},
-                                       c);
+    client_ = std::make_unique<Client>(
+        io_.get_executor(), pool_, clock_, rpc_,
+        std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
   }
   ~ClientTest() override {
     bool done = false;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
-      co_await client_->ShutdownAndDestroy();
-      done = true;
-    }, asio::detached);
+    asio::co_spawn(
+        io_,
+        [&]() -> asio::awaitable<void> {
+          co_await client_->ShutdownAndDestroy();
+          done = true;
+        },
+        asio::detached);
     EXPECT_TRUE(RunUntil([&] { return done; }));
     pool_.join();
   }
@@ -79,8 +83,9 @@ class ClientTest : public ::testing::Test {
   }
   void StartClient() {
     std::optional<absl::Status> started;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { started = co_await client_->Start(); },
-                   asio::detached);
+    asio::co_spawn(
+        io_, [&]() -> asio::awaitable<void> { started = co_await client_->Start(); },
+        asio::detached);
     ASSERT_TRUE(RunUntil([&] { return started.has_value(); }));
     ASSERT_TRUE(started->ok()) << *started;
   }

@@ -52,7 +52,8 @@ inline std::shared_ptr<model::Allocation> MakeAlloc(std::vector<model::Task> tas
 
 inline std::vector<std::string> EventTypes(const model::TaskState& s) {
   std::vector<std::string> out;
-  for (const auto& e : s.events) out.push_back(e.type);
+  for (const auto& e : s.events)
+    out.push_back(e.type);
   return out;
 }
 

@@ -14,12 +14,20 @@ TEST(BroadcasterTest, ListenerSeesOnlyLatestAndNewListenerIsPrimed) {
   b.Send(3);
   auto late = b.Listen();
   std::vector<int> early_seen, late_seen;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    while (auto v = co_await early->Next()) early_seen.push_back(*v);
-  }, asio::detached);
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    while (auto v = co_await late->Next()) late_seen.push_back(*v);
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (auto v = co_await early->Next())
+          early_seen.push_back(*v);
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (auto v = co_await late->Next())
+          late_seen.push_back(*v);
+      },
+      asio::detached);
   io.poll();
   EXPECT_EQ(early_seen, std::vector<int>({3}));
   EXPECT_EQ(late_seen, std::vector<int>({3}));
@@ -49,10 +57,14 @@ TEST(BroadcasterTest, ListenAfterCloseGetsLastValueThenEnds) {
   auto l = b.Listen();
   std::vector<int> seen;
   bool ended = false;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    while (auto v = co_await l->Next()) seen.push_back(*v);
-    ended = true;
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (auto v = co_await l->Next())
+          seen.push_back(*v);
+        ended = true;
+      },
+      asio::detached);
   io.poll();
   EXPECT_EQ(seen, std::vector<int>({7}));
   EXPECT_TRUE(ended);

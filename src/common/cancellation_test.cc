@@ -8,7 +8,7 @@
 namespace drover::common {
 namespace {
 
-using namespace std::chrono_literals;  // NOLINT
+using namespace std::chrono_literals;                     // NOLINT
 using namespace asio::experimental::awaitable_operators;  // NOLINT
 
 TEST(CancellationScopeTest, ParentCancelsChildrenNotTheOtherWay) {
@@ -30,10 +30,13 @@ TEST(CancellationScopeTest, CancelInterruptsRacedSleep) {
   FakeClock clock;
   auto scope = CancellationScope::Create(io.get_executor());
   std::optional<size_t> which;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    auto r = co_await (clock.Sleep(1h) || scope->Wait());
-    which = r.index();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto r = co_await (clock.Sleep(1h) || scope->Wait());
+        which = r.index();
+      },
+      asio::detached);
   io.poll();
   scope->Cancel();
   ASSERT_TRUE(testing::RunUntil(io, [&] { return which.has_value(); }));

@@ -19,8 +19,12 @@ using Duration = std::chrono::nanoseconds;
 // Wall-clock time at nanosecond resolution. The epoch (count 0) means "unset".
 using Time = std::chrono::time_point<std::chrono::system_clock, Duration>;
 
-inline int64_t ToUnixNanos(Time t) { return t.time_since_epoch().count(); }
-inline Time FromUnixNanos(int64_t ns) { return Time(Duration(ns)); }
+inline int64_t ToUnixNanos(Time t) {
+  return t.time_since_epoch().count();
+}
+inline Time FromUnixNanos(int64_t ns) {
+  return Time(Duration(ns));
+}
 
 class Clock {
  public:

@@ -10,10 +10,13 @@ TEST(EventTest, AllWaitersWakeAndLaterWaitsReturnImmediately) {
   Event ev(io.get_executor());
   int woken = 0;
   for (int i = 0; i < 3; ++i) {
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      co_await ev.Wait();
-      ++woken;
-    }, asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await ev.Wait();
+          ++woken;
+        },
+        asio::detached);
   }
   io.poll();
   EXPECT_EQ(woken, 0);
@@ -21,10 +24,13 @@ TEST(EventTest, AllWaitersWakeAndLaterWaitsReturnImmediately) {
   io.restart();
   io.poll();
   EXPECT_EQ(woken, 3);
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    co_await ev.Wait();
-    ++woken;
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await ev.Wait();
+        ++woken;
+      },
+      asio::detached);
   io.restart();
   io.poll();
   EXPECT_EQ(woken, 4);
@@ -36,12 +42,15 @@ TEST(NotifierTest, NotificationsCoalesce) {
   n.Notify();
   n.Notify();
   int wakes = 0;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    for (;;) {
-      co_await n.Wait();
-      ++wakes;
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          co_await n.Wait();
+          ++wakes;
+        }
+      },
+      asio::detached);
   io.poll();
   EXPECT_EQ(wakes, 1);
   EXPECT_FALSE(n.pending());

@@ -10,7 +10,9 @@ namespace drover::common {
 
 absl::StatusOr<Duration> ParseGoDuration(std::string_view text) {
   const std::string original(text);
-  auto invalid = [&] { return absl::InvalidArgumentError("invalid duration \"" + original + "\""); };
+  auto invalid = [&] {
+    return absl::InvalidArgumentError("invalid duration \"" + original + "\"");
+  };
   if (text.empty()) {
     return invalid();
   }
@@ -28,7 +30,8 @@ absl::StatusOr<Duration> ParseGoDuration(std::string_view text) {
   long double total = 0;
   while (!text.empty()) {
     size_t i = 0;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
       ++i;
     }
     if (i == 0) {
@@ -40,7 +43,8 @@ absl::StatusOr<Duration> ParseGoDuration(std::string_view text) {
     }
     text.remove_prefix(i);
     size_t j = 0;
-    while (j < text.size() && !std::isdigit(static_cast<unsigned char>(text[j])) && text[j] != '.') {
+    while (j < text.size() && !std::isdigit(static_cast<unsigned char>(text[j])) &&
+           text[j] != '.') {
       ++j;
     }
     const std::string_view unit = text.substr(0, j);
@@ -59,9 +63,10 @@ absl::StatusOr<Duration> ParseGoDuration(std::string_view text) {
     } else if (unit == "h") {
       scale = 3600e9;
     } else {
-      return unit.empty() ? absl::InvalidArgumentError("missing unit in duration \"" + original + "\"")
-                          : absl::InvalidArgumentError("unknown unit \"" + std::string(unit) +
-                                                       "\" in duration \"" + original + "\"");
+      return unit.empty()
+                 ? absl::InvalidArgumentError("missing unit in duration \"" + original + "\"")
+                 : absl::InvalidArgumentError("unknown unit \"" + std::string(unit) +
+                                              "\" in duration \"" + original + "\"");
     }
     char* end = nullptr;
     const long double v = std::strtold(number.c_str(), &end);

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+
 #include "common/clock.h"
 
 namespace drover::common {

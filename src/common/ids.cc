@@ -25,7 +25,7 @@ std::string RandomHex(size_t n) {
 
 std::string NewUuid() {
   std::string hex = RandomHex(32);
-  hex[12] = '4';                                            // version 4
+  hex[12] = '4';                                                      // version 4
   hex[16] = "89ab"[std::uniform_int_distribution<int>(0, 3)(Rng())];  // variant 10xx
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
          hex.substr(16, 4) + "-" + hex.substr(20, 12);

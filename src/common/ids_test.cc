@@ -1,8 +1,8 @@
 #include "common/ids.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 namespace drover::common {
 namespace {

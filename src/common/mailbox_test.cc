@@ -12,9 +12,13 @@ TEST(MailboxTest, HoldsOneValueAndNewerReplacesOlder) {
   EXPECT_TRUE(m.Put(3));
   EXPECT_FALSE(m.Put(2));  // the pending 3 is newer
   std::vector<int> got;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    while (auto v = co_await m.Take()) got.push_back(*v);
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (auto v = co_await m.Take())
+          got.push_back(*v);
+      },
+      asio::detached);
   io.poll();
   EXPECT_EQ(got, std::vector<int>({3}));
   m.Close();

@@ -7,8 +7,7 @@
 
 namespace drover::common {
 
-void SpawnDetached(asio::any_io_executor executor, asio::awaitable<void> task,
-                   std::string what) {
+void SpawnDetached(asio::any_io_executor executor, asio::awaitable<void> task, std::string what) {
   asio::co_spawn(executor, std::move(task), [what = std::move(what)](std::exception_ptr e) {
     if (!e) {
       return;

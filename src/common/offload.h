@@ -30,8 +30,9 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
   // completion is posted back to the caller's executor, where the coroutine resumes.
   auto home = co_await asio::this_coro::executor;
   auto token = asio::as_tuple(asio::use_awaitable);
-  auto [error, result] = co_await asio::async_initiate<
-      decltype(token), void(std::exception_ptr, std::optional<Stored>)>(
+  auto [error,
+        result] = co_await asio::async_initiate<decltype(token),
+                                                void(std::exception_ptr, std::optional<Stored>)>(
       [&pool, home](auto handler, Fn work) {
         asio::post(pool, [handler = std::move(handler), work = std::move(work), home]() mutable {
           std::exception_ptr error;
@@ -46,10 +47,10 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
           } catch (...) {
             error = std::current_exception();
           }
-          asio::post(home, [handler = std::move(handler), error,
-                            result = std::move(result)]() mutable {
-            std::move(handler)(error, std::move(result));
-          });
+          asio::post(home,
+                     [handler = std::move(handler), error, result = std::move(result)]() mutable {
+                       std::move(handler)(error, std::move(result));
+                     });
         });
       },
       token, std::move(fn));
@@ -63,7 +64,6 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
 
 // Spawns `task` on `executor`, detached; an escaping exception is logged with `what`
 // instead of terminating the process.
-void SpawnDetached(asio::any_io_executor executor, asio::awaitable<void> task,
-                   std::string what);
+void SpawnDetached(asio::any_io_executor executor, asio::awaitable<void> task, std::string what);
 
 }  // namespace drover::common

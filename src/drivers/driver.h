@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "common/asio.h"
 #include "common/clock.h"
 #include "model/value.h"

@@ -1,8 +1,8 @@
 #include "drivers/driver.h"
 
-#include <gtest/gtest.h>
-
 #include <csignal>
+
+#include <gtest/gtest.h>
 
 namespace drover::drivers {
 namespace {

@@ -30,8 +30,7 @@ struct AllocatedDeviceResource {
   std::string type;
   std::string name;
   std::vector<std::string> device_ids;
-  friend bool operator==(const AllocatedDeviceResource&, const AllocatedDeviceResource&) =
-      default;
+  friend bool operator==(const AllocatedDeviceResource&, const AllocatedDeviceResource&) = default;
 };
 
 struct AllocatedTaskResources {
@@ -55,8 +54,8 @@ struct AllocatedSharedResources {
   int64_t disk_mb = 0;
   std::vector<NetworkResource> networks;
   std::vector<AllocatedPortMapping> ports;
-  friend bool operator==(const AllocatedSharedResources&, const AllocatedSharedResources&) =
-      default;
+  friend bool operator==(const AllocatedSharedResources&,
+                         const AllocatedSharedResources&) = default;
 };
 
 struct AllocatedResources {

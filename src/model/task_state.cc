@@ -125,12 +125,11 @@ void TaskEvent::PopulateDisplayMessage() {
       desc += ", Exit Message: \"" + message + "\"";
     }
   } else if (type == kEventKilling) {
-    desc = !kill_reason.empty()
-               ? kill_reason
-               : (kill_timeout.count() != 0
-                      ? "Sent interrupt. Waiting " + FormatGoDuration(kill_timeout) +
-                            " before force killing"
-                      : "Sent interrupt");
+    desc = !kill_reason.empty() ? kill_reason
+                                : (kill_timeout.count() != 0 ? "Sent interrupt. Waiting " +
+                                                                   FormatGoDuration(kill_timeout) +
+                                                                   " before force killing"
+                                                             : "Sent interrupt");
   } else if (type == kEventKilled) {
     desc = kill_error.empty() ? "Task successfully killed" : kill_error;
   } else if (type == kEventRestarting) {

@@ -30,7 +30,8 @@ TEST(TaskEventTest, DisplayMessagesAndDetails) {
   ts.AppendEvent(TaskEvent(kEventKilling, {}).SetKillTimeout(5s));
   EXPECT_EQ(ts.events.back().display_message, "Sent interrupt. Waiting 5s before force killing");
   EXPECT_EQ(ts.events.back().details.at("kill_timeout"), "5s");
-  ts.AppendEvent(TaskEvent(kEventRestarting, {}).SetRestartReason("Restart within policy")
+  ts.AppendEvent(TaskEvent(kEventRestarting, {})
+                     .SetRestartReason("Restart within policy")
                      .SetStartDelay(16200ms));
   EXPECT_EQ(ts.events.back().display_message, "Task restarting in 16.2s");
   ts.AppendEvent(TaskEvent(kEventSiblingFailed, {}).SetFailedSibling("web"));

@@ -17,15 +17,15 @@ class Value {
   using Storage = std::variant<std::nullptr_t, bool, int64_t, double, std::string, Array, Object>;
 
   Value() : v_(nullptr) {}
-  Value(std::nullptr_t) : v_(nullptr) {}                   // NOLINT(google-explicit-constructor)
-  Value(bool b) : v_(b) {}                                 // NOLINT(google-explicit-constructor)
-  Value(int64_t i) : v_(i) {}                              // NOLINT(google-explicit-constructor)
-  Value(int i) : v_(static_cast<int64_t>(i)) {}            // NOLINT(google-explicit-constructor)
-  Value(double d) : v_(d) {}                               // NOLINT(google-explicit-constructor)
-  Value(std::string s) : v_(std::move(s)) {}               // NOLINT(google-explicit-constructor)
-  Value(const char* s) : v_(std::string(s)) {}             // NOLINT(google-explicit-constructor)
-  Value(Array a) : v_(std::move(a)) {}                     // NOLINT(google-explicit-constructor)
-  Value(Object o) : v_(std::move(o)) {}                    // NOLINT(google-explicit-constructor)
+  Value(std::nullptr_t) : v_(nullptr) {}         // NOLINT(google-explicit-constructor)
+  Value(bool b) : v_(b) {}                       // NOLINT(google-explicit-constructor)
+  Value(int64_t i) : v_(i) {}                    // NOLINT(google-explicit-constructor)
+  Value(int i) : v_(static_cast<int64_t>(i)) {}  // NOLINT(google-explicit-constructor)
+  Value(double d) : v_(d) {}                     // NOLINT(google-explicit-constructor)
+  Value(std::string s) : v_(std::move(s)) {}     // NOLINT(google-explicit-constructor)
+  Value(const char* s) : v_(std::string(s)) {}   // NOLINT(google-explicit-constructor)
+  Value(Array a) : v_(std::move(a)) {}           // NOLINT(google-explicit-constructor)
+  Value(Object o) : v_(std::move(o)) {}          // NOLINT(google-explicit-constructor)
 
   bool is_null() const { return std::holds_alternative<std::nullptr_t>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }

@@ -23,10 +23,12 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 }
 
 std::optional<double> AsNumber(const std::string& s) {
-  if (s.empty()) return std::nullopt;
+  if (s.empty())
+    return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == nullptr || *end != '\0') return std::nullopt;
+  if (end == nullptr || *end != '\0')
+    return std::nullopt;
   return v;
 }
 
@@ -46,7 +48,8 @@ bool GlobMatch(const std::string& pattern, const std::string& s) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == '*')
+    ++p;
   return p == pattern.size();
 }
 
@@ -59,9 +62,12 @@ bool Compare(const std::string& op, const std::string& l, const std::string& r) 
   } else {
     cmp = l.compare(r);
   }
-  if (op == "<") return cmp < 0;
-  if (op == "<=") return cmp <= 0;
-  if (op == ">") return cmp > 0;
+  if (op == "<")
+    return cmp < 0;
+  if (op == "<=")
+    return cmp <= 0;
+  if (op == ">")
+    return cmp > 0;
   return cmp >= 0;
 }
 
@@ -72,19 +78,26 @@ std::optional<std::string> ResolveTarget(const std::string& target, const model:
     return target;
   }
   const std::string inner = target.substr(2, target.size() - 3);
-  if (inner == "node.unique.id") return node.id;
-  if (inner == "node.datacenter") return node.datacenter;
-  if (inner == "node.unique.name") return node.name;
-  if (inner == "node.class") return node.node_class;
-  if (inner == "node.pool") return node.node_pool;
+  if (inner == "node.unique.id")
+    return node.id;
+  if (inner == "node.datacenter")
+    return node.datacenter;
+  if (inner == "node.unique.name")
+    return node.name;
+  if (inner == "node.class")
+    return node.node_class;
+  if (inner == "node.pool")
+    return node.node_pool;
   if (inner.rfind("attr.", 0) == 0) {
     auto it = node.attributes.find(inner.substr(5));
-    if (it == node.attributes.end()) return std::nullopt;
+    if (it == node.attributes.end())
+      return std::nullopt;
     return it->second;
   }
   if (inner.rfind("meta.", 0) == 0) {
     auto it = node.meta.find(inner.substr(5));
-    if (it == node.meta.end()) return std::nullopt;
+    if (it == node.meta.end())
+      return std::nullopt;
     return it->second;
   }
   return std::nullopt;
@@ -97,13 +110,20 @@ bool MeetsConstraint(const model::Constraint& c, const model::Node& node) {
   }
   const auto l = ResolveTarget(c.ltarget, node);
   const auto r = ResolveTarget(c.rtarget, node);
-  if (op == "is_set") return l.has_value();
-  if (op == "is_not_set") return !l.has_value();
-  if (!l) return false;
-  if (op == "=" || op == "==" || op == "is") return r && *l == *r;
-  if (op == "!=" || op == "not") return !r || *l != *r;
-  if (!r) return false;
-  if (op == "<" || op == "<=" || op == ">" || op == ">=") return Compare(op, *l, *r);
+  if (op == "is_set")
+    return l.has_value();
+  if (op == "is_not_set")
+    return !l.has_value();
+  if (!l)
+    return false;
+  if (op == "=" || op == "==" || op == "is")
+    return r && *l == *r;
+  if (op == "!=" || op == "not")
+    return !r || *l != *r;
+  if (!r)
+    return false;
+  if (op == "<" || op == "<=" || op == ">" || op == ">=")
+    return Compare(op, *l, *r);
   if (op == "regexp") {
     try {
       return std::regex_search(*l, std::regex(*r));
@@ -111,10 +131,12 @@ bool MeetsConstraint(const model::Constraint& c, const model::Node& node) {
       return false;
     }
   }
-  if (op == "version" || op == "semver") return VersionSatisfies(*l, *r);
+  if (op == "version" || op == "semver")
+    return VersionSatisfies(*l, *r);
   if (op == "set_contains" || op == "set_contains_all" || op == "set_contains_any") {
     std::set<std::string> have;
-    for (const auto& v : Split(*l, ',')) have.insert(v);
+    for (const auto& v : Split(*l, ','))
+      have.insert(v);
     const auto want = Split(*r, ',');
     if (op == "set_contains_any") {
       return std::any_of(want.begin(), want.end(), [&](const auto& w) { return have.contains(w); });
@@ -130,7 +152,8 @@ std::string ConstraintString(const model::Constraint& c) {
 
 int CompareVersions(const std::string& a, const std::string& b) {
   auto strip = [](std::string v) {
-    if (!v.empty() && v[0] == 'v') v.erase(0, 1);
+    if (!v.empty() && v[0] == 'v')
+      v.erase(0, 1);
     const size_t cut = v.find_first_of("-+");
     return cut == std::string::npos ? v : v.substr(0, cut);
   };
@@ -142,28 +165,38 @@ int CompareVersions(const std::string& a, const std::string& b) {
     auto xn = AsNumber(x);
     auto yn = AsNumber(y);
     int c = (xn && yn) ? (*xn < *yn ? -1 : (*xn > *yn ? 1 : 0)) : x.compare(y);
-    if (c != 0) return c < 0 ? -1 : 1;
+    if (c != 0)
+      return c < 0 ? -1 : 1;
   }
   return 0;
 }
 
 bool VersionSatisfies(const std::string& version, const std::string& spec) {
   for (const std::string& clause : Split(spec, ',')) {
-    if (clause.empty()) continue;
+    if (clause.empty())
+      continue;
     size_t i = 0;
-    while (i < clause.size() && std::string("<>=!~").find(clause[i]) != std::string::npos) ++i;
+    while (i < clause.size() && std::string("<>=!~").find(clause[i]) != std::string::npos)
+      ++i;
     std::string op = clause.substr(0, i);
     std::string want = clause.substr(i);
     want.erase(0, want.find_first_not_of(' '));
-    if (op.empty()) op = "=";
+    if (op.empty())
+      op = "=";
     const int c = CompareVersions(version, want);
     bool ok;
-    if (op == "=" || op == "==") ok = c == 0;
-    else if (op == "!=") ok = c != 0;
-    else if (op == "<") ok = c < 0;
-    else if (op == "<=") ok = c <= 0;
-    else if (op == ">") ok = c > 0;
-    else if (op == ">=") ok = c >= 0;
+    if (op == "=" || op == "==")
+      ok = c == 0;
+    else if (op == "!=")
+      ok = c != 0;
+    else if (op == "<")
+      ok = c < 0;
+    else if (op == "<=")
+      ok = c <= 0;
+    else if (op == ">")
+      ok = c > 0;
+    else if (op == ">=")
+      ok = c >= 0;
     else if (op == "~>") {
       // Pessimistic: >= want and < next significant release.
       auto parts = Split(want, '.');
@@ -173,13 +206,15 @@ bool VersionSatisfies(const std::string& version, const std::string& spec) {
         auto last = AsNumber(parts.back());
         parts.back() = std::to_string(static_cast<long>(last.value_or(0)) + 1);
         std::string upper;
-        for (size_t k = 0; k < parts.size(); ++k) upper += (k ? "." : "") + parts[k];
+        for (size_t k = 0; k < parts.size(); ++k)
+          upper += (k ? "." : "") + parts[k];
         ok = ok && CompareVersions(version, upper) < 0;
       }
     } else {
       ok = false;
     }
-    if (!ok) return false;
+    if (!ok)
+      return false;
   }
   return true;
 }

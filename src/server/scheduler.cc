@@ -28,11 +28,13 @@ std::set<int> ParsePortList(const std::string& spec) {
     const size_t dash = part.find('-');
     try {
       if (dash == std::string::npos) {
-        if (!part.empty()) out.insert(std::stoi(part));
+        if (!part.empty())
+          out.insert(std::stoi(part));
       } else {
         const int lo = std::stoi(part.substr(0, dash));
         const int hi = std::stoi(part.substr(dash + 1));
-        for (int p = lo; p <= hi && p - lo < 65536; ++p) out.insert(p);
+        for (int p = lo; p <= hi && p - lo < 65536; ++p)
+          out.insert(p);
       }
     } catch (const std::exception&) {
       // Ignore malformed entries: the node's reserved ports are advisory here.
@@ -46,12 +48,15 @@ void AddUsage(NodeUsage& u, const model::Allocation& a) {
     u.cpu += r.cpu_shares;
     u.memory_mb += r.memory_mb;
     for (const auto& n : r.networks) {
-      for (const auto& p : n.reserved_ports) u.ports.insert(p.value);
-      for (const auto& p : n.dynamic_ports) u.ports.insert(p.value);
+      for (const auto& p : n.reserved_ports)
+        u.ports.insert(p.value);
+      for (const auto& p : n.dynamic_ports)
+        u.ports.insert(p.value);
     }
   }
   u.disk_mb += a.allocated_resources.shared.disk_mb;
-  for (const auto& p : a.allocated_resources.shared.ports) u.ports.insert(p.value);
+  for (const auto& p : a.allocated_resources.shared.ports)
+    u.ports.insert(p.value);
   u.jobs.insert(a.namespace_ + "/" + a.job_id);
 }
 
@@ -98,21 +103,23 @@ bool Feasible(const model::Job& job, const model::TaskGroup& g, const model::Nod
     }
     return true;
   };
-  if (!check(job.constraints) || !check(g.constraints)) return false;
+  if (!check(job.constraints) || !check(g.constraints))
+    return false;
   for (const model::Task& t : g.tasks) {
-    if (!check(t.constraints)) return false;
+    if (!check(t.constraints))
+      return false;
   }
   return true;
 }
 
 // Assigns ports for the group's networks on `node`. Returns the dimension that failed
 // ("network: reserved port collision http=8080"), or "" on success.
-std::string AssignPorts(const model::TaskGroup& g, const model::Node& node,
-                        const NodeUsage& usage, std::mt19937_64& rng,
-                        model::AllocatedSharedResources& shared,
+std::string AssignPorts(const model::TaskGroup& g, const model::Node& node, const NodeUsage& usage,
+                        std::mt19937_64& rng, model::AllocatedSharedResources& shared,
                         std::map<std::string, model::AllocatedTaskResources>& tasks) {
   std::set<int> used = usage.ports;
-  for (int p : ParsePortList(node.reserved_resources.reserved_host_ports)) used.insert(p);
+  for (int p : ParsePortList(node.reserved_resources.reserved_host_ports))
+    used.insert(p);
   const std::string ip =
       node.node_resources.networks.empty() ? "127.0.0.1" : node.node_resources.networks[0].ip;
   auto pick_dynamic = [&]() -> int {
@@ -121,39 +128,48 @@ std::string AssignPorts(const model::TaskGroup& g, const model::Node& node,
     std::uniform_int_distribution<int> dist(lo, hi);
     for (int attempt = 0; attempt < 64; ++attempt) {
       const int p = dist(rng);
-      if (!used.contains(p)) return p;
+      if (!used.contains(p))
+        return p;
     }
     for (int p = lo; p <= hi; ++p) {
-      if (!used.contains(p)) return p;
+      if (!used.contains(p))
+        return p;
     }
     return 0;
   };
   auto assign = [&](model::NetworkResource& net, bool is_shared) -> std::string {
     net.ip = ip;
-    if (net.mode.empty()) net.mode = "host";
+    if (net.mode.empty())
+      net.mode = "host";
     for (model::Port& p : net.reserved_ports) {
       if (used.contains(p.value)) {
         return "network: reserved port collision " + p.label + "=" + std::to_string(p.value);
       }
       used.insert(p.value);
-      if (is_shared) shared.ports.push_back({p.label, p.value, p.to, ip});
+      if (is_shared)
+        shared.ports.push_back({p.label, p.value, p.to, ip});
     }
     for (model::Port& p : net.dynamic_ports) {
       p.value = pick_dynamic();
-      if (p.value == 0) return "network: dynamic port selection failed";
+      if (p.value == 0)
+        return "network: dynamic port selection failed";
       used.insert(p.value);
-      if (p.to == -1) p.to = p.value;
-      if (is_shared) shared.ports.push_back({p.label, p.value, p.to, ip});
+      if (p.to == -1)
+        p.to = p.value;
+      if (is_shared)
+        shared.ports.push_back({p.label, p.value, p.to, ip});
     }
     return "";
   };
   for (model::NetworkResource net : g.networks) {
-    if (std::string err = assign(net, true); !err.empty()) return err;
+    if (std::string err = assign(net, true); !err.empty())
+      return err;
     shared.networks.push_back(std::move(net));
   }
   for (const model::Task& t : g.tasks) {
     for (model::NetworkResource net : t.resources.networks) {
-      if (std::string err = assign(net, false); !err.empty()) return err;
+      if (std::string err = assign(net, false); !err.empty())
+        return err;
       tasks[t.name].networks.push_back(std::move(net));
     }
   }
@@ -165,7 +181,8 @@ double BinPackScore(const model::Node& node, const NodeUsage& usage, const Group
       static_cast<double>(node.node_resources.cpu_shares - node.reserved_resources.cpu_shares);
   const double mem_cap =
       static_cast<double>(node.node_resources.memory_mb - node.reserved_resources.memory_mb);
-  if (cpu_cap <= 0 || mem_cap <= 0) return 0;
+  if (cpu_cap <= 0 || mem_cap <= 0)
+    return 0;
   const double free_cpu = 1.0 - static_cast<double>(usage.cpu + ask.cpu) / cpu_cap;
   const double free_mem = 1.0 - static_cast<double>(usage.memory_mb + ask.memory_mb) / mem_cap;
   return (20.0 - (std::pow(10.0, free_cpu) + std::pow(10.0, free_mem))) / 18.0;
@@ -199,7 +216,8 @@ PlanResult Schedule(const SchedulerInput& in) {
   // Live allocations of the job (desired run), grouped by task group.
   std::map<std::string, std::vector<AllocPtr>> live_by_group;
   for (const AllocPtr& a : in.job_allocs) {
-    if (a->desired_status != model::kDesiredRun) continue;
+    if (a->desired_status != model::kDesiredRun)
+      continue;
     if (stop_all || in.job->FindGroup(a->task_group) == nullptr) {
       if (!a->ClientTerminal()) {
         plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
@@ -226,8 +244,9 @@ PlanResult Schedule(const SchedulerInput& in) {
     GroupWork w{&g, {}, {}};
     std::vector<AllocPtr>& live = live_by_group[g.name];
     std::set<int> taken;
-    std::sort(live.begin(), live.end(),
-              [](const AllocPtr& a, const AllocPtr& b) { return a->create_index < b->create_index; });
+    std::sort(live.begin(), live.end(), [](const AllocPtr& a, const AllocPtr& b) {
+      return a->create_index < b->create_index;
+    });
     for (const AllocPtr& a : live) {
       const int idx = a->Index();
       if (idx < 0 || idx >= g.count || taken.contains(idx)) {
@@ -244,7 +263,8 @@ PlanResult Schedule(const SchedulerInput& in) {
         continue;
       }
       taken.insert(idx);
-      if (a->job && a->job->version == job.version) continue;
+      if (a->job && a->job->version == job.version)
+        continue;
       if (a->ClientTerminal()) {
         // Finished allocations keep their slot (batch work is not redone; failed service
         // allocations are replaced by rescheduling, which comes with the runners issue).
@@ -264,7 +284,8 @@ PlanResult Schedule(const SchedulerInput& in) {
       }
     }
     for (int i = 0; i < g.count; ++i) {
-      if (!taken.contains(i)) w.to_place.push_back(i);
+      if (!taken.contains(i))
+        w.to_place.push_back(i);
     }
     work.push_back(std::move(w));
   }
@@ -273,10 +294,12 @@ PlanResult Schedule(const SchedulerInput& in) {
   std::map<std::string, NodeUsage> usage;
   std::set<std::string> stopping;
   for (const auto& s : plan.upserts) {
-    if (s.desired_status == model::kDesiredStop) stopping.insert(s.id);
+    if (s.desired_status == model::kDesiredStop)
+      stopping.insert(s.id);
   }
   for (const AllocPtr& a : in.node_allocs) {
-    if (a->Terminal() || stopping.contains(a->id)) continue;
+    if (a->Terminal() || stopping.contains(a->id))
+      continue;
     AddUsage(usage[a->node_id], *a);
   }
 
@@ -286,7 +309,8 @@ PlanResult Schedule(const SchedulerInput& in) {
     const auto& to_place = w.to_place;
     const auto& replaces = w.replaces;
     plan.queued[g.name] = 0;
-    if (to_place.empty()) continue;
+    if (to_place.empty())
+      continue;
 
     const GroupAsk ask = AskOf(g);
     const bool distinct = HasDistinctHosts(job, g);
@@ -350,7 +374,8 @@ PlanResult Schedule(const SchedulerInput& in) {
         }
       }
       if (best == nullptr) {
-        if (failed == 0) failed_metric = metric;
+        if (failed == 0)
+          failed_metric = metric;
         ++failed;
         continue;
       }
@@ -376,7 +401,8 @@ PlanResult Schedule(const SchedulerInput& in) {
       a.metrics = metric;
       a.desired_status = model::kDesiredRun;
       a.client_status = model::kClientPending;
-      if (auto it = replaces.find(idx); it != replaces.end()) a.previous_allocation = it->second;
+      if (auto it = replaces.find(idx); it != replaces.end())
+        a.previous_allocation = it->second;
       a.create_time = common::ToUnixNanos(in.now);
       AddUsage(usage[best->id], a);
       plan.upserts.push_back(std::move(a));

@@ -1,8 +1,8 @@
 #include "server/scheduler.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "server/test_fixtures.h"
 
@@ -15,11 +15,13 @@ class SchedulerTest : public ::testing::Test {
     SchedulerInput in;
     in.eval.id = "eval-1";
     in.job = std::make_shared<const model::Job>(job);
-    for (const auto& n : nodes_) in.nodes.push_back(std::make_shared<const model::Node>(n));
+    for (const auto& n : nodes_)
+      in.nodes.push_back(std::make_shared<const model::Node>(n));
     for (const auto& a : allocs_) {
       auto p = std::make_shared<const model::Allocation>(a);
       in.node_allocs.push_back(p);
-      if (a.job_id == job.id) in.job_allocs.push_back(p);
+      if (a.job_id == job.id)
+        in.job_allocs.push_back(p);
     }
     in.seed = 42;
     return Schedule(in);
@@ -34,7 +36,8 @@ class SchedulerTest : public ::testing::Test {
           replaced = true;
         }
       }
-      if (!replaced) allocs_.push_back(a);
+      if (!replaced)
+        allocs_.push_back(a);
     }
   }
   std::vector<model::Node> nodes_;
@@ -104,7 +107,8 @@ TEST_F(SchedulerTest, MemoryExhaustionAndBinPacking) {
   plan = Run(job);
   // small is exhausted; both new allocs land on big.
   int on_big = 0;
-  for (const auto& a : plan.upserts) on_big += a.node_id == "big" && a.desired_status == "run";
+  for (const auto& a : plan.upserts)
+    on_big += a.node_id == "big" && a.desired_status == "run";
   EXPECT_EQ(plan.placed, 2);
   EXPECT_EQ(on_big, 2);
   job.task_groups[0].count = 20;

@@ -29,7 +29,9 @@ void Server::Start() {
   common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
 }
 
-void Server::Stop() { stop_->Cancel(); }
+void Server::Stop() {
+  stop_->Cancel();
+}
 
 absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
   codec::CanonicalizeJob(job);
@@ -193,9 +195,11 @@ void Server::UnblockEvals() {
     return;
   }
   std::vector<std::string> ids;
-  for (const auto& e : unblocked) ids.push_back(e.id);
+  for (const auto& e : unblocked)
+    ids.push_back(e.id);
   state_.UpsertEvals(std::move(unblocked));
-  for (const auto& id : ids) Enqueue(id);
+  for (const auto& id : ids)
+    Enqueue(id);
 }
 
 absl::Status Server::RegisterNode(model::Node node) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/event.h"

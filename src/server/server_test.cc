@@ -104,9 +104,8 @@ TEST_F(ServerTest, StopAllocPlacesAReplacement) {
 
 TEST_F(ServerTest, MissedHeartbeatsMarkNodeDown) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
-  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
-    return server_.state().GetNode("n1")->status == "down";
-  }));
+  ASSERT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return server_.state().GetNode("n1")->status == "down"; }));
   ASSERT_TRUE(server_.Heartbeat("n1").ok());
   EXPECT_EQ(server_.state().GetNode("n1")->status, "ready");
   EXPECT_TRUE(absl::IsNotFound(server_.Heartbeat("nope")));

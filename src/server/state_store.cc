@@ -40,13 +40,17 @@ bool SpecChanged(const model::Job& a, const model::Job& b) {
 }  // namespace
 
 StateStore::StateStore(asio::any_io_executor executor, common::Clock& clock)
-    : executor_(executor), clock_(clock), changed_(executor, asio::steady_timer::time_point::max()) {
+    : executor_(executor),
+      clock_(clock),
+      changed_(executor, asio::steady_timer::time_point::max()) {
   for (Table t : {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes}) {
     table_index_[t] = 1;
   }
 }
 
-uint64_t StateStore::TableIndex(Table t) const { return table_index_.at(t); }
+uint64_t StateStore::TableIndex(Table t) const {
+  return table_index_.at(t);
+}
 
 uint64_t StateStore::Bump(Table t) {
   ++index_;
@@ -59,7 +63,8 @@ asio::awaitable<uint64_t> StateStore::BlockUntil(std::vector<Table> tables, uint
                                                  common::Duration max_wait) {
   auto current = [&] {
     uint64_t m = 0;
-    for (Table t : tables) m = std::max(m, TableIndex(t));
+    for (Table t : tables)
+      m = std::max(m, TableIndex(t));
     return m;
   };
   if (min_index == 0 || current() > min_index) {
@@ -178,11 +183,13 @@ model::JobSummary StateStore::JobSummary(const model::Job& job) const {
   // Queued: what the newest evaluation could not place.
   EvalPtr newest;
   for (const EvalPtr& e : EvalsByJob(job.namespace_, job.id)) {
-    if (!newest || e->create_index > newest->create_index) newest = e;
+    if (!newest || e->create_index > newest->create_index)
+      newest = e;
   }
   if (newest) {
     for (const auto& [group, n] : newest->queued_allocations) {
-      if (s.summary.contains(group)) s.summary[group].queued = n;
+      if (s.summary.contains(group))
+        s.summary[group].queued = n;
     }
   }
   return s;
@@ -202,7 +209,8 @@ void StateStore::UpsertEvals(std::vector<model::Evaluation> evals) {
     const std::string id = e.id;  // the right side is evaluated (and moved) first
     evals_[id] = std::make_shared<const model::Evaluation>(std::move(e));
   }
-  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+  for (const auto& [ns, job] : jobs)
+    RefreshJobStatus(ns, job);
 }
 
 EvalPtr StateStore::GetEval(const std::string& id) const {
@@ -213,15 +221,18 @@ EvalPtr StateStore::GetEval(const std::string& id) const {
 std::vector<EvalPtr> StateStore::ListEvals(const std::string& ns, const std::string& prefix) const {
   std::vector<EvalPtr> out;
   for (const auto& [id, e] : evals_) {
-    if (NamespaceMatches(ns, e->namespace_) && HasPrefix(id, prefix)) out.push_back(e);
+    if (NamespaceMatches(ns, e->namespace_) && HasPrefix(id, prefix))
+      out.push_back(e);
   }
   return out;
 }
 
-std::vector<EvalPtr> StateStore::EvalsByJob(const std::string& ns, const std::string& job_id) const {
+std::vector<EvalPtr> StateStore::EvalsByJob(const std::string& ns,
+                                            const std::string& job_id) const {
   std::vector<EvalPtr> out;
   for (const auto& [id, e] : evals_) {
-    if (e->namespace_ == ns && e->job_id == job_id) out.push_back(e);
+    if (e->namespace_ == ns && e->job_id == job_id)
+      out.push_back(e);
   }
   return out;
 }
@@ -234,7 +245,8 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     auto it = allocs_.find(a.id);
     if (it == allocs_.end()) {
       a.create_index = index;
-      if (a.create_time == 0) a.create_time = now;
+      if (a.create_time == 0)
+        a.create_time = now;
     } else {
       a.create_index = it->second->create_index;
       a.create_time = it->second->create_time;
@@ -246,7 +258,8 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     const std::string id = a.id;  // the right side is evaluated (and moved) first
     allocs_[id] = std::make_shared<const model::Allocation>(std::move(a));
   }
-  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+  for (const auto& [ns, job] : jobs)
+    RefreshJobStatus(ns, job);
 }
 
 std::vector<std::string> StateStore::UpdateAllocsFromClient(
@@ -268,13 +281,15 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
     a->task_states = u.task_states;
     a->client_status = u.client_status;
     a->client_description = u.client_description;
-    if (u.deployment_status) a->deployment_status = u.deployment_status;
+    if (u.deployment_status)
+      a->deployment_status = u.deployment_status;
     a->modify_index = index;
     a->modify_time = now;
     jobs.emplace_back(a->namespace_, a->job_id);
     it->second = std::move(a);
   }
-  for (const auto& [ns, job] : jobs) RefreshJobStatus(ns, job);
+  for (const auto& [ns, job] : jobs)
+    RefreshJobStatus(ns, job);
   return unknown;
 }
 
@@ -287,7 +302,8 @@ std::vector<AllocPtr> StateStore::ListAllocs(const std::string& ns,
                                              const std::string& prefix) const {
   std::vector<AllocPtr> out;
   for (const auto& [id, a] : allocs_) {
-    if (NamespaceMatches(ns, a->namespace_) && HasPrefix(id, prefix)) out.push_back(a);
+    if (NamespaceMatches(ns, a->namespace_) && HasPrefix(id, prefix))
+      out.push_back(a);
   }
   return out;
 }
@@ -296,7 +312,8 @@ std::vector<AllocPtr> StateStore::AllocsByJob(const std::string& ns,
                                               const std::string& job_id) const {
   std::vector<AllocPtr> out;
   for (const auto& [id, a] : allocs_) {
-    if (a->namespace_ == ns && a->job_id == job_id) out.push_back(a);
+    if (a->namespace_ == ns && a->job_id == job_id)
+      out.push_back(a);
   }
   return out;
 }
@@ -304,7 +321,8 @@ std::vector<AllocPtr> StateStore::AllocsByJob(const std::string& ns,
 std::vector<AllocPtr> StateStore::AllocsByNode(const std::string& node_id) const {
   std::vector<AllocPtr> out;
   for (const auto& [id, a] : allocs_) {
-    if (a->node_id == node_id) out.push_back(a);
+    if (a->node_id == node_id)
+      out.push_back(a);
   }
   return out;
 }
@@ -312,7 +330,8 @@ std::vector<AllocPtr> StateStore::AllocsByNode(const std::string& node_id) const
 std::vector<AllocPtr> StateStore::AllocsByEval(const std::string& eval_id) const {
   std::vector<AllocPtr> out;
   for (const auto& [id, a] : allocs_) {
-    if (a->eval_id == eval_id) out.push_back(a);
+    if (a->eval_id == eval_id)
+      out.push_back(a);
   }
   return out;
 }
@@ -335,7 +354,8 @@ NodePtr StateStore::GetNode(const std::string& id) const {
 std::vector<NodePtr> StateStore::ListNodes(const std::string& prefix) const {
   std::vector<NodePtr> out;
   for (const auto& [id, n] : nodes_) {
-    if (HasPrefix(id, prefix)) out.push_back(n);
+    if (HasPrefix(id, prefix))
+      out.push_back(n);
   }
   return out;
 }

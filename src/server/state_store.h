@@ -82,9 +82,7 @@ class StateStore {
   std::vector<NodePtr> ListNodes(const std::string& prefix) const;
 
  private:
-  static std::string JobKey(const std::string& ns, const std::string& id) {
-    return ns + '\0' + id;
-  }
+  static std::string JobKey(const std::string& ns, const std::string& id) { return ns + '\0' + id; }
   uint64_t Bump(Table t);
   // Recomputes the stored status of a job from its allocs and evals (Nomad's rules).
   void RefreshJobStatus(const std::string& ns, const std::string& job_id);

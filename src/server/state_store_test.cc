@@ -72,10 +72,13 @@ TEST_F(StateStoreTest, JobStatusFollowsAllocsAndEvals) {
 TEST_F(StateStoreTest, BlockingQueryWakesOnChangeOrTimesOut) {
   const uint64_t start = store_.TableIndex(Table::kAllocs);
   std::optional<uint64_t> woke;
-  asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
-    std::vector<Table> tables{Table::kAllocs};
-    woke = co_await store_.BlockUntil(tables, start, 5min);
-  }, asio::detached);
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        std::vector<Table> tables{Table::kAllocs};
+        woke = co_await store_.BlockUntil(tables, start, 5min);
+      },
+      asio::detached);
   io_.poll();
   EXPECT_FALSE(woke);
   store_.UpsertNode(test::MakeNode("n1"));  // other table: keeps waiting
@@ -92,10 +95,13 @@ TEST_F(StateStoreTest, BlockingQueryWakesOnChangeOrTimesOut) {
 
   std::optional<uint64_t> timed_out;
   const uint64_t now_index = store_.TableIndex(Table::kAllocs);
-  asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
-    std::vector<Table> tables{Table::kAllocs};
-    timed_out = co_await store_.BlockUntil(tables, now_index, 10s);
-  }, asio::detached);
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        std::vector<Table> tables{Table::kAllocs};
+        timed_out = co_await store_.BlockUntil(tables, now_index, 10s);
+      },
+      asio::detached);
   ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] { return timed_out.has_value(); }));
   EXPECT_EQ(*timed_out, now_index);
 }

@@ -27,7 +27,8 @@ inline model::Node MakeNode(const std::string& id, int64_t cpu = 4000, int64_t m
   return n;
 }
 
-inline model::Job MakeJob(const std::string& id, int count = 1, const std::string& type = "service") {
+inline model::Job MakeJob(const std::string& id, int count = 1,
+                          const std::string& type = "service") {
   model::Job j;
   j.id = id;
   j.name = id;

@@ -12,7 +12,6 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 extern char** environ;
@@ -24,20 +23,24 @@ namespace {
 
 std::vector<char*> CStrings(std::vector<std::string>& v) {
   std::vector<char*> out;
-  for (auto& s : v) out.push_back(s.data());
+  for (auto& s : v)
+    out.push_back(s.data());
   out.push_back(nullptr);
   return out;
 }
 
 std::vector<std::string> CurrentEnv() {
   std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e)
+    env.emplace_back(*e);
   return env;
 }
 
 }  // namespace
 
-void BecomeSubreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+void BecomeSubreaper() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
 
 void KillRemainingChildren() {
   const std::string me = std::to_string(getpid());
@@ -45,7 +48,8 @@ void KillRemainingChildren() {
     bool any = false;
     for (const auto& entry : fs::directory_iterator("/proc")) {
       const std::string name = entry.path().filename();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (name.find_first_not_of("0123456789") != std::string::npos)
+        continue;
       std::ifstream status(entry.path() / "status");
       std::string line;
       while (std::getline(status, line)) {
@@ -62,7 +66,8 @@ void KillRemainingChildren() {
     }
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    if (!any) break;
+    if (!any)
+      break;
   }
 }
 
@@ -109,7 +114,8 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args) {
                                    "itest-node",
                                    "-log-level",
                                    "debug"};
-  for (auto& a : extra_args) args.push_back(std::move(a));
+  for (auto& a : extra_args)
+    args.push_back(std::move(a));
   auto argv = CStrings(args);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -151,16 +157,18 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args) {
 }
 
 AgentProcess::~AgentProcess() {
-  if (pid_ > 0) Stop();
+  if (pid_ > 0)
+    Stop();
   KillRemainingChildren();
 }
 
 int AgentProcess::Stop(std::chrono::seconds timeout) {
-  if (pid_ <= 0) return -1;
+  if (pid_ <= 0)
+    return -1;
   kill(pid_, SIGTERM);
   int status = 0;
-  const bool exited = testing::WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
-                                       timeout);
+  const bool exited =
+      testing::WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
   if (!exited) {
     ADD_FAILURE() << "agent did not exit on SIGTERM; killing it";
     kill(pid_, SIGKILL);
@@ -170,12 +178,15 @@ int AgentProcess::Stop(std::chrono::seconds timeout) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string AgentProcess::log() const { return testing::ReadFile(dir_.path() / "agent.err"); }
+std::string AgentProcess::log() const {
+  return testing::ReadFile(dir_.path() / "agent.err");
+}
 
 codec::Json AgentProcess::Get(const std::string& path) {
   auto r = http_->Do("GET", path);
   EXPECT_TRUE(r.ok()) << path << ": " << r.status();
-  if (!r.ok()) return codec::Json();
+  if (!r.ok())
+    return codec::Json();
   auto j = codec::ParseJson(r->body);
   EXPECT_TRUE(j.ok()) << path;
   return j.ok() ? *j : codec::Json();

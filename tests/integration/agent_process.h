@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/http_client.h"
+
 #include "testing/test_util.h"
 
 namespace drover::integration {

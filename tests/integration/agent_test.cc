@@ -5,7 +5,6 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/agent_process.h"
@@ -17,21 +16,21 @@ using namespace std::chrono_literals;  // NOLINT
 
 std::string RawExecJob(const std::string& id, const std::string& type, const std::string& script,
                        const std::string& extra_group = "") {
-  codec::Json job = {
-      {"ID", id},
-      {"Type", type},
-      {"Datacenters", {"dc1"}},
-      {"TaskGroups",
-       {{{"Name", "g"},
-         {"Tasks",
-          {{{"Name", "t"},
-            {"Driver", "raw_exec"},
-            {"KillTimeout", 2'000'000'000},
-            {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
-            {"Resources", {{"CPU", 100}, {"MemoryMB", 32}}}}}}}}}};
+  codec::Json job = {{"ID", id},
+                     {"Type", type},
+                     {"Datacenters", {"dc1"}},
+                     {"TaskGroups",
+                      {{{"Name", "g"},
+                        {"Tasks",
+                         {{{"Name", "t"},
+                           {"Driver", "raw_exec"},
+                           {"KillTimeout", 2'000'000'000},
+                           {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
+                           {"Resources", {{"CPU", 100}, {"MemoryMB", 32}}}}}}}}}};
   if (!extra_group.empty()) {
     auto extra = codec::ParseJson(extra_group);
-    for (auto& [k, v] : extra->items()) job["TaskGroups"][0][k] = v;
+    for (auto& [k, v] : extra->items())
+      job["TaskGroups"][0][k] = v;
   }
   return codec::Dump(codec::Json{{"Job", job}});
 }
@@ -40,7 +39,8 @@ class AgentTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(agent_.ok()) << agent_.log(); }
   void TearDown() override {
-    if (HasFailure()) std::cerr << "---- agent log ----\n" << agent_.log();
+    if (HasFailure())
+      std::cerr << "---- agent log ----\n" << agent_.log();
   }
 
   // Waits for the job's first allocation to reach `status`; returns it.
@@ -49,7 +49,8 @@ class AgentTest : public ::testing::Test {
     const bool ok = testing::WaitFor(
         [&] {
           codec::Json allocs = agent_.Get("/v1/job/" + job + "/allocations");
-          if (allocs.empty()) return false;
+          if (allocs.empty())
+            return false;
           found = agent_.Get("/v1/allocation/" + allocs[0]["ID"].get<std::string>());
           return found["ClientStatus"] == status;
         },
@@ -60,7 +61,8 @@ class AgentTest : public ::testing::Test {
 
   static std::vector<std::string> EventTypes(const codec::Json& alloc) {
     std::vector<std::string> out;
-    for (const auto& e : alloc["TaskStates"]["t"]["Events"]) out.push_back(e["Type"]);
+    for (const auto& e : alloc["TaskStates"]["t"]["Events"])
+      out.push_back(e["Type"]);
     return out;
   }
 
@@ -77,7 +79,8 @@ TEST_F(AgentTest, BatchJobRunsToCompleteWithExitCodeZero) {
   const codec::Json& events = alloc["TaskStates"]["t"]["Events"];
   bool terminated_zero = false;
   for (const auto& e : events) {
-    if (e["Type"] == "Terminated") terminated_zero = e["Details"]["exit_code"] == "0";
+    if (e["Type"] == "Terminated")
+      terminated_zero = e["Details"]["exit_code"] == "0";
   }
   EXPECT_TRUE(terminated_zero) << events.dump();
   EXPECT_EQ(alloc["TaskStates"]["t"]["State"], "dead");
@@ -96,7 +99,8 @@ TEST_F(AgentTest, BatchJobRunsToCompleteWithExitCodeZero) {
 
 TEST_F(AgentTest, ServiceJobRunsAndStopCompletesWithKillEvents) {
   const std::string file = agent_.WriteFile(
-      "svc.json", RawExecJob("svc", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 600"));
+      "svc.json",
+      RawExecJob("svc", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 600"));
   CliResult run = agent_.Cli({"job", "run", file});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   codec::Json alloc = WaitAlloc("svc", "running");
@@ -147,7 +151,8 @@ TEST_F(AgentTest, BadInputGetsClearErrorsAndAgentKeepsServing) {
   EXPECT_NE(s.message().find("Job must be specified"), std::string::npos) << s;
   s = put("/v1/job/other", RawExecJob("mine", "batch", "true"));
   EXPECT_NE(s.message().find("Job ID does not match name"), std::string::npos) << s;
-  s = put("/v1/jobs", R"({"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}})");
+  s = put("/v1/jobs",
+          R"({"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}})");
   EXPECT_NE(s.message().find("500"), std::string::npos) << s;
   EXPECT_NE(s.message().find("Missing task driver"), std::string::npos) << s;
 
@@ -160,19 +165,22 @@ TEST_F(AgentTest, BadInputGetsClearErrorsAndAgentKeepsServing) {
 
   // A constraint no node meets.
   codec::Json win = *codec::ParseJson(RawExecJob("win", "service", "true"));
-  win["Job"]["Constraints"] = {{{"LTarget", "${attr.kernel.name}"}, {"RTarget", "windows"},
-                                {"Operand", "="}}};
+  win["Job"]["Constraints"] = {
+      {{"LTarget", "${attr.kernel.name}"}, {"RTarget", "windows"}, {"Operand", "="}}};
   run = agent_.Cli({"job", "run", agent_.WriteFile("win.json", codec::Dump(win))});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   EXPECT_NE(run.out.find("${attr.kernel.name} = windows"), std::string::npos) << run.out;
 
   // A static port that another allocation already holds.
-  const std::string net = R"({"Networks": [{"ReservedPorts": [{"Label": "http", "Value": 29999}]}]})";
-  run = agent_.Cli({"job", "run", "-detach",
-                    agent_.WriteFile("p1.json", RawExecJob("p1", "service", "exec sleep 600", net))});
+  const std::string net =
+      R"({"Networks": [{"ReservedPorts": [{"Label": "http", "Value": 29999}]}]})";
+  run =
+      agent_.Cli({"job", "run", "-detach",
+                  agent_.WriteFile("p1.json", RawExecJob("p1", "service", "exec sleep 600", net))});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  run = agent_.Cli({"job", "run",
-                    agent_.WriteFile("p2.json", RawExecJob("p2", "service", "exec sleep 600", net))});
+  run =
+      agent_.Cli({"job", "run",
+                  agent_.WriteFile("p2.json", RawExecJob("p2", "service", "exec sleep 600", net))});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   EXPECT_NE(run.out.find("reserved port collision http=29999"), std::string::npos) << run.out;
 

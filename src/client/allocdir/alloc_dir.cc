@@ -38,9 +38,9 @@ bool AllocDir::ValidTaskName(const std::string& name) {
 
 absl::Status AllocDir::Build() {
   const fs::perms all = fs::perms::all;
-  if (absl::Status s = MakeDir(dir_, fs::perms::owner_all | fs::perms::group_read |
-                                         fs::perms::group_exec | fs::perms::others_read |
-                                         fs::perms::others_exec);
+  if (absl::Status s =
+          MakeDir(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
       !s.ok()) {
     return s;
   }
@@ -90,8 +90,8 @@ absl::Status AllocDir::Destroy() {
   built_ = false;
   task_dirs_.clear();
   if (ec) {
-    return absl::InternalError("failed to remove alloc dir '" + dir_.string() + "': " +
-                               ec.message());
+    return absl::InternalError("failed to remove alloc dir '" + dir_.string() +
+                               "': " + ec.message());
   }
   return absl::OkStatus();
 }

@@ -20,8 +20,8 @@
 namespace drover::allocdir {
 
 struct TaskDir {
-  std::filesystem::path dir;       // <alloc>/<task>
-  std::filesystem::path local;     // NOMAD_TASK_DIR
+  std::filesystem::path dir;    // <alloc>/<task>
+  std::filesystem::path local;  // NOMAD_TASK_DIR
   std::filesystem::path tmp;
   std::filesystem::path secrets;   // NOMAD_SECRETS_DIR
   std::filesystem::path private_;  // never served by the fs API

@@ -1,9 +1,9 @@
 #include "client/allocdir/alloc_dir.h"
 
-#include <gtest/gtest.h>
-
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "testing/test_util.h"
 
@@ -64,8 +64,10 @@ TEST(AllocDirTest, ConcurrentTaskDirBuilds) {
       }
     });
   }
-  for (auto& t : threads) t.join();
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(ad.TaskDirBuilt("t" + std::to_string(i)));
+  for (auto& t : threads)
+    t.join();
+  for (int i = 0; i < 5; ++i)
+    EXPECT_TRUE(ad.TaskDirBuilt("t" + std::to_string(i)));
 }
 
 }  // namespace

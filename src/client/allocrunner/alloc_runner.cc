@@ -44,14 +44,16 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
 
 taskrunner::TaskRunner* AllocRunner::task_runner(const std::string& name) {
   for (auto& tr : runners_) {
-    if (tr->name() == name) return tr.get();
+    if (tr->name() == name)
+      return tr.get();
   }
   return nullptr;
 }
 
 std::vector<taskrunner::TaskRunner*> AllocRunner::task_runners() {
   std::vector<taskrunner::TaskRunner*> out;
-  for (auto& tr : runners_) out.push_back(tr.get());
+  for (auto& tr : runners_)
+    out.push_back(tr.get());
   return out;
 }
 
@@ -59,14 +61,16 @@ model::AllocClientUpdate AllocRunner::ClientUpdate() const {
   model::AllocClientUpdate u;
   u.id = id_;
   u.node_id = alloc_->node_id;
-  for (const auto& tr : runners_) u.task_states[tr->name()] = tr->state();
+  for (const auto& tr : runners_)
+    u.task_states[tr->name()] = tr->state();
   const ClientStatus cs = ComputeClientStatus(u.task_states);
   u.client_status = cs.status;
   u.client_description = cs.description;
   if (u.client_status == model::kClientComplete || u.client_status == model::kClientFailed) {
     // Terminal: every task gets a finish time (used for rescheduling decisions).
     for (auto& [name, st] : u.task_states) {
-      if (st.finished_at == model::Time{}) st.finished_at = config_.clock->Now();
+      if (st.finished_at == model::Time{})
+        st.finished_at = config_.clock->Now();
     }
   }
   return u;
@@ -74,9 +78,11 @@ model::AllocClientUpdate AllocRunner::ClientUpdate() const {
 
 void AllocRunner::ReportState() {
   model::AllocClientUpdate u = ClientUpdate();
-  if (last_reported_ && *last_reported_ == u) return;
+  if (last_reported_ && *last_reported_ == u)
+    return;
   last_reported_ = u;
-  if (config_.on_update) config_.on_update(u);
+  if (config_.on_update)
+    config_.on_update(u);
 }
 
 asio::awaitable<void> AllocRunner::Run() {
@@ -89,12 +95,15 @@ asio::awaitable<void> AllocRunner::Run() {
     auto work = [ad] { return ad->Build(); };  // named: see Offload()
     absl::Status built = co_await common::Offload(*config_.pool, std::move(work));
     if (!built.ok()) {
-      const std::string reason = "pre-run hook \"alloc_dir\" failed: " + std::string(built.message());
+      const std::string reason =
+          "pre-run hook \"alloc_dir\" failed: " + std::string(built.message());
       DROVER_LOG_ERROR("alloc {}: {}", id_, reason);
-      for (auto& tr : runners_) tr->MarkFailedKill(reason);
+      for (auto& tr : runners_)
+        tr->MarkFailedKill(reason);
     }
   } else {
-    for (auto& tr : runners_) tr->RequestKill(std::nullopt);
+    for (auto& tr : runners_)
+      tr->RequestKill(std::nullopt);
   }
   for (auto& tr : runners_) {
     common::SpawnDetached(executor_, tr->Run(), "task " + tr->name() + " of alloc " + id_);
@@ -111,7 +120,8 @@ asio::awaitable<void> AllocRunner::Run() {
 asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
   const model::TaskGroup* group = alloc_->Group();
   bool has_sidecars = false;
-  for (const auto& t : group->tasks) has_sidecars = has_sidecars || t.IsSidecar();
+  for (const auto& t : group->tasks)
+    has_sidecars = has_sidecars || t.IsSidecar();
   for (;;) {
     co_await task_state_changed_.Wait();
     if (!killing_) {
@@ -119,7 +129,8 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
       bool any_live = false;
       bool all_live_sidecars = true;
       for (const auto& tr : runners_) {
-        if (tr->task().IsPoststop()) continue;
+        if (tr->task().IsPoststop())
+          continue;
         if (tr->state().state != model::kTaskStateDead) {
           any_live = true;
           all_live_sidecars = all_live_sidecars && tr->task().IsSidecar();
@@ -141,7 +152,8 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
       }
     }
     ReportState();
-    if (run_done_.IsSet()) break;
+    if (run_done_.IsSet())
+      break;
   }
   state_handler_done_.Set();
 }
@@ -180,13 +192,15 @@ asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> rea
   auto kill_wave = [&](auto pick) -> asio::awaitable<void> {
     std::vector<taskrunner::TaskRunner*> wave;
     for (auto& tr : runners_) {
-      if (pick(*tr)) wave.push_back(tr.get());
+      if (pick(*tr))
+        wave.push_back(tr.get());
     }
     for (auto* tr : wave) {
       tr->RequestKill(run_launched_ ? std::optional(KillingEvent(*tr)) : std::nullopt);
     }
     if (run_launched_) {
-      for (auto* tr : wave) co_await tr->WaitDone();
+      for (auto* tr : wave)
+        co_await tr->WaitDone();
     }
   };
   co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().leader; });

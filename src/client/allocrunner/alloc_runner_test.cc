@@ -1,9 +1,9 @@
 #include "client/allocrunner/alloc_runner.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "client/client_test_util.h"
 #include "drivers/mock/mock_driver.h"
@@ -54,15 +54,16 @@ class AllocRunnerTest : public ::testing::Test {
 };
 
 TEST_F(AllocRunnerTest, BatchAllocCompletesAndReportsStatusChanges) {
-  auto ar = Make(MakeAlloc({MockTask("a", {{"run_for", "2s"}}), MockTask("b", {{"run_for", "3s"}})},
-                           "batch"));
+  auto ar = Make(
+      MakeAlloc({MockTask("a", {{"run_for", "2s"}}), MockTask("b", {{"run_for", "3s"}})}, "batch"));
   Start(*ar);
   ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
   ASSERT_FALSE(updates_.empty());
   EXPECT_EQ(updates_.back().client_status, "complete");
   EXPECT_EQ(updates_.back().client_description, "All tasks have completed");
   bool saw_running = false;
-  for (const auto& u : updates_) saw_running = saw_running || u.client_status == "running";
+  for (const auto& u : updates_)
+    saw_running = saw_running || u.client_status == "running";
   EXPECT_TRUE(saw_running);
   EXPECT_TRUE(std::filesystem::is_directory(ar->alloc_dir().data_dir()));
   Destroy(*ar);
@@ -116,7 +117,8 @@ TEST_F(AllocRunnerTest, StopUpdateKillsLeaderFirst) {
   leader.leader = true;
   auto ar = Make(MakeAlloc({leader, MockTask("follower", {{"run_for", "1h"}})}));
   Start(*ar);
-  ASSERT_TRUE(RunUntil([&] { return updates_.size() && updates_.back().client_status == "running"; }));
+  ASSERT_TRUE(
+      RunUntil([&] { return updates_.size() && updates_.back().client_status == "running"; }));
   auto stopped = std::make_shared<model::Allocation>(*ar->alloc());
   stopped->desired_status = model::kDesiredStop;
   stopped->alloc_modify_index = 20;
@@ -145,9 +147,8 @@ TEST_F(AllocRunnerTest, StaleUpdatesAreDropped) {
   ar->Update(newer);
   ar->Update(older);  // must not replace the queued newer one
   Start(*ar);
-  ASSERT_TRUE(RunUntil([&] {
-    return ar->alloc()->alloc_modify_index == 30 && ar->task_runner("t")->running();
-  }));
+  ASSERT_TRUE(RunUntil(
+      [&] { return ar->alloc()->alloc_modify_index == 30 && ar->task_runner("t")->running(); }));
   EXPECT_EQ(ar->task_runner("t")->state().state, "running");
   Destroy(*ar);
 }

@@ -16,10 +16,14 @@ ClientStatus ComputeClientStatus(const std::map<std::string, model::TaskState>& 
       pending = true;
     }
   }
-  if (failed) return {model::kClientFailed, "Failed tasks"};
-  if (running) return {model::kClientRunning, "Tasks are running"};
-  if (pending) return {model::kClientPending, "No tasks have started"};
-  if (dead) return {model::kClientComplete, "All tasks have completed"};
+  if (failed)
+    return {model::kClientFailed, "Failed tasks"};
+  if (running)
+    return {model::kClientRunning, "Tasks are running"};
+  if (pending)
+    return {model::kClientPending, "No tasks have started"};
+  if (dead)
+    return {model::kClientComplete, "All tasks have completed"};
   return {"", ""};
 }
 

@@ -29,7 +29,8 @@ std::map<std::string, std::string> ReadKeyValues(const fs::path& p, char sep) {
   std::string line;
   while (std::getline(in, line)) {
     const size_t at = line.find(sep);
-    if (at == std::string::npos) continue;
+    if (at == std::string::npos)
+      continue;
     out.emplace(Trim(line.substr(0, at)), Trim(line.substr(at + 1)));
   }
   return out;
@@ -55,11 +56,14 @@ int64_t CpuMhz() {
 
 std::string FirstIpv4() {
   ifaddrs* addrs = nullptr;
-  if (getifaddrs(&addrs) != 0) return "127.0.0.1";
+  if (getifaddrs(&addrs) != 0)
+    return "127.0.0.1";
   std::string found;
   for (ifaddrs* a = addrs; a != nullptr; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
-    if ((a->ifa_flags & IFF_LOOPBACK) != 0 || (a->ifa_flags & IFF_UP) == 0) continue;
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET)
+      continue;
+    if ((a->ifa_flags & IFF_LOOPBACK) != 0 || (a->ifa_flags & IFF_UP) == 0)
+      continue;
     char buf[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, buf, sizeof(buf));
     found = buf;
@@ -81,32 +85,36 @@ absl::StatusOr<std::string> LoadOrCreateId(const fs::path& dir, const std::strin
   {
     std::ifstream in(p);
     std::string id;
-    if (in >> id && common::IsUuid(id)) return id;
+    if (in >> id && common::IsUuid(id))
+      return id;
   }
   const std::string id = common::NewUuid();
   const fs::path tmp = p.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << id;
-    if (!out) return absl::InternalError("failed to write '" + tmp.string() + "'");
+    if (!out)
+      return absl::InternalError("failed to write '" + tmp.string() + "'");
   }
   fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
   fs::rename(tmp, p, ec);
   if (ec) {
-    return absl::InternalError("failed to persist node identity '" + p.string() + "': " +
-                               ec.message());
+    return absl::InternalError("failed to persist node identity '" + p.string() +
+                               "': " + ec.message());
   }
   return id;
 }
 
-absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
-                                            const std::map<std::string, drivers::Driver*>& drivers) {
+absl::StatusOr<model::Node> FingerprintNode(
+    const FingerprintConfig& config, const std::map<std::string, drivers::Driver*>& drivers) {
   model::Node n;
   const fs::path client_dir = config.data_dir / "client";
   auto id = LoadOrCreateId(client_dir, "client-id");
-  if (!id.ok()) return id.status();
+  if (!id.ok())
+    return id.status();
   auto secret = LoadOrCreateId(client_dir, "secret-id");
-  if (!secret.ok()) return secret.status();
+  if (!secret.ok())
+    return secret.status();
   n.id = *id;
   n.secret_id = *secret;
   n.datacenter = config.datacenter;
@@ -127,8 +135,10 @@ absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
   n.attributes["unique.hostname"] = host;
   n.attributes["os.name"] = "linux";
   auto os = ReadKeyValues("/etc/os-release", '=');
-  if (auto it = os.find("ID"); it != os.end()) n.attributes["os.name"] = it->second;
-  if (auto it = os.find("VERSION_ID"); it != os.end()) n.attributes["os.version"] = it->second;
+  if (auto it = os.find("ID"); it != os.end())
+    n.attributes["os.name"] = it->second;
+  if (auto it = os.find("VERSION_ID"); it != os.end())
+    n.attributes["os.version"] = it->second;
   n.attributes["nomad.version"] = "1.9.5";
   n.attributes["drover.version"] = "0.1.0";
 
@@ -176,7 +186,8 @@ absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
     info.update_time = std::chrono::time_point_cast<common::Duration>(now);
     n.drivers[name] = info;
     if (fp.detected) {
-      for (const auto& [k, v] : fp.attributes) n.attributes[k] = v;
+      for (const auto& [k, v] : fp.attributes)
+        n.attributes[k] = v;
       n.attributes["driver." + name] = "1";
     }
   }

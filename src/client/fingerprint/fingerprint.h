@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "drivers/driver.h"
 #include "model/node.h"
 

@@ -33,8 +33,8 @@ absl::StatusOr<Duration> DurationField(const model::Value& config, const std::st
   if (const auto* s = v->as_string()) {
     auto d = common::ParseGoDuration(*s);
     if (!d.ok()) {
-      return absl::InvalidArgumentError("mock driver config \"" + key + "\": " +
-                                        std::string(d.status().message()));
+      return absl::InvalidArgumentError("mock driver config \"" + key +
+                                        "\": " + std::string(d.status().message()));
     }
     return *d;
   }
@@ -82,9 +82,9 @@ Capabilities MockDriver::GetCapabilities() const {
 
 DriverFingerprint MockDriver::Fingerprint() const {
   return DriverFingerprint{.detected = true,
-                              .healthy = true,
-                              .health_description = "Healthy",
-                              .attributes = {{"driver.mock_driver", "true"}}};
+                           .healthy = true,
+                           .health_description = "Healthy",
+                           .attributes = {{"driver.mock_driver", "true"}}};
 }
 
 std::shared_ptr<MockDriver::Task> MockDriver::Find(const std::string& id) const {
@@ -104,7 +104,8 @@ asio::awaitable<absl::StatusOr<TaskHandle>> MockDriver::StartTask(const TaskConf
     co_return absl::AlreadyExistsError("task with ID '" + config.id + "' already started");
   }
   auto block = DurationField(config.config, "start_block_for");
-  if (!block.ok()) co_return block.status();
+  if (!block.ok())
+    co_return block.status();
   if (block->count() > 0) {
     co_await clock_.Sleep(*block);
   }
@@ -116,9 +117,11 @@ asio::awaitable<absl::StatusOr<TaskHandle>> MockDriver::StartTask(const TaskConf
   }
   auto task = std::make_shared<Task>(executor_);
   auto run_for = DurationField(config.config, "run_for");
-  if (!run_for.ok()) co_return run_for.status();
+  if (!run_for.ok())
+    co_return run_for.status();
   auto kill_after = DurationField(config.config, "kill_after");
-  if (!kill_after.ok()) co_return kill_after.status();
+  if (!kill_after.ok())
+    co_return kill_after.status();
   task->run_for = *run_for;
   task->kill_after = *kill_after;
   task->planned.exit_code = static_cast<int>(IntField(config.config, "exit_code"));
@@ -174,7 +177,8 @@ asio::awaitable<absl::Status> MockDriver::StopTask(const std::string& task_id, D
   int sig = SIGINT;
   if (!signal.empty()) {
     auto parsed = ParseSignal(signal);
-    if (!parsed.ok()) co_return parsed.status();
+    if (!parsed.ok())
+      co_return parsed.status();
     sig = *parsed;
   }
   if (task->kill_after > timeout) {

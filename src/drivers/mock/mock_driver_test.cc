@@ -1,8 +1,8 @@
 #include "drivers/mock/mock_driver.h"
 
-#include <gtest/gtest.h>
-
 #include <csignal>
+
+#include <gtest/gtest.h>
 
 #include "testing/test_util.h"
 
@@ -16,8 +16,8 @@ class MockDriverTest : public ::testing::Test {
   template <typename T>
   T Run(asio::awaitable<T> op) {
     std::optional<T> out;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await std::move(op); },
-                   asio::detached);
+    asio::co_spawn(
+        io_, [&]() -> asio::awaitable<void> { out = co_await std::move(op); }, asio::detached);
     EXPECT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] { return out.has_value(); }));
     return std::move(*out);
   }

@@ -39,9 +39,13 @@ struct RawExecDriver::Task {
 
 namespace {
 
-std::string Errno(int err) { return std::strerror(err); }
+std::string Errno(int err) {
+  return std::strerror(err);
+}
 
-int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+int PidfdOpen(int pid) {
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
 
 // Resolves the command like a shell would: paths with '/' relative to the task dir,
 // bare names through PATH.
@@ -128,9 +132,9 @@ Capabilities RawExecDriver::GetCapabilities() const {
 
 DriverFingerprint RawExecDriver::Fingerprint() const {
   return DriverFingerprint{.detected = true,
-                              .healthy = true,
-                              .health_description = "Healthy",
-                              .attributes = {{"driver.raw_exec", "true"}}};
+                           .healthy = true,
+                           .health_description = "Healthy",
+                           .attributes = {{"driver.raw_exec", "true"}}};
 }
 
 RawExecDriver::Task* RawExecDriver::Find(const std::string& task_id) const {
@@ -150,9 +154,8 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
   std::vector<std::string> argv_s;
   auto resolved = ResolveCommand(*command_v->as_string(), config.env, config.task_dir);
   if (!resolved.ok()) {
-    co_return absl::Status(resolved.status().code(),
-                           "failed to launch command with executor: " +
-                               std::string(resolved.status().message()));
+    co_return absl::Status(resolved.status().code(), "failed to launch command with executor: " +
+                                                         std::string(resolved.status().message()));
   }
   argv_s.push_back(*resolved);
   if (const model::Value* args = config.config.Find("args"); args != nullptr && !args->is_null()) {
@@ -171,10 +174,12 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
     env_s.push_back(k + "=" + v);
   }
   std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
+  for (auto& a : argv_s)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
+  for (auto& e : env_s)
+    envp.push_back(e.data());
   envp.push_back(nullptr);
 
   auto open_log = [](const std::string& path) -> int {
@@ -187,8 +192,10 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
   const int err_fd = open_log(config.stderr_path);
   if (out_fd < 0 || err_fd < 0) {
     const int err = errno;
-    if (out_fd >= 0) close(out_fd);
-    if (err_fd >= 0) close(err_fd);
+    if (out_fd >= 0)
+      close(out_fd);
+    if (err_fd >= 0)
+      close(err_fd);
     co_return absl::InternalError("failed to open task log files: " + Errno(err));
   }
 
@@ -207,8 +214,8 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
   sigfillset(&all_signals);
   posix_spawnattr_setsigmask(&attr, &no_signals);
   posix_spawnattr_setsigdefault(&attr, &all_signals);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -281,8 +288,8 @@ absl::Status RawExecDriver::RecoverTask(const TaskHandle& handle) {
   }
   if (handle.pid <= 0 || ProcessStartTicks(handle.pid) != handle.proc_start_ticks ||
       handle.proc_start_ticks == 0) {
-    return absl::NotFoundError("task '" + handle.task_id + "' (pid " +
-                               std::to_string(handle.pid) + ") is no longer running");
+    return absl::NotFoundError("task '" + handle.task_id + "' (pid " + std::to_string(handle.pid) +
+                               ") is no longer running");
   }
   const int pidfd = PidfdOpen(handle.pid);
   if (pidfd < 0) {
@@ -309,8 +316,7 @@ asio::awaitable<absl::StatusOr<ExitResult>> RawExecDriver::WaitTask(const std::s
   co_return *task->result;
 }
 
-asio::awaitable<absl::Status> RawExecDriver::StopTask(const std::string& task_id,
-                                                      Duration timeout,
+asio::awaitable<absl::Status> RawExecDriver::StopTask(const std::string& task_id, Duration timeout,
                                                       const std::string& signal) {
   Task* task = Find(task_id);
   if (task == nullptr) {

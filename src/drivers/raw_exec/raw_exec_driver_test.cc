@@ -1,9 +1,10 @@
 #include "drivers/raw_exec/raw_exec_driver.h"
 
-#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "testing/test_util.h"
 
@@ -21,17 +22,18 @@ class RawExecDriverTest : public ::testing::Test {
     c.stdout_path = (dir_.path() / (id + ".stdout")).string();
     c.stderr_path = (dir_.path() / (id + ".stderr")).string();
     c.env = {{"PATH", "/usr/bin:/bin"}, {"GREETING", "hello"}};
-    c.config = model::Value::Object{{"command", "/bin/sh"},
-                                    {"args", model::Value::Array{"-c", script}}};
+    c.config =
+        model::Value::Object{{"command", "/bin/sh"}, {"args", model::Value::Array{"-c", script}}};
     return c;
   }
 
   template <typename T>
   T Run(asio::awaitable<T> op) {
     std::optional<T> out;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await std::move(op); },
-                   asio::detached);
-    EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }, 20s));
+    asio::co_spawn(
+        io_, [&]() -> asio::awaitable<void> { out = co_await std::move(op); }, asio::detached);
+    EXPECT_TRUE(testing::RunUntil(
+        io_, [&] { return out.has_value(); }, 20s));
     return std::move(*out);
   }
 
@@ -79,8 +81,7 @@ TEST_F(RawExecDriverTest, MissingCommandIsAnUnrecoverableStartError) {
 
 TEST_F(RawExecDriverTest, StopSendsSignalToProcessGroup) {
   // The shell forks a grandchild; both must die with the group.
-  auto h = Run(driver_.StartTask(
-      Config("t3", "sleep 300 & echo $! > child.pid; wait")));
+  auto h = Run(driver_.StartTask(Config("t3", "sleep 300 & echo $! > child.pid; wait")));
   ASSERT_TRUE(h.ok()) << h.status();
   const auto pid_file = dir_.path() / "child.pid";
   ASSERT_TRUE(testing::WaitFor([&] { return !testing::ReadFile(pid_file).empty(); }));
