@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include <boost/asio/signal_set.hpp>
@@ -144,9 +145,10 @@ int RunAgent(const AgentConfig& config) {
     shutting_down = true;
     DROVER_LOG_INFO("agent: shutting down");
     http.Stop();
+    // No new placements while the client winds down.
+    server.Stop();
     // Dev mode owns its tasks: stop them all before exiting.
     co_await client.ShutdownAndDestroy();
-    server.Stop();
     io.stop();
   };
 
@@ -176,12 +178,20 @@ int RunAgent(const AgentConfig& config) {
       "agent startup");
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& err, int sig) {
-    if (err)
-      return;
-    DROVER_LOG_INFO("agent: caught signal {}", sig);
-    common::SpawnDetached(io.get_executor(), shutdown(), "agent shutdown");
-  });
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& err, int sig) {
+        if (err)
+          return;
+        if (shutting_down) {
+          DROVER_LOG_WARN("agent: caught signal {} again; exiting without cleanup", sig);
+          io.stop();
+          return;
+        }
+        DROVER_LOG_INFO("agent: caught signal {}", sig);
+        common::SpawnDetached(io.get_executor(), shutdown(), "agent shutdown");
+        signals.async_wait(on_signal);
+      };
+  signals.async_wait(on_signal);
 
   io.run();
   pool.join();

@@ -30,7 +30,11 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"GET"}, "/v1/allocation/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto index = co_await Block(ctx, req, Table::kAllocs);
+    std::function<uint64_t()> object_index = [&ctx, &req] {
+      auto a = ctx.server->state().GetAlloc(req.Param("id"));
+      return a ? a->modify_index : 0;
+    };
+    auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto alloc = ctx.server->state().GetAlloc(req.Param("id"));

@@ -163,3 +163,33 @@ TEST_F(EndpointsTest, StatusAndAgentEndpoints) {
 
 }  // namespace
 }  // namespace drover::api
+
+namespace drover::api {
+namespace {
+
+TEST_F(EndpointsTest, BlockingReadOfOneObjectIgnoresChangesToOthers) {
+  ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
+  const std::string index = Call("GET", "/v1/job/web").headers.at("X-Nomad-Index");
+  std::optional<Response> blocked;
+  Request req{.method = "GET", .path = "/v1/job/web"};
+  req.query = {{"index", index}, {"wait", "1m"}};
+  asio::co_spawn(
+      io_, [&]() -> asio::awaitable<void> { blocked = co_await router_.Dispatch(req); },
+      asio::detached);
+  io_.poll();
+  std::string other = kJob;
+  other.replace(other.find("\"web\""), 5, "\"api\"");
+  other.replace(other.find("\"web\""), 5, "\"api\"");
+  ASSERT_EQ(Call("PUT", "/v1/jobs", other).status, 200);
+  io_.restart();
+  io_.poll();
+  EXPECT_FALSE(blocked.has_value()) << "woke for a change to another job";
+  std::string updated = kJob;
+  updated.replace(updated.find("\"1h\""), 4, "\"2h\"");
+  ASSERT_EQ(Call("PUT", "/v1/jobs", updated).status, 200);
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return blocked.has_value(); }));
+  EXPECT_GT(std::stoull(blocked->headers.at("X-Nomad-Index")), std::stoull(index));
+}
+
+}  // namespace
+}  // namespace drover::api

@@ -31,7 +31,11 @@ void RegisterEvalRoutes(Router& router, ApiContext& ctx) {
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"GET"}, "/v1/evaluation/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto index = co_await Block(ctx, req, Table::kEvals);
+    std::function<uint64_t()> object_index = [&ctx, &req] {
+      auto e = ctx.server->state().GetEval(req.Param("id"));
+      return e ? e->modify_index : 0;
+    };
+    auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kEvals);
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto eval = ctx.server->state().GetEval(req.Param("id"));

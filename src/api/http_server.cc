@@ -1,5 +1,7 @@
 #include "api/http_server.h"
 
+#include <fcntl.h>
+
 #include <set>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +18,17 @@ namespace drover::api {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+
+namespace {
+
+// Asio does not open sockets with close-on-exec; task processes must not inherit them.
+void SetCloseOnExec(int fd) {
+  const int flags = fcntl(fd, F_GETFD);
+  if (flags >= 0)
+    fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+}  // namespace
 
 struct HttpServer::Impl {
   Impl(asio::any_io_executor ex, const Router& r) : executor(ex), router(r), acceptor(ex) {}
@@ -57,6 +70,7 @@ absl::StatusOr<uint16_t> HttpServer::Listen(const std::string& address, uint16_t
     impl_->acceptor.close();
     return absl::UnavailableError("failed to bind " + where + ": " + ec.message());
   }
+  SetCloseOnExec(impl_->acceptor.native_handle());
   return impl_->acceptor.local_endpoint().port();
 }
 
@@ -85,6 +99,7 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
       DROVER_LOG_WARN("http: accept failed: {}", ec.message());
       continue;
     }
+    SetCloseOnExec(socket.native_handle());
     auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
     sessions.insert(stream);
     common::SpawnDetached(executor, Session(stream), "http session");
@@ -120,13 +135,33 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     http::request_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
     stream->expires_after(std::chrono::minutes(10));
-    auto [ec, n] =
-        co_await http::async_read(*stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    auto [hec, hn] = co_await http::async_read_header(*stream, buffer, parser,
+                                                      asio::as_tuple(asio::use_awaitable));
+    boost::system::error_code ec = hec;
+    if (!ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      // curl and others wait for this before sending a body.
+      http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
+      auto [cec, cn] =
+          co_await http::async_write(*stream, cont, asio::as_tuple(asio::use_awaitable));
+      ec = cec;
+    }
+    if (!ec) {
+      auto [bec, bn] =
+          co_await http::async_read(*stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      ec = bec;
+    }
     if (ec) {
-      if (ec == http::error::body_limit) {
-        http::response<http::string_body> res{http::status::payload_too_large, 11};
+      const bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
+                          ec == asio::error::operation_aborted ||
+                          ec == asio::error::connection_reset || ec == beast::error::timeout;
+      if (!closed) {
+        const bool too_large = ec == http::error::body_limit;
+        http::response<http::string_body> res{
+            too_large ? http::status::payload_too_large : http::status::bad_request, 11};
         res.set(http::field::content_type, "text/plain; charset=utf-8");
-        res.body() = "Request body too large";
+        res.body() =
+            too_large ? "Request body too large" : "Malformed HTTP request: " + ec.message();
+        res.keep_alive(false);
         res.prepare_payload();
         co_await http::async_write(*stream, res, asio::as_tuple(asio::use_awaitable));
       }

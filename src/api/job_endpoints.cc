@@ -104,7 +104,11 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return Register(ctx, req, req.Param("id"));
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto index = co_await Block(ctx, req, Table::kJobs);
+    std::function<uint64_t()> object_index = [&ctx, &req] {
+      auto j = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+      return j ? j->modify_index : 0;
+    };
+    auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kJobs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
@@ -151,7 +155,12 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return JsonResponse(req, out, *index);
   });
   router.Add({"GET"}, "/v1/job/:id/summary", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto index = co_await Block(ctx, req, Table::kJobs, Table::kAllocs);
+    std::function<uint64_t()> object_index = [&ctx, &req] {
+      auto j = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+      return j ? ctx.server->state().JobSummary(*j).modify_index : 0;
+    };
+    auto index =
+        co_await BlockObject(ctx, req, std::move(object_index), Table::kJobs, Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));

@@ -27,7 +27,11 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
     co_return JsonResponse(req, out, *index);
   });
   router.Add({"GET"}, "/v1/node/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto index = co_await Block(ctx, req, Table::kNodes);
+    std::function<uint64_t()> object_index = [&ctx, &req] {
+      auto n = ctx.server->state().GetNode(req.Param("id"));
+      return n ? n->modify_index : 0;
+    };
+    auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kNodes);
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto node = ctx.server->state().GetNode(req.Param("id"));

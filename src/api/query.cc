@@ -46,6 +46,30 @@ asio::awaitable<absl::StatusOr<uint64_t>> BlockOn(ApiContext& ctx, const Request
   co_return co_await ctx.server->state().BlockUntil(std::move(tables), params->index, params->wait);
 }
 
+asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const Request& req,
+                                                        std::vector<server::Table> tables,
+                                                        std::function<uint64_t()> object_index) {
+  auto params = ParseBlocking(req);
+  if (!params.ok())
+    co_return params.status();
+  server::StateStore& state = ctx.server->state();
+  const common::Time deadline = ctx.clock->Now() + params->wait;
+  for (;;) {
+    const uint64_t obj = object_index();
+    if (params->index == 0 || obj > params->index) {
+      co_return obj;
+    }
+    const common::Time now = ctx.clock->Now();
+    if (now >= deadline) {
+      co_return obj;
+    }
+    uint64_t table = 0;
+    for (server::Table t : tables)
+      table = std::max(table, state.TableIndex(t));
+    co_await state.BlockUntil(tables, std::max(table, params->index), deadline - now);
+  }
+}
+
 Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index) {
   Response r;
   r.body = codec::Dump(body, req.HasQuery("pretty"));

@@ -37,6 +37,20 @@ asio::awaitable<absl::StatusOr<uint64_t>> Block(ApiContext& ctx, const Request& 
   return BlockOn(ctx, req, std::vector<server::Table>{tables...});
 }
 
+// For single-object reads: like Block(), but keeps waiting while the object's own index
+// (`object_index()`, 0 when the object is absent) is not above the requested index, as
+// Nomad's blockingRPC does; otherwise clients polling one object would spin whenever
+// some other object of the table changed. Returns the index to report.
+asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const Request& req,
+                                                        std::vector<server::Table> tables,
+                                                        std::function<uint64_t()> object_index);
+template <typename... Tables>
+asio::awaitable<absl::StatusOr<uint64_t>> BlockObject(ApiContext& ctx, const Request& req,
+                                                      std::function<uint64_t()> object_index,
+                                                      Tables... tables) {
+  return BlockOnObject(ctx, req, std::vector<server::Table>{tables...}, std::move(object_index));
+}
+
 // 200 with JSON (indented with ?pretty) and the read headers X-Nomad-Index,
 // X-Nomad-KnownLeader, X-Nomad-LastContact.
 Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index);

@@ -92,6 +92,9 @@ asio::awaitable<void> Client::WatchAllocations() {
 }
 
 void Client::RunAllocs(const NodeAllocations& update) {
+  if (shutting_down_) {
+    return;
+  }
   std::map<std::string, std::shared_ptr<const model::Allocation>> server;
   for (const auto& a : update.allocs)
     server[a->id] = a;
@@ -193,12 +196,21 @@ allocrunner::AllocRunner* Client::GetAllocRunner(const std::string& alloc_id) {
 }
 
 asio::awaitable<void> Client::ShutdownAndDestroy() {
-  // Destroy first so the final task states still reach the server.
-  std::vector<allocrunner::AllocRunner*> all;
-  for (auto& [id, r] : runners_)
-    all.push_back(r.get());
-  for (auto* r : all)
-    co_await r->Destroy();
+  // Take no new work first: the watch loop stops and RunAllocs ignores late results.
+  shutting_down_ = true;
+  stop_->Cancel();
+  // Destroy every runner concurrently (each waits its tasks' kill timeouts), then
+  // wait for all of them. Runners stay in the map, so lookups by id stay valid.
+  std::vector<std::string> ids;
+  for (auto& [id, r] : runners_) {
+    ids.push_back(id);
+    common::SpawnDetached(executor_, r->Destroy(), "destroy alloc " + id);
+  }
+  for (const std::string& id : ids) {
+    if (allocrunner::AllocRunner* r = GetAllocRunner(id))
+      co_await r->Destroy();
+  }
+  // Report the final task states before leaving.
   if (!pending_updates_.empty()) {
     std::vector<model::AllocClientUpdate> batch;
     for (auto& [id, u] : pending_updates_)
@@ -206,7 +218,6 @@ asio::awaitable<void> Client::ShutdownAndDestroy() {
     pending_updates_.clear();
     co_await rpc_.UpdateAllocations(std::move(batch));
   }
-  stop_->Cancel();
   while (loops_running_ > 0) {
     co_await loop_exited_.Wait();
   }

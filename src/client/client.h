@@ -72,6 +72,7 @@ class Client {
   std::map<std::string, model::AllocClientUpdate> pending_updates_;
   common::Notifier urgent_update_;
   common::CancellationScopePtr stop_;
+  bool shutting_down_ = false;
   int loops_running_ = 0;
   common::Notifier loop_exited_;
 };

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "common/signals.h"
 #include "model/task_state.h"
 
 namespace drover::codec {
@@ -452,6 +453,9 @@ Errors TaskErrors(const model::Task& task, const model::TaskGroup& group) {
   }
   if (task.shutdown_delay < Duration::zero()) {
     errs.push_back("ShutdownDelay must be a positive value");
+  }
+  if (!task.kill_signal.empty() && !common::ParseSignal(task.kill_signal).ok()) {
+    errs.push_back("Unknown kill signal \"" + task.kill_signal + "\"");
   }
   CheckResources(task.resources, errs);
 

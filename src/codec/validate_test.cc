@@ -488,3 +488,19 @@ TEST(ValidateJobTest, ListsProblemsOfEveryGroupAndTask) {
 
 }  // namespace
 }  // namespace drover::codec
+
+namespace drover::codec {
+namespace {
+
+TEST(ValidateKillSignalTest, UnknownOrOutOfRangeSignalsAreRejected) {
+  model::Job job = ValidJob();
+  job.task_groups[0].tasks[0].kill_signal = "SIGTERN";
+  EXPECT_EQ(ErrorText(job), TaskError("Unknown kill signal \"SIGTERN\""));
+  job.task_groups[0].tasks[0].kill_signal = "99999999999";
+  EXPECT_EQ(ErrorText(job), TaskError("Unknown kill signal \"99999999999\""));
+  job.task_groups[0].tasks[0].kill_signal = "SIGUSR1";
+  EXPECT_TRUE(ValidateJob(job).ok());
+}
+
+}  // namespace
+}  // namespace drover::codec

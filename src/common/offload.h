@@ -30,30 +30,29 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
   // completion is posted back to the caller's executor, where the coroutine resumes.
   auto home = co_await asio::this_coro::executor;
   auto token = asio::as_tuple(asio::use_awaitable);
-  auto [error,
-        result] = co_await asio::async_initiate<decltype(token),
-                                                void(std::exception_ptr, std::optional<Stored>)>(
-      [&pool, home](auto handler, Fn work) {
-        asio::post(pool, [handler = std::move(handler), work = std::move(work), home]() mutable {
-          std::exception_ptr error;
-          std::optional<Stored> result;
-          try {
-            if constexpr (std::is_void_v<R>) {
-              work();
-              result.emplace();
-            } else {
-              result.emplace(work());
-            }
-          } catch (...) {
-            error = std::current_exception();
-          }
-          asio::post(home,
-                     [handler = std::move(handler), error, result = std::move(result)]() mutable {
-                       std::move(handler)(error, std::move(result));
-                     });
-        });
-      },
-      token, std::move(fn));
+  // Named, not a temporary inside the co_await expression (see above).
+  auto initiation = [&pool, home](auto handler, Fn work) {
+    asio::post(pool, [handler = std::move(handler), work = std::move(work), home]() mutable {
+      std::exception_ptr error;
+      std::optional<Stored> result;
+      try {
+        if constexpr (std::is_void_v<R>) {
+          work();
+          result.emplace();
+        } else {
+          result.emplace(work());
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
+      asio::post(home, [handler = std::move(handler), error, result = std::move(result)]() mutable {
+        std::move(handler)(error, std::move(result));
+      });
+    });
+  };
+  using Signature = void(std::exception_ptr, std::optional<Stored>);
+  auto [error, result] = co_await asio::async_initiate<decltype(token), Signature>(
+      std::move(initiation), token, std::move(fn));
   if (error) {
     std::rethrow_exception(error);
   }

@@ -15,6 +15,7 @@
 
 #include "common/asio.h"
 #include "common/clock.h"
+#include "common/signals.h"
 #include "model/value.h"
 
 namespace drover::drivers {
@@ -153,8 +154,7 @@ using DriverPtr = std::unique_ptr<Driver>;
 absl::Status RecoverableError(std::string_view message);
 bool IsRecoverable(const absl::Status& status);
 
-// "SIGTERM", "TERM", "15" → 15. InvalidArgument for unknown names.
-absl::StatusOr<int> ParseSignal(std::string_view name);
-std::string SignalName(int signal);
+using common::ParseSignal;
+using common::SignalName;
 
 }  // namespace drover::drivers

@@ -262,9 +262,17 @@ PlanResult Schedule(const SchedulerInput& in) {
         w.replaces[idx] = a->id;
         continue;
       }
-      taken.insert(idx);
-      if (a->job && a->job->version == job.version)
+      const bool current_version =
+          a->job && a->job->version == job.version && a->job->create_index == job.create_index;
+      if (a->ClientTerminal() && !current_version) {
+        // Finished under an older version (or a purged and re-registered job): the new
+        // version runs again in this slot.
         continue;
+      }
+      taken.insert(idx);
+      if (current_version) {
+        continue;
+      }
       if (a->ClientTerminal()) {
         // Finished allocations keep their slot (batch work is not redone; failed service
         // allocations are replaced by rescheduling, which comes with the runners issue).

@@ -204,3 +204,23 @@ TEST_F(SchedulerTest, DatacenterAndDownNodesAreNotCandidates) {
 
 }  // namespace
 }  // namespace drover::server
+
+namespace drover::server {
+namespace {
+
+TEST_F(SchedulerTest, FinishedAllocsOfAnOlderVersionAreReplacedOnUpdate) {
+  nodes_ = {test::MakeNode("n1")};
+  model::Job job = test::MakeJob("web", 1);
+  Apply(Run(job));
+  allocs_[0].client_status = "failed";
+  // Same version: the failed alloc keeps its slot (rescheduling is a separate policy).
+  EXPECT_EQ(Run(job).placed, 0);
+  job.task_groups[0].tasks[0].config = model::Value::Object{{"fixed", true}};
+  job.version = 1;
+  auto plan = Run(job);
+  EXPECT_EQ(plan.placed, 1);
+  EXPECT_EQ(plan.stopped, 0);
+}
+
+}  // namespace
+}  // namespace drover::server

@@ -248,8 +248,15 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
       if (a.create_time == 0)
         a.create_time = now;
     } else {
-      a.create_index = it->second->create_index;
-      a.create_time = it->second->create_time;
+      // The client owns these; a plan computed from an older snapshot must not roll back
+      // what the client reported meanwhile.
+      const model::Allocation& stored = *it->second;
+      a.create_index = stored.create_index;
+      a.create_time = stored.create_time;
+      a.client_status = stored.client_status;
+      a.client_description = stored.client_description;
+      a.task_states = stored.task_states;
+      a.deployment_status = stored.deployment_status;
     }
     a.modify_index = index;
     a.alloc_modify_index = index;

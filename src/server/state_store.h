@@ -64,7 +64,8 @@ class StateStore {
   std::vector<EvalPtr> EvalsByJob(const std::string& ns, const std::string& job_id) const;
 
   // Allocations. Upserts from the scheduler set CreateIndex (new), ModifyIndex and
-  // AllocModifyIndex (the index the client diffs on).
+  // AllocModifyIndex (the index the client diffs on); for existing allocations the
+  // client-owned fields (status, description, task states) are kept as stored.
   void UpsertAllocs(std::vector<model::Allocation> allocs);
   // Client-owned fields only; AllocModifyIndex stays (the client caused the change).
   // Unknown allocations are skipped and returned as NotFound-able ids.

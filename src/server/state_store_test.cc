@@ -120,3 +120,24 @@ TEST_F(StateStoreTest, PrefixAndNamespaceListing) {
 
 }  // namespace
 }  // namespace drover::server
+
+namespace drover::server {
+namespace {
+
+TEST_F(StateStoreTest, SchedulerUpsertKeepsClientOwnedFields) {
+  model::Allocation a;
+  a.id = "a1";
+  a.client_status = "pending";
+  store_.UpsertAllocs({a});
+  model::AllocClientUpdate u{
+      .id = "a1", .client_status = "failed", .client_description = "Failed tasks"};
+  store_.UpdateAllocsFromClient({u});
+  // A plan computed from the older snapshot upserts its copy.
+  a.desired_status = "stop";
+  store_.UpsertAllocs({a});
+  EXPECT_EQ(store_.GetAlloc("a1")->client_status, "failed");
+  EXPECT_EQ(store_.GetAlloc("a1")->desired_status, "stop");
+}
+
+}  // namespace
+}  // namespace drover::server

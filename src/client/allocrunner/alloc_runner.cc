@@ -176,7 +176,7 @@ void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
 
 model::TaskEvent AllocRunner::KillingEvent(const taskrunner::TaskRunner& tr) const {
   model::TaskEvent ev(model::kEventKilling, config_.clock->Now());
-  ev.SetKillTimeout(std::min(tr.task().kill_timeout, common::Duration(std::chrono::seconds(30))));
+  ev.SetKillTimeout(tr.KillTimeout());
   return ev;
 }
 

@@ -165,7 +165,14 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
   tracker_.SetKilled();
   absl::Status stopped = co_await driver.StopTask(task_id, KillTimeout(), task_->kill_signal);
   if (!stopped.ok() && !absl::IsNotFound(stopped)) {
-    DROVER_LOG_WARN("failed to stop task {}: {}", task_id, stopped.ToString());
+    // Never leave a task running because the polite stop failed: force it.
+    DROVER_LOG_WARN("failed to stop task {}: {}; killing it", task_id, stopped.ToString());
+    stopped = co_await driver.StopTask(task_id, common::Duration(0), "SIGKILL");
+    if (!stopped.ok() && !absl::IsNotFound(stopped)) {
+      DROVER_LOG_ERROR("failed to kill task {}: {}", task_id, stopped.ToString());
+      co_return drivers::ExitResult{
+          .exit_code = -1, .err = "failed to kill task: " + std::string(stopped.message())};
+    }
   }
   auto r = co_await driver.WaitTask(task_id);
   if (r.ok())
@@ -176,6 +183,19 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
+  try {
+    co_await RunLoop();
+  } catch (const std::exception& e) {
+    // A bug or a third-party exception must not leave the alloc waiting forever.
+    DROVER_LOG_ERROR("task {} of alloc {}: runner failed: {}", task_->name, alloc_->id, e.what());
+    model::TaskEvent ev(model::kEventHookFailed, Now());
+    ev.SetMessage(std::string("task runner failed: ") + e.what()).SetFailsTask();
+    UpdateState(model::kTaskStateDead, std::move(ev));
+  }
+  done_.Set();
+}
+
+asio::awaitable<void> TaskRunner::RunLoop() {
   if (config_.on_state_change)
     config_.on_state_change();
   bool killed_event_due = false;
@@ -248,7 +268,6 @@ asio::awaitable<void> TaskRunner::Run() {
   } else {
     UpdateState(model::kTaskStateDead, std::nullopt);
   }
-  done_.Set();
 }
 
 std::optional<drivers::TaskResourceUsage> TaskRunner::LatestStats() {

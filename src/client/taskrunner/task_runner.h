@@ -68,6 +68,8 @@ class TaskRunner {
   const std::string& name() const { return task_->name; }
   const model::Task& task() const { return *task_; }
   const model::TaskState& state() const { return state_; }
+  // kill_timeout bounded by the client's max_kill_timeout.
+  common::Duration KillTimeout() const;
   bool running() const { return handle_.has_value(); }
   bool kill_requested() const { return kill_->cancelled(); }
   // Latest resource usage of the running task, if any.
@@ -76,11 +78,11 @@ class TaskRunner {
   absl::Status Signal(const std::string& signal);
 
  private:
+  asio::awaitable<void> RunLoop();
   asio::awaitable<absl::Status> Prestart();
   drivers::TaskConfig BuildTaskConfig();
   asio::awaitable<drivers::ExitResult> WaitOrKill(const std::string& task_id);
   void UpdateState(const std::string& state, std::optional<model::TaskEvent> event);
-  common::Duration KillTimeout() const;
   model::Time Now() const { return config_.clock->Now(); }
 
   asio::any_io_executor executor_;

@@ -120,6 +120,18 @@ TEST_F(TaskRunnerTest, KillDuringRestartDelayEndsDead) {
   EXPECT_EQ(driver_.starts(), 1);
 }
 
+TEST_F(TaskRunnerTest, KillWithUnusableSignalStillStopsTheTask) {
+  auto task = MockTask("t", {{"run_for", "1h"}});
+  task.kill_signal = "SIGNOPE";  // validation rejects this; the runner must cope anyway
+  auto tr = Make(MakeAlloc({task}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_EQ(EventTypes(tr->state()).back(), "Killed");
+  EXPECT_EQ(tr->state().state, "dead");
+}
+
 TEST_F(TaskRunnerTest, KillBeforeStartEndsWithKilled) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));

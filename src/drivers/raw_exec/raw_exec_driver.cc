@@ -204,6 +204,9 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  // Nothing else of the agent's (its listening socket, connections, pidfds) leaks into
+  // the task, which may outlive the agent.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!config.task_dir.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, config.task_dir.c_str());
   }
@@ -254,8 +257,11 @@ asio::awaitable<absl::StatusOr<TaskHandle>> RawExecDriver::StartTask(const TaskC
 asio::awaitable<void> RawExecDriver::WatchExit(Task* task) {
   // The Task outlives this coroutine: DestroyTask only erases tasks that have exited
   // (or kills them first and erases after the exit is observed, see DestroyTask).
-  co_await task->pidfd->async_wait(asio::posix::stream_descriptor::wait_read,
-                                   asio::as_tuple(asio::use_awaitable));
+  auto [ec] = co_await task->pidfd->async_wait(asio::posix::stream_descriptor::wait_read,
+                                               asio::as_tuple(asio::use_awaitable));
+  if (ec == asio::error::operation_aborted) {
+    co_return;  // the driver is going away; the task is not ours to reap any more
+  }
   ExitResult result;
   if (task->is_child) {
     int status = 0;
