@@ -54,7 +54,7 @@ double SpawnBaselineMs(const char* path) {
 }
 
 void Emit(const std::string& bench, const std::string& metric, double value, double baseline) {
-  nlohmann::json j = {{"bench", bench},
+  nlohmann::ordered_json j = {{"bench", bench},
                       {"metric", metric},
                       {"value", value},
                       {"baseline", baseline},
@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
     }
     if (started > 0)
       latencies.push_back(static_cast<double>(started - submitted) / 1e6);
-    http->Do("DELETE", "/v1/job/" + id + "?purge=true");
+    if (auto del = http->Do("DELETE", "/v1/job/" + id + "?purge=true"); !del.ok()) {
+      std::fprintf(stderr, "purge failed: %s\n", del.status().ToString().c_str());
+    }
   }
 
   std::vector<double> baseline;
