@@ -168,7 +168,14 @@ namespace drover::api {
 namespace {
 
 TEST_F(EndpointsTest, BlockingReadOfOneObjectIgnoresChangesToOthers) {
-  ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
+  Response reg = Call("PUT", "/v1/jobs", kJob);
+  ASSERT_EQ(reg.status, 200);
+  // Let the job settle (its evaluation places an alloc and moves it to "running").
+  const std::string eval_id = Body(reg)["EvalID"];
+  ASSERT_TRUE(testing::RunUntil(io_, [&] {
+    return Body(Call("GET", "/v1/evaluation/" + eval_id))["Status"] == "complete" &&
+           Body(Call("GET", "/v1/job/web"))["Status"] == "running";
+  }));
   const std::string index = Call("GET", "/v1/job/web").headers.at("X-Nomad-Index");
   std::optional<Response> blocked;
   Request req{.method = "GET", .path = "/v1/job/web"};

@@ -20,7 +20,31 @@ namespace drover::common {
 
 namespace internal {
 struct Unit {};
+// Pool work started by Offload and not yet handed back. A process-wide gauge so that
+// tests driving a fake clock can tell "idle" from "waiting for the pool".
+void OffloadStarted();
+void OffloadFinished();
+// Counts one Offload as in flight from construction until the last copy of its
+// completion is gone (run, or dropped with an io_context that never ran it).
+class InFlight {
+ public:
+  InFlight() { OffloadStarted(); }
+  InFlight(InFlight&& other) noexcept : active_(std::exchange(other.active_, false)) {}
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  InFlight& operator=(InFlight&&) = delete;
+  ~InFlight() {
+    if (active_)
+      OffloadFinished();
+  }
+
+ private:
+  bool active_ = true;
+};
 }  // namespace internal
+
+// Number of Offload calls whose work has not yet been handed back to the caller.
+int OffloadsInFlight();
 
 template <typename Fn>
 asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn) {
@@ -32,7 +56,8 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
   auto token = asio::as_tuple(asio::use_awaitable);
   // Named, not a temporary inside the co_await expression (see above).
   auto initiation = [&pool, home](auto handler, Fn work) {
-    asio::post(pool, [handler = std::move(handler), work = std::move(work), home]() mutable {
+    asio::post(pool, [handler = std::move(handler), work = std::move(work), home,
+                      in_flight = internal::InFlight()]() mutable {
       std::exception_ptr error;
       std::optional<Stored> result;
       try {
@@ -45,7 +70,8 @@ asio::awaitable<std::invoke_result_t<Fn>> Offload(asio::thread_pool& pool, Fn fn
       } catch (...) {
         error = std::current_exception();
       }
-      asio::post(home, [handler = std::move(handler), error, result = std::move(result)]() mutable {
+      asio::post(home, [handler = std::move(handler), error, result = std::move(result),
+                        in_flight = std::move(in_flight)]() mutable {
         std::move(handler)(error, std::move(result));
       });
     });

@@ -8,6 +8,8 @@
 #include <system_error>
 #include <thread>
 
+#include "common/offload.h"
+
 namespace drover::testing {
 
 TempDir::TempDir() {
@@ -58,7 +60,11 @@ bool RunWithFakeClock(asio::io_context& io, common::FakeClock& clock,
     io.restart();
     if (io.poll() == 0 && !pred()) {
       const common::Time next = clock.NextDeadline();
-      if (next != common::Time::max()) {
+      if (common::OffloadsInFlight() > 0) {
+        // Work is out on the blocking pool: time must not move until it is back.
+        io.restart();
+        io.run_for(std::chrono::milliseconds(1));
+      } else if (next != common::Time::max()) {
         clock.Advance(std::max(next - clock.Now(), common::Duration(0)));
       } else {
         // Nothing runnable and nobody sleeping on the fake clock: let real I/O

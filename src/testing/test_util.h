@@ -35,8 +35,9 @@ bool WaitFor(const std::function<bool()>& pred,
 bool RunUntil(asio::io_context& io, const std::function<bool()>& pred,
               std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-// Like RunUntil, but when nothing is runnable advances `clock` to the next sleeper's
-// deadline, so fake-clock code runs to completion without real waiting.
+// Like RunUntil, but when nothing is runnable and no Offload work is in flight, advances
+// `clock` to the next sleeper's deadline, so fake-clock code runs to completion
+// without real waiting and deterministically.
 bool RunWithFakeClock(asio::io_context& io, common::FakeClock& clock,
                       const std::function<bool()>& pred,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));

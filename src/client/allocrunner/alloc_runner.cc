@@ -21,9 +21,12 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
                }),
       run_done_(executor),
       state_handler_done_(executor),
+      update_handler_done_(executor),
+      run_exited_(executor),
       destroyed_(executor) {
   const model::TaskGroup* group = alloc_->Group();
   DROVER_CHECK(group != nullptr);
+  coordinator_ = std::make_unique<LifecycleCoordinator>(executor, group->tasks);
   for (const model::Task& task : group->tasks) {
     taskrunner::TaskRunnerConfig trc;
     trc.alloc = alloc_;
@@ -37,6 +40,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.pool = config_.pool;
     trc.host_env = config_.host_env;
     trc.on_state_change = [this] { task_state_changed_.Notify(); };
+    trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
     runners_.push_back(std::make_unique<taskrunner::TaskRunner>(executor, std::move(trc)));
   }
@@ -115,6 +119,9 @@ asio::awaitable<void> AllocRunner::Run() {
   updates_.Close();
   task_state_changed_.Notify();
   co_await state_handler_done_.Wait();
+  co_await update_handler_done_.Wait();
+  // Last: whoever waits on this may destroy the runner once it resumes.
+  run_exited_.Set();
 }
 
 asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
@@ -151,6 +158,10 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
         common::SpawnDetached(executor_, KillTasks(std::move(ev)), "kill tasks of alloc " + id_);
       }
     }
+    std::map<std::string, model::TaskState> states;
+    for (const auto& tr : runners_)
+      states[tr->name()] = tr->state();
+    coordinator_->TaskStateUpdated(states);
     ReportState();
     if (run_done_.IsSet())
       break;
@@ -166,6 +177,7 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
       co_await KillTasks(std::nullopt);
     }
   }
+  update_handler_done_.Set();
 }
 
 void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
@@ -180,7 +192,8 @@ model::TaskEvent AllocRunner::KillingEvent(const taskrunner::TaskRunner& tr) con
   return ev;
 }
 
-asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> reason_event) {
+asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> reason_event,
+                                             bool include_poststop) {
   if (reason_event) {
     for (auto& tr : runners_) {
       if (!tr->task().IsPoststop() && tr->state().state != model::kTaskStateDead &&
@@ -208,9 +221,9 @@ asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> rea
     return !tr.task().leader && !tr.task().IsSidecar() && !tr.task().IsPoststop();
   });
   co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().IsSidecar(); });
-  // Until the lifecycle coordinator exists, poststop tasks run alongside the others and
-  // are stopped last.
-  co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().IsPoststop(); });
+  if (include_poststop) {
+    co_await kill_wave([](const taskrunner::TaskRunner& tr) { return tr.task().IsPoststop(); });
+  }
 }
 
 asio::awaitable<void> AllocRunner::Destroy() {
@@ -219,10 +232,9 @@ asio::awaitable<void> AllocRunner::Destroy() {
     co_return;
   }
   destroy_launched_ = true;
-  co_await KillTasks(std::nullopt);
+  co_await KillTasks(std::nullopt, /*include_poststop=*/true);
   if (run_launched_) {
-    co_await run_done_.Wait();
-    co_await state_handler_done_.Wait();
+    co_await run_exited_.Wait();
   } else {
     updates_.Close();
   }

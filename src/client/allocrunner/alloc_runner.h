@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/allocdir/alloc_dir.h"
+#include "client/allocrunner/lifecycle_coordinator.h"
 #include "client/taskrunner/task_runner.h"
 #include "common/event.h"
 #include "common/mailbox.h"
@@ -57,15 +58,20 @@ class AllocRunner {
   taskrunner::TaskRunner* task_runner(const std::string& name);
   std::vector<taskrunner::TaskRunner*> task_runners();
   model::AllocClientUpdate ClientUpdate() const;
-  bool run_done() const { return run_done_.IsSet(); }
+  // Run() has returned and none of the runner's coroutines is still suspended: the
+  // owner may destroy it.
+  bool run_done() const { return run_exited_.IsSet(); }
   bool destroyed() const { return destroyed_.IsSet(); }
 
  private:
   asio::awaitable<void> HandleTaskStateUpdates();
   asio::awaitable<void> HandleAllocUpdates();
   // Kill order (§6.6): leader alone first, then other main tasks together, then
-  // sidecars. `reason_event` (e.g. "Sibling Task Failed") is emitted to live tasks first.
-  asio::awaitable<void> KillTasks(std::optional<model::TaskEvent> reason_event);
+  // sidecars. Poststop tasks are left to run once the rest is dead, unless
+  // `include_poststop` (Destroy). `reason_event` (e.g. "Sibling Task Failed") is emitted
+  // to live tasks first.
+  asio::awaitable<void> KillTasks(std::optional<model::TaskEvent> reason_event,
+                                  bool include_poststop = false);
   model::TaskEvent KillingEvent(const taskrunner::TaskRunner& tr) const;
   void ReportState();
 
@@ -74,11 +80,14 @@ class AllocRunner {
   const std::string id_;
   std::shared_ptr<const model::Allocation> alloc_;
   allocdir::AllocDir alloc_dir_;
+  std::unique_ptr<LifecycleCoordinator> coordinator_;
   std::vector<std::unique_ptr<taskrunner::TaskRunner>> runners_;
   common::Notifier task_state_changed_;
   common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
-  common::Event run_done_;
+  common::Event run_done_;  // every task is dead
   common::Event state_handler_done_;
+  common::Event update_handler_done_;
+  common::Event run_exited_;  // set as Run()'s very last action
   common::Event destroyed_;
   bool run_launched_ = false;
   bool destroy_launched_ = false;

@@ -107,8 +107,11 @@ TEST_F(AllocRunnerTest, SidecarsAreKilledWhenMainTasksFinish) {
   Start(*ar);
   ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
   const auto& s = ar->task_runner("proxy")->state();
-  EXPECT_NE(std::find(EventTypes(s).begin(), EventTypes(s).end(), "Main Tasks Dead"),
-            EventTypes(s).end());
+  const auto proxy_events = EventTypes(s);
+  EXPECT_NE(std::find(proxy_events.begin(), proxy_events.end(), "Main Tasks Dead"),
+            proxy_events.end())
+      << ::testing::PrintToString(proxy_events)
+      << ::testing::PrintToString(EventTypes(ar->task_runner("main")->state()));
   EXPECT_EQ(updates_.back().client_status, "complete");
 }
 
@@ -191,6 +194,59 @@ TEST_F(AllocRunnerTest, AllocDirFailureFailsEveryTask) {
   EXPECT_NE(s.events.back().setup_error.find("pre-run hook \"alloc_dir\" failed"),
             std::string::npos);
   EXPECT_EQ(driver_.starts(), 0);
+}
+
+}  // namespace
+}  // namespace drover::allocrunner
+
+namespace drover::allocrunner {
+namespace {
+
+TEST_F(AllocRunnerTest, LifecycleOrderPrestartMainPoststop) {
+  auto init = MockTask("init", {{"run_for", "2s"}});
+  init.lifecycle = model::Lifecycle{"prestart", false};
+  auto cleanup = MockTask("cleanup", {{"run_for", "1s"}});
+  cleanup.lifecycle = model::Lifecycle{"poststop", false};
+  auto ar = Make(MakeAlloc({init, MockTask("main", {{"run_for", "5s"}}), cleanup}, "batch"));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  const auto& i = ar->task_runner("init")->state();
+  const auto& m = ar->task_runner("main")->state();
+  const auto& c = ar->task_runner("cleanup")->state();
+  EXPECT_LE(i.finished_at, m.started_at);
+  EXPECT_LE(m.finished_at, c.started_at);
+  EXPECT_EQ(c.finished_at - c.started_at, 1s);
+  EXPECT_EQ(updates_.back().client_status, "complete");
+}
+
+TEST_F(AllocRunnerTest, FailedPrestartBlocksMainAndFailsAlloc) {
+  auto init = MockTask("init", {{"run_for", "1s"}, {"exit_code", 1}});
+  init.lifecycle = model::Lifecycle{"prestart", false};
+  auto ar = Make(MakeAlloc({init, MockTask("main", {{"run_for", "5s"}})}, "batch"));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  EXPECT_EQ(updates_.back().client_status, "failed");
+  EXPECT_EQ(driver_.starts(), 1);  // main never started
+  const auto types = EventTypes(ar->task_runner("main")->state());
+  EXPECT_NE(std::find(types.begin(), types.end(), "Sibling Task Failed"), types.end());
+}
+
+TEST_F(AllocRunnerTest, StopRunsPoststopAfterMainIsKilled) {
+  auto cleanup = MockTask("cleanup", {{"run_for", "1s"}});
+  cleanup.lifecycle = model::Lifecycle{"poststop", false};
+  auto ar = Make(MakeAlloc({MockTask("main", {{"run_for", "1h"}}), cleanup}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->task_runner("main")->running(); }));
+  EXPECT_EQ(ar->task_runner("cleanup")->state().state, "pending");
+  auto stopped = std::make_shared<model::Allocation>(*ar->alloc());
+  stopped->desired_status = model::kDesiredStop;
+  stopped->alloc_modify_index = 20;
+  ar->Update(stopped);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  const auto& c = ar->task_runner("cleanup")->state();
+  EXPECT_EQ(EventTypes(c), (Types{"Received", "Task Setup", "Started", "Terminated"}));
+  EXPECT_GE(c.started_at, ar->task_runner("main")->state().finished_at);
+  EXPECT_EQ(updates_.back().client_status, "complete");
 }
 
 }  // namespace

@@ -200,6 +200,12 @@ asio::awaitable<void> TaskRunner::RunLoop() {
     config_.on_state_change();
   bool killed_event_due = false;
   while (!kill_->cancelled()) {
+    if (config_.wait_start) {
+      auto gate = config_.wait_start();
+      auto opened = co_await (std::move(gate) || kill_->Wait());
+      if (opened.index() == 1)
+        break;
+    }
     absl::Status prestart = co_await Prestart();
     if (kill_->cancelled())
       break;

@@ -42,6 +42,9 @@ struct TaskRunnerConfig {
   // Upper bound on kill_timeout (Nomad's client max_kill_timeout).
   common::Duration max_kill_timeout = std::chrono::seconds(30);
   std::function<void()> on_state_change;
+  // Completes when the task may (re)start (the lifecycle coordinator's gate); none
+  // means "always".
+  std::function<asio::awaitable<void>()> wait_start;
   std::function<double()> restart_jitter;  // tests make restart delays exact
 };
 
