@@ -231,3 +231,37 @@ TEST(AgentStartupTest, PortAlreadyTakenFailsWithClearError) {
 
 }  // namespace
 }  // namespace drover::integration
+
+namespace drover::integration {
+namespace {
+
+TEST_F(AgentTest, LifecycleTasksRunInOrderAndWriteIntoTheSharedAllocDir) {
+  auto task = [](const std::string& name, const std::string& hook, const std::string& script) {
+    codec::Json t = {{"Name", name},
+                     {"Driver", "raw_exec"},
+                     {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
+                     {"Resources", {{"CPU", 50}, {"MemoryMB", 16}}}};
+    if (!hook.empty()) t["Lifecycle"] = {{"Hook", hook}, {"Sidecar", false}};
+    return t;
+  };
+  const std::string append = "echo $NOMAD_TASK_NAME >> \"$NOMAD_ALLOC_DIR/order\"";
+  codec::Json job = {
+      {"Job",
+       {{"ID", "lifecycle"},
+        {"Type", "batch"},
+        {"Datacenters", {"dc1"}},
+        {"TaskGroups",
+         {{{"Name", "g"},
+           {"Tasks",
+            {task("cleanup", "poststop", append), task("main", "", append),
+             task("setup", "prestart", append)}}}}}}}};
+  CliResult run = agent_.Cli({"job", "run", agent_.WriteFile("lc.json", codec::Dump(job))});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  codec::Json alloc = WaitAlloc("lifecycle", "complete");
+  const std::string id = alloc["ID"];
+  EXPECT_EQ(testing::ReadFile(agent_.data_dir() / "alloc" / id / "alloc" / "order"),
+            "setup\nmain\ncleanup\n");
+}
+
+}  // namespace
+}  // namespace drover::integration
