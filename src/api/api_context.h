@@ -45,5 +45,6 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx);
 void RegisterAllocRoutes(Router& router, ApiContext& ctx);
 void RegisterEvalRoutes(Router& router, ApiContext& ctx);
 void RegisterNodeRoutes(Router& router, ApiContext& ctx);
+void RegisterClientRoutes(Router& router, ApiContext& ctx);
 
 }  // namespace drover::api

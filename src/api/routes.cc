@@ -8,6 +8,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterAllocRoutes(router, ctx);
   RegisterEvalRoutes(router, ctx);
   RegisterNodeRoutes(router, ctx);
+  RegisterClientRoutes(router, ctx);
 }
 
 }  // namespace drover::api

@@ -241,26 +241,62 @@ TEST_F(AgentTest, LifecycleTasksRunInOrderAndWriteIntoTheSharedAllocDir) {
                      {"Driver", "raw_exec"},
                      {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
                      {"Resources", {{"CPU", 50}, {"MemoryMB", 16}}}};
-    if (!hook.empty()) t["Lifecycle"] = {{"Hook", hook}, {"Sidecar", false}};
+    if (!hook.empty())
+      t["Lifecycle"] = {{"Hook", hook}, {"Sidecar", false}};
     return t;
   };
   const std::string append = "echo $NOMAD_TASK_NAME >> \"$NOMAD_ALLOC_DIR/order\"";
-  codec::Json job = {
-      {"Job",
-       {{"ID", "lifecycle"},
-        {"Type", "batch"},
-        {"Datacenters", {"dc1"}},
-        {"TaskGroups",
-         {{{"Name", "g"},
-           {"Tasks",
-            {task("cleanup", "poststop", append), task("main", "", append),
-             task("setup", "prestart", append)}}}}}}}};
+  codec::Json job = {{"Job",
+                      {{"ID", "lifecycle"},
+                       {"Type", "batch"},
+                       {"Datacenters", {"dc1"}},
+                       {"TaskGroups",
+                        {{{"Name", "g"},
+                          {"Tasks",
+                           {task("cleanup", "poststop", append), task("main", "", append),
+                            task("setup", "prestart", append)}}}}}}}};
   CliResult run = agent_.Cli({"job", "run", agent_.WriteFile("lc.json", codec::Dump(job))});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   codec::Json alloc = WaitAlloc("lifecycle", "complete");
   const std::string id = alloc["ID"];
   EXPECT_EQ(testing::ReadFile(agent_.data_dir() / "alloc" / id / "alloc" / "order"),
             "setup\nmain\ncleanup\n");
+}
+
+}  // namespace
+}  // namespace drover::integration
+
+namespace drover::integration {
+namespace {
+
+TEST_F(AgentTest, RestartAndSignalThroughTheClientApi) {
+  const std::string file =
+      agent_.WriteFile("r.json", RawExecJob("restartme", "service",
+                                            "trap 'echo got-hup >> \"$NOMAD_ALLOC_DIR/hup\"' HUP; "
+                                            "while true; do sleep 0.1; done"));
+  ASSERT_EQ(agent_.Cli({"job", "run", file}).exit_code, 0);
+  codec::Json alloc = WaitAlloc("restartme", "running");
+  const std::string id = alloc["ID"];
+  auto put = [&](const std::string& path, const std::string& body) {
+    return agent_.http().Do("PUT", path, body).status();
+  };
+  EXPECT_TRUE(put("/v1/client/allocation/" + id + "/restart", R"({"TaskName": "t"})").ok());
+  ASSERT_TRUE(testing::WaitFor([&] {
+    codec::Json a = agent_.Get("/v1/allocation/" + id);
+    return a["TaskStates"]["t"]["Restarts"] == 1 && a["TaskStates"]["t"]["State"] == "running";
+  }));
+  EXPECT_TRUE(
+      put("/v1/client/allocation/" + id + "/signal", R"({"Task": "t", "Signal": "SIGHUP"})").ok());
+  EXPECT_TRUE(testing::WaitFor([&] {
+    return testing::ReadFile(agent_.data_dir() / "alloc" / id / "alloc" / "hup") == "got-hup\n";
+  }));
+  absl::Status s = put("/v1/client/allocation/" + id + "/signal", R"({"Signal": "SIGNOPE"})");
+  EXPECT_NE(s.message().find("400"), std::string::npos) << s;
+  s = put("/v1/client/allocation/ffffffff-0000-4000-8000-000000000000/restart", "{}");
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_NE(s.message().find("Unknown allocation"), std::string::npos) << s;
+  s = put("/v1/client/allocation/" + id + "/restart", R"({"TaskName": "nope"})");
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
 }
 
 }  // namespace

@@ -186,6 +186,64 @@ void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
   }
 }
 
+absl::Status AllocRunner::RestartTask(const std::string& task, const std::string& reason) {
+  taskrunner::TaskRunner* tr = task_runner(task);
+  if (tr == nullptr) {
+    return absl::NotFoundError("Could not find task runner for task: " + task);
+  }
+  if (alloc_->Terminal()) {
+    return absl::FailedPreconditionError("allocation is not running");
+  }
+  model::TaskEvent ev(model::kEventRestartSignal, config_.clock->Now());
+  ev.SetRestartReason(reason);
+  return tr->Restart(std::move(ev), /*failure=*/false);
+}
+
+absl::Status AllocRunner::RestartRunning(const std::string& reason) {
+  if (alloc_->Terminal()) {
+    return absl::FailedPreconditionError("allocation is not running");
+  }
+  for (auto& tr : runners_) {
+    if (!tr->running())
+      continue;
+    model::TaskEvent ev(model::kEventRestartSignal, config_.clock->Now());
+    ev.SetRestartReason(reason);
+    if (absl::Status s = tr->Restart(std::move(ev), /*failure=*/false);
+        !s.ok() && !absl::IsFailedPrecondition(s)) {
+      return common::Annotate(s, "failed to restart task '" + tr->name() + "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AllocRunner::Signal(const std::string& task, const std::string& signal) {
+  std::vector<taskrunner::TaskRunner*> targets;
+  if (task.empty()) {
+    for (auto& tr : runners_) {
+      if (tr->running())
+        targets.push_back(tr.get());
+    }
+  } else {
+    taskrunner::TaskRunner* tr = task_runner(task);
+    if (tr == nullptr) {
+      return absl::NotFoundError("Failed to signal task: " + task + ", err: task not found");
+    }
+    targets.push_back(tr);
+  }
+  for (taskrunner::TaskRunner* tr : targets) {
+    model::TaskEvent ev(model::kEventSignaling, config_.clock->Now());
+    ev.SetTaskSignal(signal).SetTaskSignalReason("User requested signal");
+    if (!tr->running()) {
+      return absl::FailedPreconditionError("Task not running");
+    }
+    tr->EmitEvent(std::move(ev));
+    if (absl::Status s = tr->Signal(signal); !s.ok()) {
+      return common::Annotate(s, "failed to signal task '" + tr->name() + "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
 model::TaskEvent AllocRunner::KillingEvent(const taskrunner::TaskRunner& tr) const {
   model::TaskEvent ev(model::kEventKilling, config_.clock->Now());
   ev.SetKillTimeout(tr.KillTimeout());

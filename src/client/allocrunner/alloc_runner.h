@@ -52,6 +52,14 @@ class AllocRunner {
   // Kills the tasks, waits for them, removes the alloc dir. Idempotent.
   asio::awaitable<void> Destroy();
 
+  // User-requested restarts (reference §6.5): one task, or every running task. NotFound
+  // for an unknown task, FailedPrecondition when the alloc is terminal or the task is
+  // not running.
+  absl::Status RestartTask(const std::string& task, const std::string& reason);
+  absl::Status RestartRunning(const std::string& reason);
+  // Sends `signal` to one task, or to every running task when `task` is empty.
+  absl::Status Signal(const std::string& task, const std::string& signal);
+
   const std::string& id() const { return id_; }
   std::shared_ptr<const model::Allocation> alloc() const { return alloc_; }
   allocdir::AllocDir& alloc_dir() { return alloc_dir_; }

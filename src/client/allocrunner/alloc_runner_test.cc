@@ -251,3 +251,30 @@ TEST_F(AllocRunnerTest, StopRunsPoststopAfterMainIsKilled) {
 
 }  // namespace
 }  // namespace drover::allocrunner
+
+namespace drover::allocrunner {
+namespace {
+
+TEST_F(AllocRunnerTest, RestartAndSignalRequests) {
+  auto ar =
+      Make(MakeAlloc({MockTask("a", {{"run_for", "1h"}}), MockTask("b", {{"run_for", "1h"}})}));
+  Start(*ar);
+  ASSERT_TRUE(
+      RunUntil([&] { return ar->task_runner("a")->running() && ar->task_runner("b")->running(); }));
+  EXPECT_TRUE(absl::IsNotFound(ar->RestartTask("nope", "x")));
+  EXPECT_TRUE(absl::IsNotFound(ar->Signal("nope", "SIGHUP")));
+  ASSERT_TRUE(ar->RestartRunning("User requested running tasks to restart").ok());
+  ASSERT_TRUE(RunUntil([&] { return driver_.starts() == 4; }));
+  ASSERT_TRUE(
+      RunUntil([&] { return ar->task_runner("a")->running() && ar->task_runner("b")->running(); }));
+  EXPECT_EQ(ar->task_runner("a")->state().restarts, 1u);
+  ASSERT_TRUE(ar->Signal("b", "SIGHUP").ok());
+  const auto& events = ar->task_runner("b")->state().events;
+  EXPECT_EQ(events.back().type, "Signaling");
+  EXPECT_EQ(events.back().display_message, "Task being sent signal SIGHUP: User requested signal");
+  Destroy(*ar);
+  EXPECT_FALSE(ar->RestartTask("a", "x").ok());
+}
+
+}  // namespace
+}  // namespace drover::allocrunner

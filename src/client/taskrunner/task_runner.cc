@@ -37,6 +37,7 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       tracker_(PolicyFor(*alloc_, *task_), alloc_->job->type, *task_, *config_.clock,
                config_.restart_jitter),
       kill_(common::CancellationScope::Create(executor)),
+      stop_current_(kill_->Child()),
       done_(executor) {
   if (auto it = alloc_->task_states.find(task_->name); it != alloc_->task_states.end()) {
     state_ = it->second;
@@ -68,6 +69,19 @@ void TaskRunner::EmitEvent(model::TaskEvent event) {
   state_.AppendEvent(std::move(event));
   if (config_.on_state_change)
     config_.on_state_change();
+}
+
+absl::Status TaskRunner::Restart(model::TaskEvent event, bool failure) {
+  if (!handle_ || kill_->cancelled()) {
+    return absl::FailedPreconditionError("Task not running");
+  }
+  if (stop_current_->cancelled()) {
+    return absl::OkStatus();  // a restart is already under way
+  }
+  EmitEvent(std::move(event));
+  tracker_.SetRestartTriggered(failure);
+  stop_current_->Cancel();
+  return absl::OkStatus();
 }
 
 void TaskRunner::RequestKill(std::optional<model::TaskEvent> event) {
@@ -154,15 +168,18 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
 
 asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& task_id) {
   drivers::Driver& driver = *config_.driver;
-  auto waited = co_await (driver.WaitTask(task_id) || kill_->Wait());
+  // `stop_current_` is cancelled by a kill (with kill_) or by a user restart (alone).
+  auto waited = co_await (driver.WaitTask(task_id) || stop_current_->Wait());
   if (waited.index() == 0) {
     auto& r = std::get<0>(waited);
     if (r.ok())
       co_return *r;
     co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
   }
-  // Killed: stop with the task's signal, then SIGKILL after the timeout.
-  tracker_.SetKilled();
+  // Killed or restarting: stop with the task's signal, then SIGKILL after the timeout.
+  if (kill_->cancelled()) {
+    tracker_.SetKilled();
+  }
   absl::Status stopped = co_await driver.StopTask(task_id, KillTimeout(), task_->kill_signal);
   if (!stopped.ok() && !absl::IsNotFound(stopped)) {
     // Never leave a task running because the polite stop failed: force it.
@@ -234,8 +251,10 @@ asio::awaitable<void> TaskRunner::RunLoop() {
           DROVER_LOG_WARN("failed to destroy task {}: {}", cfg.id, s.ToString());
         }
         handle_.reset();
-        if (!kill_->cancelled())
+        const bool restarting = stop_current_->cancelled() && !kill_->cancelled();
+        if (!kill_->cancelled() && !restarting)
           tracker_.SetExitResult(result);
+        stop_current_ = kill_->Child();
       }
     }
     if (kill_->cancelled())

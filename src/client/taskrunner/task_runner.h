@@ -59,6 +59,11 @@ class TaskRunner {
   // Emits `event` (normally "Killing") unless the task already finished, then stops the
   // task and ends Run. Idempotent; returns at once.
   void RequestKill(std::optional<model::TaskEvent> event);
+  // Restarts the running task (user request or a check): emits `event` ("Restart
+  // Signaled"), stops the task with its kill signal and starts it again at once.
+  // `failure` counts against the restart policy; a user restart does not.
+  // FailedPrecondition "Task not running" when there is no running task.
+  absl::Status Restart(model::TaskEvent event, bool failure);
   // Marks the task failed with a "Setup Failure" event and kills it (prerun failures).
   void MarkFailedKill(const std::string& reason);
   // Completes when Run has finished.
@@ -98,6 +103,8 @@ class TaskRunner {
   std::optional<allocdir::TaskDir> task_dir_;
   std::optional<TaskEnv> env_;
   common::CancellationScopePtr kill_;
+  // Cancelled to stop the current run of the task: by a kill, or alone by Restart().
+  common::CancellationScopePtr stop_current_;
   common::Event done_;
   bool run_called_ = false;
   bool killing_emitted_ = false;

@@ -163,3 +163,30 @@ TEST_F(TaskRunnerTest, SignalNeedsARunningTask) {
 
 }  // namespace
 }  // namespace drover::taskrunner
+
+namespace drover::taskrunner {
+namespace {
+
+TEST_F(TaskRunnerTest, UserRestartStopsAndStartsAgainWithoutUsingThePolicy) {
+  auto tr = Make(
+      MakeAlloc({MockTask("t", {{"run_for", "1h"}})}, "service", {.attempts = 0, .mode = "fail"}));
+  EXPECT_EQ(tr->Restart(model::TaskEvent("Restart Signaled", clock_.Now()), false).message(),
+            "Task not running");
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  ASSERT_TRUE(tr->Restart(model::TaskEvent("Restart Signaled", clock_.Now())
+                              .SetRestartReason("User requested task to restart"),
+                          false)
+                  .ok());
+  ASSERT_TRUE(RunUntil([&] { return driver_.starts() == 2 && tr->running(); }));
+  EXPECT_EQ(tr->state().restarts, 1u);
+  EXPECT_FALSE(tr->state().failed);
+  EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Task Setup", "Started", "Restart Signaled",
+                                            "Terminated", "Restarting", "Started"}));
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_EQ(EventTypes(tr->state()).back(), "Killed");
+}
+
+}  // namespace
+}  // namespace drover::taskrunner

@@ -1,0 +1,91 @@
+// /v1/client/allocation/:id/restart and /signal: lifecycle requests served by the
+// client that runs the allocation.
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "client/client.h"
+#include "common/signals.h"
+#include "server/server.h"
+
+namespace drover::api {
+namespace {
+
+// The allocation's runner on this node, or an error response.
+absl::StatusOr<allocrunner::AllocRunner*> FindRunner(ApiContext& ctx, const std::string& id) {
+  allocrunner::AllocRunner* runner = ctx.client ? ctx.client->GetAllocRunner(id) : nullptr;
+  if (runner == nullptr) {
+    return absl::NotFoundError("Unknown allocation \"" + id + "\"");
+  }
+  return runner;
+}
+
+absl::StatusOr<codec::Json> BodyObject(const Request& req) {
+  if (req.body.empty())
+    return codec::Json::object();
+  auto parsed = codec::ParseJson(req.body);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return absl::InvalidArgumentError(
+        "Failed to decode request body: " +
+        std::string(parsed.ok() ? "expected an object" : parsed.status().message()));
+  }
+  return *parsed;
+}
+
+std::string StringField(const codec::Json& j, const char* key) {
+  auto it = j.find(key);
+  return (it != j.end() && it->is_string()) ? it->get<std::string>() : "";
+}
+
+Response Ok(const Request& req, ApiContext& ctx) {
+  return JsonResponse(req, codec::Json{{"Index", ctx.server->state().LatestIndex()}},
+                      ctx.server->state().LatestIndex());
+}
+
+}  // namespace
+
+void RegisterClientRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"PUT", "POST"}, "/v1/client/allocation/:id/restart",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto body = BodyObject(req);
+               if (!body.ok())
+                 co_return ErrorResponse(body.status());
+               const std::string task = StringField(*body, "TaskName");
+               const bool all = body->value("AllTasks", false);
+               if (!task.empty() && all) {
+                 co_return Response::Error(400, "Task name and AllTasks cannot both be set");
+               }
+               auto runner = FindRunner(ctx, req.Param("id"));
+               if (!runner.ok())
+                 co_return ErrorResponse(runner.status());
+               absl::Status s =
+                   task.empty()
+                       ? (*runner)->RestartRunning(all ? "User requested all tasks to restart"
+                                                       : "User requested running tasks to restart")
+                       : (*runner)->RestartTask(task, "User requested task to restart");
+               if (!s.ok())
+                 co_return ErrorResponse(s);
+               co_return Ok(req, ctx);
+             });
+  router.Add({"PUT", "POST"}, "/v1/client/allocation/:id/signal",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto body = BodyObject(req);
+               if (!body.ok())
+                 co_return ErrorResponse(body.status());
+               std::string signal = StringField(*body, "Signal");
+               if (signal.empty())
+                 signal = "SIGKILL";  // Nomad's default
+               if (!common::ParseSignal(signal).ok()) {
+                 co_return Response::Error(400, "invalid signal: " + signal);
+               }
+               auto runner = FindRunner(ctx, req.Param("id"));
+               if (!runner.ok())
+                 co_return ErrorResponse(runner.status());
+               absl::Status s = (*runner)->Signal(StringField(*body, "Task"), signal);
+               if (!s.ok())
+                 co_return ErrorResponse(s);
+               co_return Ok(req, ctx);
+             });
+}
+
+}  // namespace drover::api
