@@ -140,7 +140,7 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
-  // drover alloc status
+  // drover alloc status|restart|signal
   CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
   alloc->require_subcommand(1);
   AllocStatusOptions alloc_options;
@@ -154,6 +154,42 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     action = [&] {
       return WithClient(api, deps, ui,
                         [&](HttpClient& c, Ui& u) { return RunAllocStatus(alloc_options, c, u); });
+    };
+  });
+
+  AllocRestartOptions restart_options;
+  CLI::App* alloc_restart =
+      alloc->add_subcommand("restart", "Restart a running allocation or task");
+  alloc_restart->add_option("--task", restart_options.task, "The task to restart");
+  alloc_restart->add_flag("--all-tasks", restart_options.all_tasks,
+                          "Restart every task, even those that already ran");
+  alloc_restart->add_flag("--verbose", restart_options.verbose, "Full IDs");
+  alloc_restart->add_option("id", restart_options.id, "Allocation ID or prefix")->required();
+  alloc_restart->add_option("task_name", restart_options.task_arg, "The task to restart");
+  AddApiFlags(alloc_restart, &api);
+  alloc_restart->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunAllocRestart(restart_options, c, u);
+      });
+    };
+  });
+
+  AllocSignalOptions signal_options;
+  CLI::App* alloc_signal = alloc->add_subcommand("signal", "Signal a running allocation");
+  // "--s" too: NormalizeArgs turns "-s=SIGHUP" into "--s=SIGHUP".
+  alloc_signal->add_option("-s,--s", signal_options.signal,
+                           "The signal to send (default: SIGKILL, chosen by the agent)");
+  alloc_signal->add_option("--task", signal_options.task, "The task to signal");
+  alloc_signal->add_flag("--verbose", signal_options.verbose, "Full IDs");
+  alloc_signal->add_option("id", signal_options.id, "Allocation ID or prefix")->required();
+  alloc_signal->add_option("task_name", signal_options.task_arg,
+                           "The task to signal (default: every task)");
+  AddApiFlags(alloc_signal, &api);
+  alloc_signal->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunAllocSignal(signal_options, c, u); });
     };
   });
 

@@ -52,6 +52,29 @@ struct AllocStatusOptions {
 };
 int RunAllocStatus(const AllocStatusOptions& options, HttpClient& client, Ui& ui);
 
+// drover alloc restart [-task TASK] [-all-tasks] [-verbose] ALLOC_ID [TASK]. `task` is
+// -task, `task_arg` the TASK argument; they name the same task (an error when both are
+// given and differ). Prints nothing on success.
+struct AllocRestartOptions {
+  std::string id;
+  std::string task;
+  std::string task_arg;
+  bool all_tasks = false;
+  bool verbose = false;
+};
+int RunAllocRestart(const AllocRestartOptions& options, HttpClient& client, Ui& ui);
+
+// drover alloc signal [-s SIGNAL] [-task TASK] [-verbose] ALLOC_ID [TASK]. An empty
+// `signal` is sent as is (the agent then uses SIGKILL). Prints nothing on success.
+struct AllocSignalOptions {
+  std::string id;
+  std::string signal;
+  std::string task;
+  std::string task_arg;
+  bool verbose = false;
+};
+int RunAllocSignal(const AllocSignalOptions& options, HttpClient& client, Ui& ui);
+
 // drover node status [-verbose] [ID].
 struct NodeStatusOptions {
   std::string id;
