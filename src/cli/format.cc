@@ -84,40 +84,6 @@ std::string Limit(std::string_view s, size_t length) {
   return std::string(s.substr(0, length));
 }
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 std::string FormatTimeWithOffset(common::Time t, int utc_offset_seconds) {
   const int64_t nanos = common::ToUnixNanos(t);
   const int64_t seconds = FloorDiv(nanos, kNanosPerSecond);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/go_strings.h"
 #include "model/allocation.h"
 
 namespace drover::cli {
@@ -24,7 +25,9 @@ inline std::string ShortId(std::string_view id) {
 }
 
 // Go's %q: double-quoted with `"`, `\` and control characters escaped.
-std::string Quote(std::string_view s);
+inline std::string Quote(std::string_view s) {
+  return common::GoQuote(s);
+}
 
 // Nomad's formatTime: RFC 3339 to the second in the local time zone
 // ("2026-11-30T02:53:32Z", "2026-11-30T03:53:32+01:00"); "" before 1970-01-01T00:00:01Z

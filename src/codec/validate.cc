@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "common/go_strings.h"
 #include "common/signals.h"
 #include "model/task_state.h"
 
@@ -37,39 +38,6 @@ constexpr Duration kRestartMinInterval = std::chrono::seconds(5);
 constexpr Duration kRescheduleMinInterval = std::chrono::seconds(15);
 constexpr Duration kRescheduleMinDelay = std::chrono::seconds(5);
 constexpr const char* kDelayFunctions[] = {"constant", "exponential", "fibonacci"};
-
-// Go's %q for the strings we quote.
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 bool ContainsNull(const std::string& s) {
   return s.find('\0') != std::string::npos;
@@ -116,7 +84,7 @@ Errors ConstraintErrors(const model::Constraint& c) {
     if (!c.rtarget.empty()) {
       int64_t count = 0;
       if (!absl::SimpleAtoi(c.rtarget, &count) || c.rtarget.front() == '+') {
-        errs.push_back(absl::StrCat("Failed to convert RTarget ", Quote(c.rtarget),
+        errs.push_back(absl::StrCat("Failed to convert RTarget ", common::GoQuote(c.rtarget),
                                     " to uint64: invalid syntax"));
       } else if (count < 1) {
         errs.push_back(absl::StrCat(
@@ -125,15 +93,16 @@ Errors ConstraintErrors(const model::Constraint& c) {
     }
   } else if (op == "is_set" || op == "is_not_set") {
     if (!c.rtarget.empty()) {
-      errs.push_back(absl::StrCat("Operator ", Quote(op), " does not support an RTarget"));
+      errs.push_back(
+          absl::StrCat("Operator ", common::GoQuote(op), " does not support an RTarget"));
     }
   } else if (op == "=" || op == "==" || op == "is" || op == "!=" || op == "not" || op == "<" ||
              op == "<=" || op == ">" || op == ">=") {
     if (c.rtarget.empty()) {
-      errs.push_back(absl::StrCat("Operator ", Quote(op), " requires an RTarget"));
+      errs.push_back(absl::StrCat("Operator ", common::GoQuote(op), " requires an RTarget"));
     }
   } else {
-    errs.push_back(absl::StrCat("Unknown constraint type ", Quote(op)));
+    errs.push_back(absl::StrCat("Unknown constraint type ", common::GoQuote(op)));
   }
   if (require_ltarget && c.ltarget.empty()) {
     errs.push_back("No LTarget provided but is required by constraint");
@@ -152,13 +121,13 @@ void CheckConstraints(const std::vector<model::Constraint>& constraints, Errors&
 
 void CheckRestartPolicy(const model::RestartPolicy& p, Errors& errs) {
   if (p.mode != model::kRestartModeDelay && p.mode != model::kRestartModeFail) {
-    errs.push_back(absl::StrCat("Unsupported restart mode: ", Quote(p.mode)));
+    errs.push_back(absl::StrCat("Unsupported restart mode: ", common::GoQuote(p.mode)));
   }
   if (p.attempts < 0) {
-    errs.push_back(absl::StrCat("Restart policy ", Quote(p.mode), " with ", p.attempts,
+    errs.push_back(absl::StrCat("Restart policy ", common::GoQuote(p.mode), " with ", p.attempts,
                                 " attempts is invalid (attempts must be >= 0)"));
   } else if (p.attempts == 0 && p.mode != model::kRestartModeFail) {
-    errs.push_back(absl::StrCat("Restart policy ", Quote(p.mode), " with ", p.attempts,
+    errs.push_back(absl::StrCat("Restart policy ", common::GoQuote(p.mode), " with ", p.attempts,
                                 " attempts is ambiguous"));
   }
   if (p.interval < kRestartMinInterval) {
@@ -261,7 +230,7 @@ void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
     delay_ok = false;
   }
   if (!IsDelayFunction(p.delay_function)) {
-    errs.push_back(absl::StrCat("Invalid delay function ", Quote(p.delay_function),
+    errs.push_back(absl::StrCat("Invalid delay function ", common::GoQuote(p.delay_function),
                                 ", must be one of [\"constant\" \"exponential\" \"fibonacci\"]"));
     delay_ok = false;
   }
@@ -298,12 +267,12 @@ void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
     errs.push_back(absl::StrCat("Nomad can only make ", possible, " attempts in ",
                                 FormatGoDuration(p.interval), " with initial delay ",
                                 FormatGoDuration(p.delay), " and delay function ",
-                                Quote(p.delay_function)));
+                                common::GoQuote(p.delay_function)));
   } else {
     errs.push_back(absl::StrCat(
         "Nomad can only make ", possible, " attempts in ", FormatGoDuration(p.interval),
         " with initial delay ", FormatGoDuration(p.delay), ", delay function ",
-        Quote(p.delay_function), ", and delay ceiling ", FormatGoDuration(p.max_delay)));
+        common::GoQuote(p.delay_function), ", and delay ceiling ", FormatGoDuration(p.max_delay)));
   }
   errs.push_back(absl::StrCat("Set the interval to at least ",
                               FormatGoDuration(Round(recommended, std::chrono::seconds(1))),
@@ -338,11 +307,12 @@ void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
       }
     }
     if (port.to < -1) {
-      errs.push_back(absl::StrCat("Port ", Quote(port.label),
+      errs.push_back(absl::StrCat("Port ", common::GoQuote(port.label),
                                   " cannot be mapped to negative value ", port.to));
     } else if (port.to > kMaxPort) {
-      errs.push_back(absl::StrCat("Port ", Quote(port.label), " cannot be mapped to a port (",
-                                  port.to, ") greater than ", kMaxPort));
+      errs.push_back(absl::StrCat("Port ", common::GoQuote(port.label),
+                                  " cannot be mapped to a port (", port.to, ") greater than ",
+                                  kMaxPort));
     }
   };
   for (const model::NetworkResource& net : group.networks) {
@@ -394,7 +364,8 @@ void CheckResources(const model::Resources& r, Errors& errs) {
       const std::string& op = d.constraints[c].operand;
       if (op == "distinct_hosts" || op == "distinct_property") {
         errs.push_back(absl::StrCat(prefix, "Constraint ", c + 1,
-                                    " validation failed: using unsupported operand ", Quote(op)));
+                                    " validation failed: using unsupported operand ",
+                                    common::GoQuote(op)));
         continue;
       }
       for (const std::string& e : ConstraintErrors(d.constraints[c])) {
@@ -618,7 +589,7 @@ absl::Status ValidateJob(const model::Job& job) {
     errs.push_back("Missing job type");
   } else if (job.type != model::kJobTypeService && job.type != model::kJobTypeBatch &&
              job.type != model::kJobTypeSystem && job.type != model::kJobTypeSysbatch) {
-    errs.push_back(absl::StrCat("Invalid job type: ", Quote(job.type)));
+    errs.push_back(absl::StrCat("Invalid job type: ", common::GoQuote(job.type)));
   }
   if (job.priority < kMinPriority || job.priority > kMaxPriority) {
     errs.push_back(
