@@ -55,10 +55,10 @@ double SpawnBaselineMs(const char* path) {
 
 void Emit(const std::string& bench, const std::string& metric, double value, double baseline) {
   nlohmann::ordered_json j = {{"bench", bench},
-                      {"metric", metric},
-                      {"value", value},
-                      {"baseline", baseline},
-                      {"ratio", baseline > 0 ? value / baseline : 0.0}};
+                              {"metric", metric},
+                              {"value", value},
+                              {"baseline", baseline},
+                              {"ratio", baseline > 0 ? value / baseline : 0.0}};
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
 }

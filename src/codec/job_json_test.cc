@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/json.h"
+#include "codec/json_test_util.h"
 #include "model/evaluation.h"
 
 namespace drover::codec {
@@ -21,14 +22,8 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-// 2026-08-21T12:00:05.123456789Z
-constexpr int64_t kSomeTimeNs = 1787313605123456789;
-
-Json MustParse(const std::string& text) {
-  absl::StatusOr<Json> j = ParseJson(text);
-  EXPECT_TRUE(j.ok()) << j.status();
-  return j.ok() ? *j : Json();
-}
+using testutil::kSomeTimeNs;
+using testutil::MustParse;
 
 model::Job RichJob() {
   model::Job job;
