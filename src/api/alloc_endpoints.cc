@@ -44,7 +44,8 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"PUT", "POST"}, "/v1/allocation/:id/stop",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto resp = ctx.server->StopAlloc(req.Param("id"));
+               auto resp = ctx.server->StopAlloc(req.Param("id"),
+                                                 QueryBool(req, "no_shutdown_delay", false));
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                codec::Json body = {{"EvalID", resp->eval_id}, {"Index", resp->index}};

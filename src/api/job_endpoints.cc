@@ -117,8 +117,9 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return JsonResponse(req, codec::ToJson(*job), job->modify_index);
   });
   router.Add({"DELETE"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto resp = ctx.server->DeregisterJob(NamespaceOf(req), req.Param("id"),
-                                          QueryBool(req, "purge", false));
+    auto resp =
+        ctx.server->DeregisterJob(NamespaceOf(req), req.Param("id"), QueryBool(req, "purge", false),
+                                  QueryBool(req, "no_shutdown_delay", false));
     if (!resp.ok())
       co_return ErrorResponse(resp.status());
     codec::Json body = {{"EvalID", resp->eval_id},

@@ -48,10 +48,23 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
 }
 
 absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const std::string& id,
-                                                   bool purge) {
+                                                   bool purge, bool no_shutdown_delay) {
   JobPtr job = state_.GetJob(ns, id);
   if (!job) {
     return absl::NotFoundError("job not found");
+  }
+  if (no_shutdown_delay) {
+    // Carried by the allocs into the stop the scheduler is about to plan.
+    std::vector<model::Allocation> marked;
+    for (const AllocPtr& a : state_.AllocsByJob(ns, id)) {
+      if (a->Terminal())
+        continue;
+      model::Allocation copy = *a;
+      copy.desired_transition.no_shutdown_delay = true;
+      marked.push_back(std::move(copy));
+    }
+    if (!marked.empty())
+      state_.UpsertAllocs(std::move(marked));
   }
   model::Job copy = *job;
   if (purge) {
@@ -64,13 +77,16 @@ absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const 
   return CreateEval(copy, model::kTriggerJobDeregister);
 }
 
-absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id) {
+absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id,
+                                               bool no_shutdown_delay) {
   AllocPtr alloc = state_.GetAlloc(alloc_id);
   if (!alloc) {
     return absl::NotFoundError("alloc not found");
   }
   model::Allocation updated = *alloc;
   updated.desired_transition.migrate = true;
+  if (no_shutdown_delay)
+    updated.desired_transition.no_shutdown_delay = true;
   state_.UpsertAllocs({updated});
   model::Job job;
   if (JobPtr current = state_.GetJob(alloc->namespace_, alloc->job_id)) {

@@ -56,11 +56,13 @@ class Server {
   absl::StatusOr<EvalResponse> RegisterJob(model::Job job);
   // Stops the job (or removes it with `purge`) and creates a "job-deregister"
   // evaluation. NotFound "job not found".
+  // With `no_shutdown_delay`, tasks skip their shutdown_delay when stopped.
   absl::StatusOr<EvalResponse> DeregisterJob(const std::string& ns, const std::string& id,
-                                             bool purge);
+                                             bool purge, bool no_shutdown_delay = false);
   // Marks an allocation for migration and creates an "alloc-stop" evaluation, after
   // which the scheduler stops it and places a replacement. NotFound "alloc not found".
-  absl::StatusOr<EvalResponse> StopAlloc(const std::string& alloc_id);
+  absl::StatusOr<EvalResponse> StopAlloc(const std::string& alloc_id,
+                                         bool no_shutdown_delay = false);
 
   // Client-facing calls (through ServerRpc).
   absl::Status RegisterNode(model::Node node);

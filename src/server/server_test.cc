@@ -113,3 +113,22 @@ TEST_F(ServerTest, MissedHeartbeatsMarkNodeDown) {
 
 }  // namespace
 }  // namespace drover::server
+
+namespace drover::server {
+namespace {
+
+TEST_F(ServerTest, DeregisterWithNoShutdownDelayMarksTheStoppedAllocs) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  auto resp = server_.RegisterJob(test::MakeJob("web"));
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  auto stop = server_.DeregisterJob("default", "web", false, /*no_shutdown_delay=*/true);
+  ASSERT_TRUE(stop.ok());
+  ASSERT_TRUE(EvalDone(stop->eval_id));
+  for (const auto& a : server_.state().AllocsByJob("default", "web")) {
+    EXPECT_EQ(a->desired_status, "stop");
+    EXPECT_TRUE(a->desired_transition.no_shutdown_delay.value_or(false));
+  }
+}
+
+}  // namespace
+}  // namespace drover::server

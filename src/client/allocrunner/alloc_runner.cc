@@ -27,6 +27,10 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
   const model::TaskGroup* group = alloc_->Group();
   DROVER_CHECK(group != nullptr);
   coordinator_ = std::make_unique<LifecycleCoordinator>(executor, group->tasks);
+  skip_shutdown_delay_ = common::CancellationScope::Create(executor);
+  if (alloc_->desired_transition.no_shutdown_delay.value_or(false)) {
+    skip_shutdown_delay_->Cancel();
+  }
   for (const model::Task& task : group->tasks) {
     taskrunner::TaskRunnerConfig trc;
     trc.alloc = alloc_;
@@ -42,6 +46,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.on_state_change = [this] { task_state_changed_.Notify(); };
     trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
+    trc.skip_shutdown_delay = skip_shutdown_delay_;
     runners_.push_back(std::make_unique<taskrunner::TaskRunner>(executor, std::move(trc)));
   }
 }
@@ -181,6 +186,11 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
 }
 
 void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
+  // Applied at once, before queuing: a stop that is already waiting out shutdown delays
+  // must be able to cut them short.
+  if (alloc->desired_transition.no_shutdown_delay.value_or(false)) {
+    skip_shutdown_delay_->Cancel();
+  }
   if (!updates_.Put(std::move(alloc))) {
     DROVER_LOG_DEBUG("alloc {}: dropped stale or late update", id_);
   }

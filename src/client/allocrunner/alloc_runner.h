@@ -17,6 +17,7 @@
 #include "client/allocdir/alloc_dir.h"
 #include "client/allocrunner/lifecycle_coordinator.h"
 #include "client/taskrunner/task_runner.h"
+#include "common/cancellation.h"
 #include "common/event.h"
 #include "common/mailbox.h"
 #include "drivers/driver.h"
@@ -89,6 +90,8 @@ class AllocRunner {
   std::shared_ptr<const model::Allocation> alloc_;
   allocdir::AllocDir alloc_dir_;
   std::unique_ptr<LifecycleCoordinator> coordinator_;
+  // Cancelled when an update carries DesiredTransition.NoShutdownDelay.
+  common::CancellationScopePtr skip_shutdown_delay_;
   std::vector<std::unique_ptr<taskrunner::TaskRunner>> runners_;
   common::Notifier task_state_changed_;
   common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;

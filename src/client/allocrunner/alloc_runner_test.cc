@@ -278,3 +278,27 @@ TEST_F(AllocRunnerTest, RestartAndSignalRequests) {
 
 }  // namespace
 }  // namespace drover::allocrunner
+
+namespace drover::allocrunner {
+namespace {
+
+TEST_F(AllocRunnerTest, NoShutdownDelayCutsTheDelayShort) {
+  auto task = MockTask("t", {{"run_for", "1h"}});
+  task.shutdown_delay = 1h;
+  auto ar = Make(MakeAlloc({task}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->task_runner("t")->running(); }));
+  const common::Time start = clock_.Now();
+  auto stopped = std::make_shared<model::Allocation>(*ar->alloc());
+  stopped->desired_status = model::kDesiredStop;
+  stopped->desired_transition.no_shutdown_delay = true;
+  stopped->alloc_modify_index = 20;
+  ar->Update(stopped);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  const auto types = EventTypes(ar->task_runner("t")->state());
+  EXPECT_NE(std::find(types.begin(), types.end(), "Skipping shutdown delay"), types.end());
+  EXPECT_LT(clock_.Now() - start, 1h);
+}
+
+}  // namespace
+}  // namespace drover::allocrunner

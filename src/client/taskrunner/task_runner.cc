@@ -39,6 +39,9 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       kill_(common::CancellationScope::Create(executor)),
       stop_current_(kill_->Child()),
       done_(executor) {
+  if (!config_.skip_shutdown_delay) {
+    config_.skip_shutdown_delay = common::CancellationScope::Create(executor);
+  }
   if (auto it = alloc_->task_states.find(task_->name); it != alloc_->task_states.end()) {
     state_ = it->second;
   }
@@ -69,6 +72,26 @@ void TaskRunner::EmitEvent(model::TaskEvent event) {
   state_.AppendEvent(std::move(event));
   if (config_.on_state_change)
     config_.on_state_change();
+}
+
+asio::awaitable<void> TaskRunner::ShutdownDelay(const std::string& task_id) {
+  const common::Duration delay = task_->shutdown_delay;
+  if (delay.count() <= 0) {
+    co_return;
+  }
+  if (config_.skip_shutdown_delay->cancelled()) {
+    EmitEvent(model::TaskEvent(model::kEventSkippingShutdownDelay, Now())
+                  .SetDisplayMessage("Skipping shutdown_delay of " +
+                                     model::FormatGoDuration(delay) + " before killing the task."));
+    co_return;
+  }
+  // Unlike Nomad, the task stays "running" while it waits: it is still running.
+  EmitEvent(model::TaskEvent(model::kEventWaitingShutdownDelay, Now())
+                .SetDisplayMessage("Waiting for shutdown_delay of " +
+                                   model::FormatGoDuration(delay) + " before killing the task."));
+  auto exited = config_.driver->WaitTask(task_id);
+  co_await (config_.clock->Sleep(delay) || std::move(exited) ||
+            config_.skip_shutdown_delay->Wait());
 }
 
 absl::Status TaskRunner::Restart(model::TaskEvent event, bool failure) {
@@ -179,6 +202,7 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
   // Killed or restarting: stop with the task's signal, then SIGKILL after the timeout.
   if (kill_->cancelled()) {
     tracker_.SetKilled();
+    co_await ShutdownDelay(task_id);
   }
   absl::Status stopped = co_await driver.StopTask(task_id, KillTimeout(), task_->kill_signal);
   if (!stopped.ok() && !absl::IsNotFound(stopped)) {

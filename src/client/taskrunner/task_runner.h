@@ -46,6 +46,9 @@ struct TaskRunnerConfig {
   // means "always".
   std::function<asio::awaitable<void>()> wait_start;
   std::function<double()> restart_jitter;  // tests make restart delays exact
+  // Cancelled when the server asks to skip shutdown delays (NoShutdownDelay); shared by
+  // the alloc's tasks. None: the runner makes its own.
+  common::CancellationScopePtr skip_shutdown_delay;
 };
 
 class TaskRunner {
@@ -90,6 +93,8 @@ class TaskRunner {
   asio::awaitable<absl::Status> Prestart();
   drivers::TaskConfig BuildTaskConfig();
   asio::awaitable<drivers::ExitResult> WaitOrKill(const std::string& task_id);
+  // On kill: waits the task's shutdown_delay (cut short by an exit or a skip request).
+  asio::awaitable<void> ShutdownDelay(const std::string& task_id);
   void UpdateState(const std::string& state, std::optional<model::TaskEvent> event);
   model::Time Now() const { return config_.clock->Now(); }
 

@@ -190,3 +190,25 @@ TEST_F(TaskRunnerTest, UserRestartStopsAndStartsAgainWithoutUsingThePolicy) {
 
 }  // namespace
 }  // namespace drover::taskrunner
+
+namespace drover::taskrunner {
+namespace {
+
+TEST_F(TaskRunnerTest, KillWaitsShutdownDelayBeforeStopping) {
+  auto task = MockTask("t", {{"run_for", "1h"}});
+  task.shutdown_delay = 10s;
+  auto tr = Make(MakeAlloc({task}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  const common::Time killed_at = clock_.Now();
+  tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Task Setup", "Started", "Killing",
+                                            "Waiting for shutdown delay", "Terminated", "Killed"}));
+  EXPECT_EQ(tr->state().finished_at - killed_at, 10s);
+  EXPECT_EQ(tr->state().events[4].display_message,
+            "Waiting for shutdown_delay of 10s before killing the task.");
+}
+
+}  // namespace
+}  // namespace drover::taskrunner
