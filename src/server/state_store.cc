@@ -207,6 +207,7 @@ void StateStore::UpsertEvals(std::vector<model::Evaluation> evals) {
     e.modify_time = now;
     jobs.emplace_back(e.namespace_, e.job_id);
     const std::string id = e.id;  // the right side is evaluated (and moved) first
+    evals_by_job_[JobKey(e.namespace_, e.job_id)].insert(id);
     evals_[id] = std::make_shared<const model::Evaluation>(std::move(e));
   }
   for (const auto& [ns, job] : jobs)
@@ -230,9 +231,9 @@ std::vector<EvalPtr> StateStore::ListEvals(const std::string& ns, const std::str
 std::vector<EvalPtr> StateStore::EvalsByJob(const std::string& ns,
                                             const std::string& job_id) const {
   std::vector<EvalPtr> out;
-  for (const auto& [id, e] : evals_) {
-    if (e->namespace_ == ns && e->job_id == job_id)
-      out.push_back(e);
+  if (auto it = evals_by_job_.find(JobKey(ns, job_id)); it != evals_by_job_.end()) {
+    for (const std::string& id : it->second)
+      out.push_back(evals_.at(id));
   }
   return out;
 }
@@ -263,6 +264,8 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     a.modify_time = now;
     jobs.emplace_back(a.namespace_, a.job_id);
     const std::string id = a.id;  // the right side is evaluated (and moved) first
+    allocs_by_job_[JobKey(a.namespace_, a.job_id)].insert(id);
+    allocs_by_node_[a.node_id].insert(id);
     allocs_[id] = std::make_shared<const model::Allocation>(std::move(a));
   }
   for (const auto& [ns, job] : jobs)
@@ -318,18 +321,18 @@ std::vector<AllocPtr> StateStore::ListAllocs(const std::string& ns,
 std::vector<AllocPtr> StateStore::AllocsByJob(const std::string& ns,
                                               const std::string& job_id) const {
   std::vector<AllocPtr> out;
-  for (const auto& [id, a] : allocs_) {
-    if (a->namespace_ == ns && a->job_id == job_id)
-      out.push_back(a);
+  if (auto it = allocs_by_job_.find(JobKey(ns, job_id)); it != allocs_by_job_.end()) {
+    for (const std::string& id : it->second)
+      out.push_back(allocs_.at(id));
   }
   return out;
 }
 
 std::vector<AllocPtr> StateStore::AllocsByNode(const std::string& node_id) const {
   std::vector<AllocPtr> out;
-  for (const auto& [id, a] : allocs_) {
-    if (a->node_id == node_id)
-      out.push_back(a);
+  if (auto it = allocs_by_node_.find(node_id); it != allocs_by_node_.end()) {
+    for (const std::string& id : it->second)
+      out.push_back(allocs_.at(id));
   }
   return out;
 }

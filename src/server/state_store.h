@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,13 @@ class StateStore {
   std::map<std::string, std::vector<JobPtr>> job_versions_;
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
+  // Secondary indexes (ids, sorted like the primary tables). An allocation's job and
+  // node and an evaluation's job never change, and nothing is deleted yet, so entries
+  // are only ever added. They keep per-job and per-node lookups — done on every write
+  // (job status) and every client wake-up — from scanning whole tables.
+  std::map<std::string, std::set<std::string>> allocs_by_job_;
+  std::map<std::string, std::set<std::string>> allocs_by_node_;
+  std::map<std::string, std::set<std::string>> evals_by_job_;
   std::map<std::string, NodePtr> nodes_;
 };
 
