@@ -1,5 +1,5 @@
-// /v1/client/allocation/:id/restart and /signal: lifecycle requests served by the
-// client that runs the allocation.
+// /v1/client/allocation/:id/restart, /signal and /gc, and /v1/client/gc: requests
+// served by the client that runs the allocation.
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
@@ -58,11 +58,14 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
                auto runner = FindRunner(ctx, req.Param("id"));
                if (!runner.ok())
                  co_return ErrorResponse(runner.status());
-               absl::Status s =
-                   task.empty()
-                       ? (*runner)->RestartRunning(all ? "User requested all tasks to restart"
-                                                       : "User requested running tasks to restart")
-                       : (*runner)->RestartTask(task, "User requested task to restart");
+               absl::Status s;
+               if (all) {
+                 s = (*runner)->RestartAll("User requested all tasks to restart");
+               } else if (task.empty()) {
+                 s = (*runner)->RestartRunning("User requested running tasks to restart");
+               } else {
+                 s = (*runner)->RestartTask(task, "User requested task to restart");
+               }
                if (!s.ok())
                  co_return ErrorResponse(s);
                co_return Ok(req, ctx);
@@ -85,6 +88,22 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
                if (!s.ok())
                  co_return ErrorResponse(s);
                co_return Ok(req, ctx);
+             });
+  // Garbage collection of terminal allocations on this node (their directories go).
+  router.Add({"GET", "PUT", "POST"}, "/v1/client/allocation/:id/gc",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               if (ctx.client == nullptr)
+                 co_return Response::Error(404, "Unknown allocation \"" + req.Param("id") + "\"");
+               absl::Status s = co_await ctx.client->CollectAllocation(req.Param("id"));
+               if (!s.ok())
+                 co_return ErrorResponse(s);
+               co_return JsonResponse(req, codec::Json(nullptr), 0);
+             });
+  router.Add({"GET", "PUT", "POST"}, "/v1/client/gc",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               if (ctx.client != nullptr)
+                 co_await ctx.client->CollectAll();
+               co_return JsonResponse(req, codec::Json(nullptr), 0);
              });
 }
 

@@ -55,6 +55,7 @@ asio::awaitable<absl::Status> Client::Start() {
   spawn(HeartbeatLoop(), "client heartbeat");
   spawn(WatchAllocations(), "client alloc watcher");
   spawn(SyncLoop(), "client alloc sync");
+  spawn(GcLoop(), "client gc");
   co_return absl::OkStatus();
 }
 
@@ -108,6 +109,7 @@ void Client::RunAllocs(const NodeAllocations& update) {
     auto runner = std::move(runners_[id]);
     runners_.erase(id);
     pending_updates_.erase(id);
+    gc_queue_.Remove(id);
     common::SpawnDetached(
         executor_,
         [](std::unique_ptr<allocrunner::AllocRunner> r) -> asio::awaitable<void> {
@@ -139,8 +141,10 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
     AllocStateUpdated(failed);
     return;
   }
+  MakeRoomFor(1);
   allocrunner::AllocRunnerConfig c;
   c.alloc = alloc;
+  c.prev_alloc = PrevAllocWatcherFor(*alloc);
   c.alloc_root = config_.data_dir / "alloc";
   c.node = &node_;
   c.region = config_.region;
@@ -155,7 +159,33 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
   common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
 }
 
+std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
+    const model::Allocation& alloc) {
+  if (alloc.previous_allocation.empty())
+    return nullptr;
+  allocrunner::AllocRunner* prev = GetAllocRunner(alloc.previous_allocation);
+  if (prev == nullptr) {
+    // Not run here (another node, or forgotten): nothing to wait for or move locally.
+    DROVER_LOG_INFO("client: alloc {}: previous alloc {} is not on this node; not waiting",
+                    alloc.id, alloc.previous_allocation);
+    return nullptr;
+  }
+  const model::TaskGroup* g = alloc.Group();
+  const bool move_data =
+      g->ephemeral_disk && (g->ephemeral_disk->sticky || g->ephemeral_disk->migrate);
+  // A previous runner already garbage-collected has no data left to move.
+  allocwatcher::LocalPrevAlloc local{.alloc_id = prev->id(),
+                                     .listener = prev->broadcaster().Listen(),
+                                     .alloc_dir = prev->alloc_dir().dir()};
+  return allocwatcher::LocalWatcher(std::move(local), move_data && !prev->destroyed(), pool_);
+}
+
 void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
+  if (update.client_status == model::kClientComplete ||
+      update.client_status == model::kClientFailed || update.client_status == model::kClientLost) {
+    if (auto* r = GetAllocRunner(update.id); r != nullptr && !r->destroyed())
+      gc_queue_.MarkTerminal(update.id, clock_.Now());
+  }
   auto it = pending_updates_.find(update.id);
   const bool urgent =
       it == pending_updates_.end() || it->second.client_status != update.client_status;
@@ -187,6 +217,73 @@ asio::awaitable<void> Client::SyncLoop() {
       co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
       urgent_update_.Notify();
     }
+  }
+}
+
+asio::awaitable<void> Client::GcLoop() {
+  const std::filesystem::path root = config_.data_dir / "alloc";
+  while (!stop_->cancelled()) {
+    auto r = co_await (clock_.Sleep(config_.gc.interval) || stop_->Wait());
+    if (r.index() == 1)
+      break;
+    // Destroy the oldest terminal allocations while the disk is too full.
+    while (gc_queue_.size() > 0 && !stop_->cancelled()) {
+      auto work = [root] { return StatDisk(root); };  // named: see Offload()
+      auto usage = co_await common::Offload(pool_, std::move(work));
+      if (!usage.ok()) {
+        DROVER_LOG_WARN("client: gc: {}", usage.status().ToString());
+        break;
+      }
+      if (usage->used_percent <= config_.gc.disk_usage_threshold &&
+          usage->inodes_used_percent <= config_.gc.inode_usage_threshold) {
+        break;
+      }
+      std::optional<std::string> victim = gc_queue_.PopOldest();
+      DROVER_LOG_INFO("client: gc: disk {:.1f}% / inodes {:.1f}% used; destroying alloc {}",
+                      usage->used_percent, usage->inodes_used_percent, *victim);
+      co_await DestroyRunner(*victim);
+    }
+  }
+}
+
+void Client::MakeRoomFor(size_t incoming) {
+  size_t live = 0;
+  for (const auto& [id, r] : runners_) {
+    if (!r->destroyed() && !gc_queue_.Contains(id))
+      ++live;
+  }
+  size_t kept_terminal = gc_queue_.size();
+  while (kept_terminal > 0 &&
+         live + kept_terminal + incoming > static_cast<size_t>(config_.gc.max_allocs)) {
+    std::optional<std::string> victim = gc_queue_.PopOldest();
+    --kept_terminal;
+    DROVER_LOG_INFO("client: gc: more than {} allocs; destroying alloc {}", config_.gc.max_allocs,
+                    *victim);
+    common::SpawnDetached(executor_, DestroyRunner(*victim), "gc alloc " + *victim);
+  }
+}
+
+asio::awaitable<void> Client::DestroyRunner(std::string alloc_id) {
+  if (allocrunner::AllocRunner* r = GetAllocRunner(alloc_id))
+    co_await r->Destroy();
+}
+
+asio::awaitable<absl::Status> Client::CollectAllocation(const std::string& alloc_id) {
+  allocrunner::AllocRunner* r = GetAllocRunner(alloc_id);
+  if (r == nullptr) {
+    co_return absl::NotFoundError("Unknown allocation \"" + alloc_id + "\"");
+  }
+  if (!gc_queue_.Contains(alloc_id) && !r->destroyed()) {
+    co_return absl::FailedPreconditionError("allocation " + alloc_id + " is not terminal");
+  }
+  gc_queue_.Remove(alloc_id);
+  co_await DestroyRunner(alloc_id);
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<void> Client::CollectAll() {
+  while (std::optional<std::string> victim = gc_queue_.PopOldest()) {
+    co_await DestroyRunner(*victim);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/allocrunner/alloc_runner.h"
+#include "client/gc.h"
 #include "client/server_rpc.h"
 #include "common/cancellation.h"
 #include "common/event.h"
@@ -31,6 +32,7 @@ struct ClientConfig {
   common::Duration heartbeat_interval = std::chrono::seconds(10);
   common::Duration sync_interval = std::chrono::milliseconds(200);
   common::Duration retry_interval = std::chrono::seconds(5);
+  GcConfig gc;
 };
 
 class Client {
@@ -51,6 +53,12 @@ class Client {
   allocrunner::AllocRunner* GetAllocRunner(const std::string& alloc_id);
   size_t num_allocs() const { return runners_.size(); }
 
+  // Destroys a terminal allocation's runner now (its directory goes). NotFound for an
+  // unknown allocation, FailedPrecondition for one that is not terminal.
+  asio::awaitable<absl::Status> CollectAllocation(const std::string& alloc_id);
+  // Destroys every terminal allocation's runner.
+  asio::awaitable<void> CollectAll();
+
  private:
   asio::awaitable<void> HeartbeatLoop();
   asio::awaitable<void> WatchAllocations();
@@ -58,6 +66,13 @@ class Client {
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
   void AllocStateUpdated(const model::AllocClientUpdate& update);
+  asio::awaitable<void> GcLoop();
+  // Destroys terminal runners, oldest first, until adding `incoming` allocations keeps
+  // the node within max_allocs.
+  void MakeRoomFor(size_t incoming);
+  asio::awaitable<void> DestroyRunner(std::string alloc_id);
+  std::unique_ptr<allocwatcher::PrevAllocWatcher> PrevAllocWatcherFor(
+      const model::Allocation& alloc);
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;
@@ -67,7 +82,10 @@ class Client {
   ClientConfig config_;
   model::Node node_;
   std::map<std::string, std::string> host_env_;
+  // Destroyed (garbage-collected) runners stay here until the server forgets the
+  // allocation, so that it is not added again.
   std::map<std::string, std::unique_ptr<allocrunner::AllocRunner>> runners_;
+  GcQueue gc_queue_;
   // Latest client view per alloc not yet acknowledged by the server (latest wins).
   std::map<std::string, model::AllocClientUpdate> pending_updates_;
   common::Notifier urgent_update_;

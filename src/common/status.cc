@@ -10,7 +10,12 @@ absl::Status Annotate(const absl::Status& status, std::string_view context) {
   if (status.ok()) {
     return status;
   }
-  return absl::Status(status.code(), std::string(context) + ": " + std::string(status.message()));
+  absl::Status out(status.code(), std::string(context) + ": " + std::string(status.message()));
+  // Payloads carry meaning (e.g. a driver error being recoverable): keep them.
+  status.ForEachPayload([&out](absl::string_view type_url, const absl::Cord& payload) {
+    out.SetPayload(type_url, payload);
+  });
+  return out;
 }
 
 namespace internal {

@@ -34,5 +34,13 @@ TEST(AnnotateTest, PrefixesContextAndKeepsCode) {
   EXPECT_TRUE(Annotate(absl::OkStatus(), "x").ok());
 }
 
+TEST(AnnotateTest, KeepsPayloads) {
+  absl::Status in = absl::UnavailableError("busy");
+  in.SetPayload("drover.dev/test", absl::Cord("yes"));
+  absl::Status out = Annotate(in, "context");
+  ASSERT_TRUE(out.GetPayload("drover.dev/test").has_value());
+  EXPECT_EQ(std::string(*out.GetPayload("drover.dev/test")), "yes");
+}
+
 }  // namespace
 }  // namespace drover::common

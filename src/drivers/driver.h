@@ -57,6 +57,7 @@ struct TaskHandle {
   // Process start time in clock ticks since boot (/proc/<pid>/stat field 22): with the
   // pid it identifies the process (pids are reused; the pair is not).
   uint64_t proc_start_ticks = 0;
+  friend bool operator==(const TaskHandle&, const TaskHandle&) = default;
 };
 
 struct ExitResult {

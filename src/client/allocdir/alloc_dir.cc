@@ -21,6 +21,23 @@ absl::Status MakeDir(const fs::path& p, fs::perms perms) {
   return absl::OkStatus();
 }
 
+// Renames `from` onto `to`, first removing `to` if it is an empty directory.
+absl::Status MoveDir(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) {
+    return absl::OkStatus();  // nothing to take over
+  }
+  if (fs::is_directory(to, ec) && fs::is_empty(to, ec)) {
+    fs::remove(to, ec);
+  }
+  fs::rename(from, to, ec);
+  if (ec) {
+    return absl::InternalError("failed to move '" + from.string() + "' to '" + to.string() +
+                               "': " + ec.message());
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id)
@@ -92,6 +109,37 @@ absl::Status AllocDir::Destroy() {
   if (ec) {
     return absl::InternalError("failed to remove alloc dir '" + dir_.string() +
                                "': " + ec.message());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>& tasks) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!built_) {
+      return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
+    }
+  }
+  // The heavy part runs without the lock: paths are immutable and each target belongs
+  // to this alloc, which is not running tasks yet.
+  if (absl::Status s = MoveDir(from / "alloc" / "data", data_dir()); !s.ok()) {
+    return s;
+  }
+  for (const std::string& task : tasks) {
+    if (!ValidTaskName(task)) {
+      return absl::InvalidArgumentError("invalid task name '" + task + "'");
+    }
+    const fs::path src = from / task / "local";
+    std::error_code ec;
+    if (!fs::is_directory(src, ec)) {
+      continue;
+    }
+    if (absl::Status s = MakeDir(dir_ / task, fs::perms::all); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = MoveDir(src, task_dir(task).local); !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }

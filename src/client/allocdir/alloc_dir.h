@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -45,6 +46,13 @@ class AllocDir {
   bool TaskDirBuilt(const std::string& task) const;
   // Removes the whole tree. Errors name the path.
   absl::Status Destroy();
+
+  // Takes over another (stopped) alloc dir's ephemeral data (reference §7):
+  // <from>/alloc/data and, for each of `tasks`, <from>/<task>/local are renamed into
+  // this dir, replacing empty targets. Nothing else moves (logs, tmp, secrets). A
+  // missing source is skipped. Renames, so both dirs must be on one filesystem.
+  // REQUIRES: Build() succeeded.
+  absl::Status Move(const std::filesystem::path& from, const std::vector<std::string>& tasks);
 
   // Resolves `rel` (relative to the alloc dir) to a path inside it, refusing absolute
   // paths, ".." escapes and symlinks that lead outside. NotFound if missing.

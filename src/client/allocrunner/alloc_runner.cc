@@ -1,6 +1,10 @@
 #include "client/allocrunner/alloc_runner.h"
 
+#include "client/allocrunner/alloc_dir_hook.h"
+#include "client/allocrunner/await_previous_hook.h"
 #include "client/allocrunner/client_status.h"
+#include "client/allocrunner/group_shutdown_delay_hook.h"
+#include "client/allocrunner/migrate_disk_hook.h"
 #include "common/logging.h"
 #include "common/offload.h"
 #include "common/status_macros.h"
@@ -13,6 +17,13 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       id_(config_.alloc->id),
       alloc_(config_.alloc),
       alloc_dir_(config_.alloc_root, config_.alloc->id),
+      prev_alloc_(config_.prev_alloc ? std::move(config_.prev_alloc) : allocwatcher::NoopWatcher()),
+      prerun_cancel_(common::CancellationScope::Create(executor)),
+      broadcaster_(executor,
+                   [](const std::shared_ptr<const model::Allocation>& last,
+                      const std::shared_ptr<const model::Allocation>& candidate) {
+                     return candidate->alloc_modify_index < last->alloc_modify_index;
+                   }),
       task_state_changed_(executor),
       updates_(executor,
                [](const std::shared_ptr<const model::Allocation>& pending,
@@ -31,6 +42,20 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
   if (alloc_->desired_transition.no_shutdown_delay.value_or(false)) {
     skip_shutdown_delay_->Cancel();
   }
+  // Registration order is run order (reference §3.2).
+  std::vector<std::string> task_names;
+  for (const model::Task& task : group->tasks)
+    task_names.push_back(task.name);
+  hooks_.push_back(std::make_unique<AllocDirHook>(*config_.pool, alloc_dir_));
+  hooks_.push_back(std::make_unique<AwaitPreviousHook>(*prev_alloc_, prerun_cancel_));
+  hooks_.push_back(std::make_unique<MigrateDiskHook>(*prev_alloc_, prerun_cancel_, alloc_dir_,
+                                                     task_names, *config_.pool));
+  hooks_.push_back(std::make_unique<GroupShutdownDelayHook>(
+      *config_.clock, group->shutdown_delay.value_or(common::Duration(0)), skip_shutdown_delay_));
+  if (config_.extra_hooks) {
+    for (AllocHookPtr& h : config_.extra_hooks())
+      hooks_.push_back(std::move(h));
+  }
   for (const model::Task& task : group->tasks) {
     taskrunner::TaskRunnerConfig trc;
     trc.alloc = alloc_;
@@ -47,8 +72,16 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
     trc.skip_shutdown_delay = skip_shutdown_delay_;
+    trc.stats_interval = config_.stats_interval;
+    if (config_.extra_task_hooks) {
+      trc.extra_hooks = [f = config_.extra_task_hooks, &task] { return f(task); };
+    }
     runners_.push_back(std::make_unique<taskrunner::TaskRunner>(executor, std::move(trc)));
   }
+}
+
+AllocRunner::~AllocRunner() {
+  broadcaster_.Close();
 }
 
 taskrunner::TaskRunner* AllocRunner::task_runner(const std::string& name) {
@@ -90,6 +123,11 @@ void AllocRunner::ReportState() {
   if (last_reported_ && *last_reported_ == u)
     return;
   last_reported_ = u;
+  auto copy = std::make_shared<model::Allocation>(*alloc_);
+  copy->client_status = u.client_status;
+  copy->client_description = u.client_description;
+  copy->task_states = u.task_states;
+  broadcaster_.Send(std::move(copy));
   if (config_.on_update)
     config_.on_update(u);
 }
@@ -99,16 +137,11 @@ asio::awaitable<void> AllocRunner::Run() {
   run_launched_ = true;
   common::SpawnDetached(executor_, HandleTaskStateUpdates(), "alloc " + id_ + " state handler");
   common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
-  if (!alloc_->Terminal() && !destroy_launched_) {
-    allocdir::AllocDir* ad = &alloc_dir_;
-    auto work = [ad] { return ad->Build(); };  // named: see Offload()
-    absl::Status built = co_await common::Offload(*config_.pool, std::move(work));
-    if (!built.ok()) {
-      const std::string reason =
-          "pre-run hook \"alloc_dir\" failed: " + std::string(built.message());
-      DROVER_LOG_ERROR("alloc {}: {}", id_, reason);
+  if (!alloc_->Terminal() && !destroy_launched_ && !shutdown_launched_) {
+    if (std::optional<std::string> failure = co_await RunPrerunHooks()) {
+      DROVER_LOG_ERROR("alloc {}: {}", id_, *failure);
       for (auto& tr : runners_)
-        tr->MarkFailedKill(reason);
+        tr->MarkFailedKill(*failure);
     }
   } else {
     for (auto& tr : runners_)
@@ -119,6 +152,9 @@ asio::awaitable<void> AllocRunner::Run() {
   }
   for (auto& tr : runners_) {
     co_await tr->WaitDone();
+  }
+  if (!shutdown_launched_) {
+    co_await RunPostrunHooks();
   }
   run_done_.Set();
   updates_.Close();
@@ -163,6 +199,17 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
         common::SpawnDetached(executor_, KillTasks(std::move(ev)), "kill tasks of alloc " + id_);
       }
     }
+    // Nothing alive any more (poststop included): release the tasks parked for a
+    // restart of the whole allocation, so that Run can finish.
+    const bool all_dead = std::all_of(runners_.begin(), runners_.end(), [](const auto& tr) {
+      return tr->state().state == model::kTaskStateDead;
+    });
+    if (all_dead) {
+      for (auto& tr : runners_) {
+        if (tr->parked())
+          tr->RequestKill(std::nullopt);
+      }
+    }
     std::map<std::string, model::TaskState> states;
     for (const auto& tr : runners_)
       states[tr->name()] = tr->state();
@@ -178,6 +225,11 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
   while (auto next = co_await updates_.Take()) {
     const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
     alloc_ = *next;
+    if (!alloc_->Terminal()) {
+      co_await RunUpdateHooks(alloc_);
+      for (auto& tr : runners_)
+        tr->Update(alloc_);
+    }
     if (stopping) {
       co_await KillTasks(std::nullopt);
     }
@@ -226,6 +278,26 @@ absl::Status AllocRunner::RestartRunning(const std::string& reason) {
   return absl::OkStatus();
 }
 
+absl::Status AllocRunner::RestartAll(const std::string& reason) {
+  if (alloc_->Terminal()) {
+    return absl::FailedPreconditionError("allocation is not running");
+  }
+  // Back to the first stage: gates close until every task is pending again.
+  coordinator_->Restart();
+  for (auto& tr : runners_) {
+    if (tr->task().IsPoststop())
+      continue;
+    model::TaskEvent ev(model::kEventRestartSignal, config_.clock->Now());
+    ev.SetRestartReason(reason);
+    if (absl::Status s = tr->ForceRestart(std::move(ev), /*failure=*/false);
+        !s.ok() && !absl::IsFailedPrecondition(s)) {
+      return common::Annotate(s, "failed to restart task '" + tr->name() + "'");
+    }
+  }
+  task_state_changed_.Notify();
+  return absl::OkStatus();
+}
+
 absl::Status AllocRunner::Signal(const std::string& task, const std::string& signal) {
   std::vector<taskrunner::TaskRunner*> targets;
   if (task.empty()) {
@@ -262,6 +334,13 @@ model::TaskEvent AllocRunner::KillingEvent(const taskrunner::TaskRunner& tr) con
 
 asio::awaitable<void> AllocRunner::KillTasks(std::optional<model::TaskEvent> reason_event,
                                              bool include_poststop) {
+  prerun_cancel_->Cancel();
+  const bool any_live = std::any_of(runners_.begin(), runners_.end(), [](const auto& tr) {
+    return tr->state().state != model::kTaskStateDead;
+  });
+  if (any_live && run_launched_) {
+    co_await RunPreKillHooks();
+  }
   if (reason_event) {
     for (auto& tr : runners_) {
       if (!tr->task().IsPoststop() && tr->state().state != model::kTaskStateDead &&
@@ -306,13 +385,24 @@ asio::awaitable<void> AllocRunner::Destroy() {
   } else {
     updates_.Close();
   }
-  allocdir::AllocDir* ad = &alloc_dir_;
-  auto work = [ad] { return ad->Destroy(); };  // named: see Offload()
-  absl::Status removed = co_await common::Offload(*config_.pool, std::move(work));
-  if (!removed.ok()) {
-    DROVER_LOG_ERROR("alloc {}: destroy: {}", id_, removed.ToString());
-  }
+  co_await RunDestroyHooks();
+  broadcaster_.Close();
   destroyed_.Set();
+}
+
+asio::awaitable<void> AllocRunner::Shutdown() {
+  if (destroy_launched_ || shutdown_launched_)
+    co_return;
+  shutdown_launched_ = true;
+  prerun_cancel_->Cancel();
+  for (auto& tr : runners_)
+    tr->Shutdown();
+  if (run_launched_) {
+    co_await run_exited_.Wait();
+  } else {
+    updates_.Close();
+  }
+  co_await RunShutdownHooks();
 }
 
 }  // namespace drover::allocrunner

@@ -1,7 +1,14 @@
-// AllocRunner: runs one allocation on this node (reference §2.2): builds its alloc
-// dir, runs one TaskRunner per task, reacts to task state (a dead leader or a failed
-// task kills the rest), applies server updates (a terminal desired status stops the
-// tasks, leader first), computes the client status and reports it.
+// AllocRunner: runs one allocation on this node (reference §2.2): runs its alloc hooks
+// (alloc dir, waiting for and migrating from the allocation it replaces, ...), one
+// TaskRunner per task, reacts to task state (a dead leader or a failed task kills the
+// rest; when nothing is alive, tasks parked for a restart-all are released), applies
+// server updates (a terminal desired status stops the tasks, leader first, and runs no
+// update hooks), computes the client status, reports it and broadcasts it to local
+// listeners (e.g. the watcher of a replacement allocation).
+//
+//   New ──Run──► Prerun ──► TasksRunning ──► Postrun ──► Exited
+//   any ──Destroy──► kill tasks ─► wait Run ─► destroy hooks ─► destroyed
+//   any ──Shutdown──► tasks left running ─► wait Run ─► shutdown hooks
 //
 // A set of coroutines on the control loop; no locks. Destroy() is idempotent, works
 // whether or not Run() was ever called, and is best-effort (a failing step is logged
@@ -15,8 +22,11 @@
 #include <vector>
 
 #include "client/allocdir/alloc_dir.h"
+#include "client/allocrunner/alloc_hook.h"
 #include "client/allocrunner/lifecycle_coordinator.h"
+#include "client/allocwatcher/prev_alloc_watcher.h"
 #include "client/taskrunner/task_runner.h"
+#include "common/broadcaster.h"
 #include "common/cancellation.h"
 #include "common/event.h"
 #include "common/mailbox.h"
@@ -38,11 +48,20 @@ struct AllocRunnerConfig {
   // Receives the client-owned view of the alloc whenever it changes.
   std::function<void(const model::AllocClientUpdate&)> on_update;
   std::function<double()> restart_jitter;
+  common::Duration stats_interval = std::chrono::seconds(1);
+  // The allocation this one replaces (none: a no-op watcher).
+  std::unique_ptr<allocwatcher::PrevAllocWatcher> prev_alloc;
+  // Hooks appended after the built-in ones (tests; later integrations).
+  std::function<std::vector<AllocHookPtr>()> extra_hooks;
+  std::function<std::vector<taskrunner::TaskHookPtr>(const model::Task&)> extra_task_hooks;
 };
+
+using AllocBroadcaster = common::Broadcaster<std::shared_ptr<const model::Allocation>>;
 
 class AllocRunner {
  public:
   AllocRunner(asio::any_io_executor executor, AllocRunnerConfig config);
+  ~AllocRunner();
   AllocRunner(const AllocRunner&) = delete;
   AllocRunner& operator=(const AllocRunner&) = delete;
 
@@ -50,14 +69,20 @@ class AllocRunner {
   asio::awaitable<void> Run();
   // Queues a newer server version of the allocation (older ones are dropped).
   void Update(std::shared_ptr<const model::Allocation> alloc);
-  // Kills the tasks, waits for them, removes the alloc dir. Idempotent.
+  // Kills the tasks, waits for them, runs destroy hooks (removing the alloc dir).
+  // Idempotent.
   asio::awaitable<void> Destroy();
+  // Agent shutdown: Run ends, tasks keep running. No-op once Destroy was launched.
+  asio::awaitable<void> Shutdown();
 
   // User-requested restarts (reference §6.5): one task, or every running task. NotFound
   // for an unknown task, FailedPrecondition when the alloc is terminal or the task is
   // not running.
   absl::Status RestartTask(const std::string& task, const std::string& reason);
   absl::Status RestartRunning(const std::string& reason);
+  // Restarts every task but poststop ones, dead or running, from the first lifecycle
+  // stage (prestart tasks run again before main tasks).
+  absl::Status RestartAll(const std::string& reason);
   // Sends `signal` to one task, or to every running task when `task` is empty.
   absl::Status Signal(const std::string& task, const std::string& signal);
 
@@ -71,6 +96,11 @@ class AllocRunner {
   // owner may destroy it.
   bool run_done() const { return run_exited_.IsSet(); }
   bool destroyed() const { return destroyed_.IsSet(); }
+  // The client-side alloc (server fields plus task states and client status), latest
+  // only; closed when the runner is destroyed.
+  AllocBroadcaster& broadcaster() { return broadcaster_; }
+  bool IsWaiting() const { return prev_alloc_->IsWaiting(); }
+  bool IsMigrating() const { return prev_alloc_->IsMigrating(); }
 
  private:
   asio::awaitable<void> HandleTaskStateUpdates();
@@ -83,12 +113,24 @@ class AllocRunner {
                                   bool include_poststop = false);
   model::TaskEvent KillingEvent(const taskrunner::TaskRunner& tr) const;
   void ReportState();
+  // Hook phases (alloc_runner_hooks.cc). Prerun returns the failure reason.
+  asio::awaitable<std::optional<std::string>> RunPrerunHooks();
+  asio::awaitable<void> RunUpdateHooks(std::shared_ptr<const model::Allocation> alloc);
+  asio::awaitable<void> RunPostrunHooks();
+  asio::awaitable<void> RunDestroyHooks();
+  asio::awaitable<void> RunPreKillHooks();
+  asio::awaitable<void> RunShutdownHooks();
 
   asio::any_io_executor executor_;
   AllocRunnerConfig config_;
   const std::string id_;
   std::shared_ptr<const model::Allocation> alloc_;
   allocdir::AllocDir alloc_dir_;
+  std::unique_ptr<allocwatcher::PrevAllocWatcher> prev_alloc_;
+  // Cancelled when the alloc is stopped, destroyed or shut down: ends prerun waits.
+  common::CancellationScopePtr prerun_cancel_;
+  std::vector<AllocHookPtr> hooks_;
+  AllocBroadcaster broadcaster_;
   std::unique_ptr<LifecycleCoordinator> coordinator_;
   // Cancelled when an update carries DesiredTransition.NoShutdownDelay.
   common::CancellationScopePtr skip_shutdown_delay_;
@@ -102,6 +144,7 @@ class AllocRunner {
   common::Event destroyed_;
   bool run_launched_ = false;
   bool destroy_launched_ = false;
+  bool shutdown_launched_ = false;
   bool killing_ = false;
   std::optional<model::AllocClientUpdate> last_reported_;
 };

@@ -137,6 +137,9 @@ TaskEnv TaskEnv::Build(const TaskEnvInput& in) {
     task_env[te.Interpolate(k)] = te.Interpolate(v);
   for (auto& [k, v] : task_env)
     env[k] = std::move(v);
+  // Hook-provided variables last: they describe what hooks set up (e.g. devices).
+  for (const auto& [k, v] : in.hook_env)
+    env[k] = v;
   return te;
 }
 

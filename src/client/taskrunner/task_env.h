@@ -24,6 +24,8 @@ struct TaskEnvInput {
   // Host environment passed through (raw_exec and exec share the host's), minus the
   // deny list.
   std::map<std::string, std::string> host_env;
+  // Set by task hooks' prestart responses, in hook order (later hooks win).
+  std::map<std::string, std::string> hook_env;
 };
 
 class TaskEnv {

@@ -1,5 +1,9 @@
 #include "client/taskrunner/task_runner.h"
 
+#include "client/taskrunner/dispatch_payload_hook.h"
+#include "client/taskrunner/logs_hook.h"
+#include "client/taskrunner/stats_hook.h"
+#include "client/taskrunner/task_dir_hook.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/offload.h"
@@ -36,11 +40,33 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       task_(&FindTask(*alloc_, config_.task_name)),
       tracker_(PolicyFor(*alloc_, *task_), alloc_->job->type, *task_, *config_.clock,
                config_.restart_jitter),
+      task_dir_(config_.alloc_dir->task_dir(config_.task_name)),
+      updates_(executor,
+               [](const std::shared_ptr<const model::Allocation>& pending,
+                  const std::shared_ptr<const model::Allocation>& incoming) {
+                 return pending->alloc_modify_index > incoming->alloc_modify_index;
+               }),
+      update_loop_done_(executor),
+      restart_parked_(executor),
+      shutdown_(common::CancellationScope::Create(executor)),
       kill_(common::CancellationScope::Create(executor)),
       stop_current_(kill_->Child()),
       done_(executor) {
   if (!config_.skip_shutdown_delay) {
     config_.skip_shutdown_delay = common::CancellationScope::Create(executor);
+  }
+  // Registration order is run order (reference §3.4).
+  auto emit = [this](model::TaskEvent ev) { EmitHookEvent(std::move(ev)); };
+  hooks_.push_back(std::make_unique<ValidateHook>(config_.validate));
+  hooks_.push_back(std::make_unique<TaskDirHook>(*config_.pool, emit));
+  hooks_.push_back(std::make_unique<LogsHook>(executor, *config_.pool));
+  hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
+  hooks_.push_back(std::make_unique<StatsHook>(
+      executor, *config_.clock, config_.stats_interval,
+      [this](std::optional<drivers::TaskResourceUsage> u) { latest_stats_ = std::move(u); }));
+  if (config_.extra_hooks) {
+    for (TaskHookPtr& h : config_.extra_hooks())
+      hooks_.push_back(std::move(h));
   }
   if (auto it = alloc_->task_states.find(task_->name); it != alloc_->task_states.end()) {
     state_ = it->second;
@@ -107,6 +133,56 @@ absl::Status TaskRunner::Restart(model::TaskEvent event, bool failure) {
   return absl::OkStatus();
 }
 
+absl::Status TaskRunner::ForceRestart(model::TaskEvent event, bool failure) {
+  if (!parked_) {
+    return Restart(std::move(event), failure);
+  }
+  if (kill_->cancelled() || shutdown_->cancelled()) {
+    return absl::FailedPreconditionError("Task not running");
+  }
+  // Decided here, synchronously, so the task is pending again before anyone (the alloc
+  // runner's "is anything still alive?" check) looks at the states.
+  EmitEvent(std::move(event));
+  tracker_.SetRestartTriggered(failure);
+  const RestartTracker::State decision = tracker_.GetState();
+  if (decision.decision != RestartDecision::kRestarting) {
+    return absl::FailedPreconditionError("Task not running");
+  }
+  parked_ = false;
+  state_.finished_at = model::Time{};  // the next death records its own time
+  model::TaskEvent ev(model::kEventRestarting, Now());
+  ev.SetRestartReason(decision.reason.empty() ? std::string(kReasonWithinPolicy) : decision.reason)
+      .SetStartDelay(decision.delay);
+  UpdateState(model::kTaskStatePending, std::move(ev));
+  restart_parked_.Notify();
+  return absl::OkStatus();
+}
+
+void TaskRunner::Shutdown() {
+  shutdown_->Cancel();
+}
+
+void TaskRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
+  updates_.Put(std::move(alloc));
+}
+
+asio::awaitable<void> TaskRunner::UpdateLoop() {
+  while (auto next = co_await updates_.Take()) {
+    UpdateRequest req{.alloc = *next};
+    for (auto& hook : hooks_) {
+      absl::Status s;
+      try {
+        s = co_await hook->Update(req);
+      } catch (const std::exception& e) {
+        s = absl::InternalError(e.what());
+      }
+      if (!s.ok())
+        HookFailed(hook->Name(), s);
+    }
+  }
+  update_loop_done_.Set();
+}
+
 void TaskRunner::RequestKill(std::optional<model::TaskEvent> event) {
   if (kill_->cancelled())
     return;
@@ -128,37 +204,6 @@ common::Duration TaskRunner::KillTimeout() const {
   return std::min(task_->kill_timeout, config_.max_kill_timeout);
 }
 
-asio::awaitable<absl::Status> TaskRunner::Prestart() {
-  if (config_.driver == nullptr) {
-    co_return absl::FailedPreconditionError("driver \"" + task_->driver +
-                                            "\" is not available on this node");
-  }
-  if (!task_dir_) {
-    EmitEvent(
-        model::TaskEvent(model::kEventTaskSetup, Now()).SetMessage("Building Task Directory"));
-  }
-  allocdir::AllocDir* ad = config_.alloc_dir;
-  const std::string name = task_->name;
-  // Named, not a temporary: GCC 12 mis-destroys lambda temporaries in co_await.
-  auto work = [ad, name] { return ad->BuildTaskDir(name); };
-  auto built = co_await common::Offload(*config_.pool, std::move(work));
-  if (!built.ok()) {
-    co_return common::Annotate(built.status(), "failed to build task directory");
-  }
-  task_dir_ = *built;
-  TaskEnvInput in;
-  in.alloc = alloc_.get();
-  in.task = task_;
-  in.node = config_.node;
-  in.region = config_.region;
-  in.alloc_dir = config_.alloc_dir->shared_dir().string();
-  in.task_dir = task_dir_->local.string();
-  in.secrets_dir = task_dir_->secrets.string();
-  in.host_env = config_.host_env;
-  env_ = TaskEnv::Build(in);
-  co_return absl::OkStatus();
-}
-
 drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   drivers::TaskConfig c;
   c.id = alloc_->id + "/" + task_->name + "/" + common::RandomHex(8);
@@ -176,10 +221,9 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   c.env = env_->env();
   c.config = env_->InterpolateValue(task_->config);
   c.alloc_dir = config_.alloc_dir->dir().string();
-  c.task_dir = task_dir_->dir.string();
-  const auto logs = config_.alloc_dir->logs_dir();
-  c.stdout_path = (logs / (task_->name + ".stdout.0")).string();
-  c.stderr_path = (logs / (task_->name + ".stderr.0")).string();
+  c.task_dir = task_dir_.dir.string();
+  c.stdout_path = LogsHook::StdoutPath(*task_, *config_.alloc_dir);
+  c.stderr_path = LogsHook::StderrPath(*task_, *config_.alloc_dir);
   if (auto it = alloc_->allocated_resources.tasks.find(task_->name);
       it != alloc_->allocated_resources.tasks.end()) {
     c.cpu_shares = it->second.cpu_shares;
@@ -189,17 +233,22 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   return c;
 }
 
-asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& task_id) {
+asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
+    const std::string& task_id) {
   drivers::Driver& driver = *config_.driver;
   // `stop_current_` is cancelled by a kill (with kill_) or by a user restart (alone).
-  auto waited = co_await (driver.WaitTask(task_id) || stop_current_->Wait());
+  auto waited = co_await (driver.WaitTask(task_id) || stop_current_->Wait() || shutdown_->Wait());
   if (waited.index() == 0) {
     auto& r = std::get<0>(waited);
     if (r.ok())
       co_return *r;
     co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
   }
+  if (waited.index() == 2) {
+    co_return std::nullopt;  // agent shutdown: the task keeps running
+  }
   // Killed or restarting: stop with the task's signal, then SIGKILL after the timeout.
+  RunPreKillHooks();
   if (kill_->cancelled()) {
     tracker_.SetKilled();
     co_await ShutdownDelay(task_id);
@@ -224,6 +273,7 @@ asio::awaitable<drivers::ExitResult> TaskRunner::WaitOrKill(const std::string& t
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
+  common::SpawnDetached(executor_, UpdateLoop(), "update hooks of task " + task_->name);
   try {
     co_await RunLoop();
   } catch (const std::exception& e) {
@@ -233,28 +283,61 @@ asio::awaitable<void> TaskRunner::Run() {
     ev.SetMessage(std::string("task runner failed: ") + e.what()).SetFailsTask();
     UpdateState(model::kTaskStateDead, std::move(ev));
   }
+  parked_ = false;
+  updates_.Close();
+  co_await update_loop_done_.Wait();
+  if (shutdown_->cancelled() && !kill_->cancelled()) {
+    co_await RunShutdownHooks();
+  } else {
+    SetLocalState([](LocalState& l) { l.run_complete = true; });
+    co_await RunStopHooks();
+  }
   done_.Set();
 }
 
 asio::awaitable<void> TaskRunner::RunLoop() {
   if (config_.on_state_change)
     config_.on_state_change();
+  for (;;) {
+    const LoopEnd end = co_await MainLoop();
+    if (end == LoopEnd::kShutdown)
+      co_return;
+    if (end == LoopEnd::kKilledDead) {
+      UpdateState(model::kTaskStateDead, model::TaskEvent(model::kEventKilled, Now()));
+    } else {
+      UpdateState(model::kTaskStateDead, std::nullopt);
+    }
+    // ALLOC_RESTART: a dead task (not poststop) waits here so that a restart of the
+    // whole allocation can run it again; the alloc runner kills it once nothing in the
+    // allocation is alive.
+    if (task_->IsPoststop() || kill_->cancelled())
+      co_return;
+    parked_ = true;
+    while (parked_ && !kill_->cancelled() && !shutdown_->cancelled()) {
+      co_await (restart_parked_.Wait() || kill_->Wait() || shutdown_->Wait());
+    }
+    if (parked_)
+      co_return;  // killed or shut down while parked
+  }
+}
+
+asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
   bool killed_event_due = false;
   while (!kill_->cancelled()) {
     if (config_.wait_start) {
       auto gate = config_.wait_start();
-      auto opened = co_await (std::move(gate) || kill_->Wait());
+      auto opened = co_await (std::move(gate) || kill_->Wait() || shutdown_->Wait());
+      if (opened.index() == 2)
+        co_return LoopEnd::kShutdown;
       if (opened.index() == 1)
         break;
     }
     absl::Status prestart = co_await Prestart();
+    if (shutdown_->cancelled())
+      co_return LoopEnd::kShutdown;
     if (kill_->cancelled())
       break;
     if (!prestart.ok()) {
-      model::TaskEvent ev(model::kEventHookFailed, Now());
-      ev.SetMessage(std::string(prestart.message()))
-          .SetDisplayMessage(std::string(prestart.message()));
-      EmitEvent(std::move(ev));
       tracker_.SetStartError(prestart);
     } else {
       drivers::TaskConfig cfg = BuildTaskConfig();
@@ -265,20 +348,28 @@ asio::awaitable<void> TaskRunner::RunLoop() {
         tracker_.SetStartError(started.status());
       } else {
         handle_ = *started;
+        SetLocalState([&](LocalState& l) { l.handle = *started; });
         UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
-        const drivers::ExitResult result = co_await WaitOrKill(cfg.id);
+        co_await RunPoststartHooks(cfg.id);
+        const std::optional<drivers::ExitResult> result = co_await WaitOrKill(cfg.id);
+        if (!result)
+          co_return LoopEnd::kShutdown;
         model::TaskEvent term(model::kEventTerminated, Now());
-        term.SetExitCode(result.exit_code).SetSignal(result.signal).SetOomKilled(result.oom_killed);
-        term.SetExitMessage(result.err);
+        term.SetExitCode(result->exit_code)
+            .SetSignal(result->signal)
+            .SetOomKilled(result->oom_killed);
+        term.SetExitMessage(result->err);
         EmitEvent(std::move(term));
         if (absl::Status s = config_.driver->DestroyTask(cfg.id, true); !s.ok()) {
           DROVER_LOG_WARN("failed to destroy task {}: {}", cfg.id, s.ToString());
         }
         handle_.reset();
+        SetLocalState([](LocalState& l) { l.handle.reset(); });
         const bool restarting = stop_current_->cancelled() && !kill_->cancelled();
         if (!kill_->cancelled() && !restarting)
-          tracker_.SetExitResult(result);
+          tracker_.SetExitResult(*result);
         stop_current_ = kill_->Child();
+        co_await RunExitedHooks();
       }
     }
     if (kill_->cancelled())
@@ -302,7 +393,10 @@ asio::awaitable<void> TaskRunner::RunLoop() {
                                                 : decision.reason)
         .SetStartDelay(decision.delay);
     UpdateState(model::kTaskStatePending, std::move(ev));
-    auto slept = co_await (config_.clock->Sleep(decision.delay) || kill_->Wait());
+    auto slept =
+        co_await (config_.clock->Sleep(decision.delay) || kill_->Wait() || shutdown_->Wait());
+    if (slept.index() == 2)
+      co_return LoopEnd::kShutdown;
     if (slept.index() == 1) {
       killed_event_due = true;
       break;
@@ -312,20 +406,7 @@ asio::awaitable<void> TaskRunner::RunLoop() {
   // with "Killed", so every kill reads the same in the event log.
   if (kill_->cancelled() && killing_emitted_)
     killed_event_due = true;
-  if (killed_event_due) {
-    UpdateState(model::kTaskStateDead, model::TaskEvent(model::kEventKilled, Now()));
-  } else {
-    UpdateState(model::kTaskStateDead, std::nullopt);
-  }
-}
-
-std::optional<drivers::TaskResourceUsage> TaskRunner::LatestStats() {
-  if (!handle_ || config_.driver == nullptr)
-    return std::nullopt;
-  auto s = config_.driver->TaskStats(handle_->task_id);
-  if (!s.ok())
-    return std::nullopt;
-  return *s;
+  co_return killed_event_due ? LoopEnd::kKilledDead : LoopEnd::kDead;
 }
 
 absl::Status TaskRunner::Signal(const std::string& signal) {

@@ -1,6 +1,9 @@
 // TaskRunner: runs one task of an allocation through the driver (reference §2.4):
-// prestart (task dir, environment, interpolation) → start → wait → restart decision
-// by the RestartTracker → ... → dead. It owns the task's TaskState and events.
+// start gate → prestart hooks → environment and interpolation → start → poststart
+// hooks → wait → exited hooks → restart decision by the RestartTracker → ... → dead.
+// A dead task (other than poststop) then parks until it is killed or restarted with
+// the whole allocation (ALLOC_RESTART); stop hooks run once Run finishes. It owns the
+// task's TaskState, its events and its LocalState (hook state and driver handle).
 //
 // A coroutine on the control loop; all members are touched only from it, so no locks.
 // The AllocRunner drives it with Run(), RequestKill() and WaitDone(); state changes are
@@ -9,6 +12,7 @@
 //
 //   pending ──start ok──► running ──exit──► (restart? ──delay──► pending) ──► dead
 //      └──start error──► (restart?) ...            kill at any point ──► dead
+//   dead ──(parked) ForceRestart──► pending        Shutdown: return, task keeps running
 #pragma once
 
 #include <functional>
@@ -20,9 +24,12 @@
 #include "client/allocdir/alloc_dir.h"
 #include "client/taskrunner/restart_tracker.h"
 #include "client/taskrunner/task_env.h"
+#include "client/taskrunner/task_hook.h"
+#include "client/taskrunner/validate_hook.h"
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/event.h"
+#include "common/mailbox.h"
 #include "drivers/driver.h"
 #include "model/allocation.h"
 #include "model/node.h"
@@ -49,6 +56,13 @@ struct TaskRunnerConfig {
   // Cancelled when the server asks to skip shutdown delays (NoShutdownDelay); shared by
   // the alloc's tasks. None: the runner makes its own.
   common::CancellationScopePtr skip_shutdown_delay;
+  // How often the stats hook samples the running task's resource usage.
+  common::Duration stats_interval = std::chrono::seconds(1);
+  ValidateHookConfig validate;
+  // Called whenever LocalState changed (what the state DB persists).
+  std::function<void(const LocalState&)> on_local_state_change;
+  // Hooks appended after the built-in ones (tests; later integrations).
+  std::function<std::vector<TaskHookPtr>()> extra_hooks;
 };
 
 class TaskRunner {
@@ -67,8 +81,16 @@ class TaskRunner {
   // `failure` counts against the restart policy; a user restart does not.
   // FailedPrecondition "Task not running" when there is no running task.
   absl::Status Restart(model::TaskEvent event, bool failure);
+  // Restarts the task whether it is running or dead and parked (restart of the whole
+  // allocation). FailedPrecondition "Task not running" when it is neither.
+  absl::Status ForceRestart(model::TaskEvent event, bool failure);
   // Marks the task failed with a "Setup Failure" event and kills it (prerun failures).
   void MarkFailedKill(const std::string& reason);
+  // Leaves the task running and ends Run without killing it or running stop hooks
+  // (agent shutdown); shutdown hooks run instead. Idempotent.
+  void Shutdown();
+  // Passes a newer allocation to the update hooks (serialized, latest wins).
+  void Update(std::shared_ptr<const model::Allocation> alloc);
   // Completes when Run has finished.
   asio::awaitable<void> WaitDone() { return done_.Wait(); }
   bool done() const { return done_.IsSet(); }
@@ -82,17 +104,36 @@ class TaskRunner {
   // kill_timeout bounded by the client's max_kill_timeout.
   common::Duration KillTimeout() const;
   bool running() const { return handle_.has_value(); }
+  // Dead and waiting in ALLOC_RESTART for a kill or a restart of the allocation.
+  bool parked() const { return parked_; }
+  const LocalState& local_state() const { return local_; }
   bool kill_requested() const { return kill_->cancelled(); }
-  // Latest resource usage of the running task, if any.
-  std::optional<drivers::TaskResourceUsage> LatestStats();
+  // Latest resource usage of the running task (sampled by the stats hook), if any.
+  std::optional<drivers::TaskResourceUsage> LatestStats() const { return latest_stats_; }
   // Signals the running task. FailedPrecondition "Task not running" otherwise.
   absl::Status Signal(const std::string& signal);
 
  private:
+  enum class LoopEnd { kDead, kKilledDead, kShutdown };
+  asio::awaitable<LoopEnd> MainLoop();
+  // MainLoop, then parking in ALLOC_RESTART until killed, restarted or shut down.
   asio::awaitable<void> RunLoop();
+  asio::awaitable<void> UpdateLoop();
+  // Hook phases (task_runner_hooks.cc).
   asio::awaitable<absl::Status> Prestart();
+  asio::awaitable<void> RunPoststartHooks(const std::string& task_id);
+  asio::awaitable<void> RunExitedHooks();
+  void RunPreKillHooks();
+  asio::awaitable<void> RunStopHooks();
+  asio::awaitable<void> RunShutdownHooks();
+  // Emits "Task hook failed" for a hook error; exceptions become errors here.
+  void HookFailed(std::string_view hook, const absl::Status& error);
+  void SetLocalState(std::function<void(LocalState&)> change);
+  void EmitHookEvent(model::TaskEvent event);
+
   drivers::TaskConfig BuildTaskConfig();
-  asio::awaitable<drivers::ExitResult> WaitOrKill(const std::string& task_id);
+  // The task's exit, or nullopt when the agent is shutting down (task left running).
+  asio::awaitable<std::optional<drivers::ExitResult>> WaitOrKill(const std::string& task_id);
   // On kill: waits the task's shutdown_delay (cut short by an exit or a skip request).
   asio::awaitable<void> ShutdownDelay(const std::string& task_id);
   void UpdateState(const std::string& state, std::optional<model::TaskEvent> event);
@@ -105,8 +146,16 @@ class TaskRunner {
   RestartTracker tracker_;
   model::TaskState state_;
   std::optional<drivers::TaskHandle> handle_;
-  std::optional<allocdir::TaskDir> task_dir_;
+  allocdir::TaskDir task_dir_;
   std::optional<TaskEnv> env_;
+  std::vector<TaskHookPtr> hooks_;
+  LocalState local_;
+  std::optional<drivers::TaskResourceUsage> latest_stats_;
+  common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
+  common::Event update_loop_done_;
+  common::Notifier restart_parked_;
+  bool parked_ = false;
+  common::CancellationScopePtr shutdown_;
   common::CancellationScopePtr kill_;
   // Cancelled to stop the current run of the task: by a kill, or alone by Restart().
   common::CancellationScopePtr stop_current_;

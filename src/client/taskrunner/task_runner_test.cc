@@ -40,6 +40,14 @@ class TaskRunnerTest : public ::testing::Test {
   bool RunUntil(const std::function<bool()>& pred) {
     return testing::RunWithFakeClock(io_, clock_, pred);
   }
+  // Runs until the task is dead and Run has finished: a dead task parks for a restart
+  // of the whole alloc until killed (the alloc runner's job), so release it here.
+  bool RunToEnd(TaskRunner& tr) {
+    if (!RunUntil([&] { return tr.done() || tr.parked(); }))
+      return false;
+    tr.RequestKill(std::nullopt);
+    return RunUntil([&] { return tr.done(); });
+  }
 
   asio::io_context io_;
   asio::thread_pool pool_{1};
@@ -56,7 +64,7 @@ TEST_F(TaskRunnerTest, BatchSuccessRunsOnceAndEndsDeadNotFailed) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "5s"}})}, "batch",
                            {.attempts = 3, .interval = 24h, .delay = 15s, .mode = "fail"}));
   Start(*tr);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   const auto& s = tr->state();
   EXPECT_EQ(s.state, "dead");
   EXPECT_FALSE(s.failed);
@@ -72,7 +80,7 @@ TEST_F(TaskRunnerTest, RestartsWithinPolicyThenFailsInModeFail) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1s"}, {"exit_code", 1}})}, "service",
                            {.attempts = 2, .interval = 30min, .delay = 15s, .mode = "fail"}));
   Start(*tr);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   const auto& s = tr->state();
   EXPECT_TRUE(s.failed);
   EXPECT_EQ(s.restarts, 2u);
@@ -89,7 +97,7 @@ TEST_F(TaskRunnerTest, UnrecoverableStartErrorFailsAtOnce) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"start_error", "exec: no such file"}})}, "service",
                            {.attempts = 5, .interval = 30min, .delay = 15s, .mode = "delay"}));
   Start(*tr);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   const auto& s = tr->state();
   EXPECT_TRUE(s.failed);
   EXPECT_EQ(EventTypes(s), (Types{"Received", "Task Setup", "Driver Failure", "Not Restarting"}));
@@ -102,7 +110,7 @@ TEST_F(TaskRunnerTest, KillStopsRunningTaskWithKillingTerminatedKilled) {
   Start(*tr);
   ASSERT_TRUE(RunUntil([&] { return tr->state().state == "running"; }));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()).SetKillTimeout(5s));
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   const auto& s = tr->state();
   EXPECT_FALSE(s.failed);
   EXPECT_EQ(EventTypes(s),
@@ -115,7 +123,7 @@ TEST_F(TaskRunnerTest, KillDuringRestartDelayEndsDead) {
   Start(*tr);
   ASSERT_TRUE(RunUntil([&] { return tr->state().restarts == 1; }));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_EQ(tr->state().events.back().type, "Killed");
   EXPECT_EQ(driver_.starts(), 1);
 }
@@ -127,7 +135,7 @@ TEST_F(TaskRunnerTest, KillWithUnusableSignalStillStopsTheTask) {
   Start(*tr);
   ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_EQ(EventTypes(tr->state()).back(), "Killed");
   EXPECT_EQ(tr->state().state, "dead");
 }
@@ -136,7 +144,7 @@ TEST_F(TaskRunnerTest, KillBeforeStartEndsWithKilled) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
   Start(*tr);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Killing", "Killed"}));
   EXPECT_EQ(driver_.starts(), 0);
 }
@@ -145,7 +153,7 @@ TEST_F(TaskRunnerTest, MarkFailedKillNeverStarts) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
   tr->MarkFailedKill("pre-run hook failed");
   Start(*tr);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_TRUE(tr->state().failed);
   EXPECT_EQ(driver_.starts(), 0);
   EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Setup Failure"}));
@@ -158,7 +166,7 @@ TEST_F(TaskRunnerTest, SignalNeedsARunningTask) {
   ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
   EXPECT_TRUE(tr->Signal("SIGHUP").ok());
   tr->RequestKill(std::nullopt);
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
 }
 
 }  // namespace
@@ -184,7 +192,7 @@ TEST_F(TaskRunnerTest, UserRestartStopsAndStartsAgainWithoutUsingThePolicy) {
   EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Task Setup", "Started", "Restart Signaled",
                                             "Terminated", "Restarting", "Started"}));
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_EQ(EventTypes(tr->state()).back(), "Killed");
 }
 
@@ -202,7 +210,7 @@ TEST_F(TaskRunnerTest, KillWaitsShutdownDelayBeforeStopping) {
   ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
   const common::Time killed_at = clock_.Now();
   tr->RequestKill(model::TaskEvent("Killing", clock_.Now()));
-  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  ASSERT_TRUE(RunToEnd(*tr));
   EXPECT_EQ(EventTypes(tr->state()), (Types{"Received", "Task Setup", "Started", "Killing",
                                             "Waiting for shutdown delay", "Terminated", "Killed"}));
   EXPECT_EQ(tr->state().finished_at - killed_at, 10s);

@@ -1,0 +1,202 @@
+#include "client/logs/file_rotator.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <optional>
+#include <system_error>
+
+#include "common/logging.h"
+#include "common/status_macros.h"
+
+namespace drover::logs {
+namespace fs = std::filesystem;
+namespace {
+
+std::string Errno(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+// The index N of `name` if it is `<base>.<N>` with N in plain decimal. Leading zeros
+// are refused so that names and indices map one to one ("x.01" is not file 1 — we
+// would never write to it under that name).
+std::optional<int64_t> ParseIndex(std::string_view name, std::string_view base) {
+  if (name.size() <= base.size() + 1 || !name.starts_with(base) || name[base.size()] != '.') {
+    return std::nullopt;
+  }
+  const std::string_view digits = name.substr(base.size() + 1);
+  if (digits.size() > 18 || (digits.size() > 1 && digits[0] == '0') ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  int64_t index = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return index;
+}
+
+}  // namespace
+
+FileRotator::FileRotator(fs::path dir, std::string base, int max_files, int64_t max_size)
+    : dir_(std::move(dir)), base_(std::move(base)), max_files_(max_files), max_size_(max_size) {}
+
+FileRotator::~FileRotator() {
+  (void)Close();
+}
+
+absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std::string base,
+                                                               int max_files,
+                                                               int64_t max_file_size_bytes) {
+  if (max_files < 1) {
+    return absl::InvalidArgumentError("log max_files must be at least 1, got " +
+                                      std::to_string(max_files));
+  }
+  if (max_file_size_bytes < 1) {
+    return absl::InvalidArgumentError("log max file size must be at least 1 byte, got " +
+                                      std::to_string(max_file_size_bytes));
+  }
+  if (base.empty() || base.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError("invalid log file base name '" + base + "'");
+  }
+  std::unique_ptr<FileRotator> r(
+      new FileRotator(std::move(dir), std::move(base), max_files, max_file_size_bytes));
+
+  std::error_code ec;
+  fs::directory_iterator it(r->dir_, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::optional<int64_t> index = ParseIndex(it->path().filename().native(), r->base_);
+    // Only regular files, not symlinks: the logs dir is writable by tasks, and we must
+    // not be led into appending to (or deleting) a file elsewhere.
+    std::error_code type_ec;
+    if (index.has_value() && it->symlink_status(type_ec).type() == fs::file_type::regular) {
+      r->indices_.push_back(*index);
+    }
+  }
+  if (ec) {
+    return absl::InternalError("failed to list log dir '" + r->dir_.string() +
+                               "': " + ec.message());
+  }
+  std::sort(r->indices_.begin(), r->indices_.end());
+
+  DROVER_RETURN_IF_ERROR(r->OpenFile(r->indices_.empty() ? 0 : r->indices_.back()));
+  if (r->size_ >= r->max_size_) {
+    DROVER_RETURN_IF_ERROR(r->Rotate());
+  }
+  return r;
+}
+
+fs::path FileRotator::PathOf(int64_t index) const {
+  return dir_ / (base_ + "." + std::to_string(index));
+}
+
+absl::Status FileRotator::OpenFile(int64_t index) {
+  const fs::path path = PathOf(index);
+  // O_EXCL first so we know whether we created the file (and must set its mode, which
+  // the umask may have narrowed); O_NOFOLLOW because tasks can write to the logs dir.
+  bool created = true;
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  }
+  if (fd < 0) {
+    return absl::InternalError("failed to open log file '" + path.string() + "': " + Errno(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return absl::InternalError("failed to stat log file '" + path.string() + "': " + Errno(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError("log file '" + path.string() + "' is not a regular file");
+  }
+  if (created && ::fchmod(fd, 0644) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return absl::InternalError("failed to chmod log file '" + path.string() + "': " + Errno(err));
+  }
+  fd_ = fd;
+  index_ = index;
+  size_ = st.st_size;
+  if (indices_.empty() || indices_.back() != index) {
+    indices_.push_back(index);
+  }
+  Purge();
+  return absl::OkStatus();
+}
+
+absl::Status FileRotator::Rotate() {
+  if (fd_ >= 0) {
+    const int r = ::close(fd_);
+    fd_ = -1;
+    if (r != 0) {
+      // The data reached the file (no buffering here); note the error and go on.
+      DROVER_LOG_WARN("logs: failed to close '{}': {}", PathOf(index_).string(), Errno(errno));
+    }
+  }
+  // If this fails, index_ still names the full file and the next Write tries again.
+  return OpenFile(index_ + 1);
+}
+
+void FileRotator::Purge() {
+  // Not an error for the writer: failing to delete an old file must not lose new data.
+  while (indices_.size() > static_cast<size_t>(max_files_)) {
+    const fs::path old = PathOf(indices_.front());
+    indices_.erase(indices_.begin());
+    if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
+      DROVER_LOG_WARN("logs: failed to delete old log file '{}': {}", old.string(), Errno(errno));
+    }
+  }
+}
+
+absl::Status FileRotator::Write(std::string_view data) {
+  if (closed_) {
+    return absl::FailedPreconditionError("log file '" + PathOf(index_).string() + "' is closed");
+  }
+  while (!data.empty()) {
+    if (fd_ < 0 || size_ >= max_size_) {
+      DROVER_RETURN_IF_ERROR(Rotate());
+    }
+    const size_t room = static_cast<size_t>(max_size_ - size_);
+    const ssize_t n = ::write(fd_, data.data(), std::min(data.size(), room));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return absl::InternalError("failed to write log file '" + PathOf(index_).string() +
+                                 "': " + Errno(errno));
+    }
+    size_ += n;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FileRotator::Close() {
+  if (closed_) {
+    return absl::OkStatus();
+  }
+  closed_ = true;
+  if (fd_ < 0) {
+    return absl::OkStatus();
+  }
+  const int r = ::close(fd_);
+  fd_ = -1;
+  if (r != 0) {
+    // Not retried: on Linux the descriptor is gone even when close reports an error.
+    return absl::InternalError("failed to close log file '" + PathOf(index_).string() +
+                               "': " + Errno(errno));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace drover::logs

@@ -1,0 +1,179 @@
+#include "client/logs/file_rotator.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "testing/test_util.h"
+
+namespace drover::logs {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Names of the entries in `dir`.
+std::set<std::string> List(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.insert(e.path().filename().string());
+  return names;
+}
+
+void WriteFile(const fs::path& p, const std::string& data) {
+  std::ofstream out(p, std::ios::binary);
+  out << data;
+}
+
+std::unique_ptr<FileRotator> MustOpen(const fs::path& dir, int max_files, int64_t max_size) {
+  auto r = FileRotator::Open(dir, "web.stdout", max_files, max_size);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move(*r) : nullptr;
+}
+
+TEST(FileRotatorTest, StartsAtZero) {
+  testing::TempDir tmp;
+  auto r = MustOpen(tmp.path(), 3, 100);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->current_index(), 0);
+  EXPECT_EQ(r->current_path(), tmp.path() / "web.stdout.0");
+  ASSERT_TRUE(r->Write("hello").ok());
+  // No buffering: visible before Close.
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.0"), "hello");
+  struct stat st {};
+  ASSERT_EQ(::stat((tmp.path() / "web.stdout.0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_TRUE(r->Close().ok());
+  EXPECT_TRUE(r->Close().ok());  // idempotent
+  EXPECT_TRUE(absl::IsFailedPrecondition(r->Write("more")));
+  EXPECT_EQ(List(tmp.path()), std::set<std::string>({"web.stdout.0"}));
+}
+
+TEST(FileRotatorTest, SplitsWritesAtSizeLimit) {
+  testing::TempDir tmp;
+  auto r = MustOpen(tmp.path(), 10, 10);
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->Write("0123456789abcdefghijXYZ").ok());  // spans three files
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.0"), "0123456789");
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.1"), "abcdefghij");
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.2"), "XYZ");
+  EXPECT_EQ(r->current_index(), 2);
+
+  // Filling a file exactly does not open the next one yet.
+  ASSERT_TRUE(r->Write("1234567").ok());
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.2"), "XYZ1234567");
+  EXPECT_FALSE(fs::exists(tmp.path() / "web.stdout.3"));
+  ASSERT_TRUE(r->Write("!").ok());
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.3"), "!");
+  ASSERT_TRUE(r->Write("").ok());
+  EXPECT_EQ(List(tmp.path()), std::set<std::string>({"web.stdout.0", "web.stdout.1", "web.stdout.2",
+                                                     "web.stdout.3"}));
+}
+
+TEST(FileRotatorTest, KeepsOnlyMaxFiles) {
+  testing::TempDir tmp;
+  auto r = MustOpen(tmp.path(), 2, 4);
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->Write("aaaabbbbcccc").ok());
+  EXPECT_EQ(List(tmp.path()), std::set<std::string>({"web.stdout.1", "web.stdout.2"}));
+  ASSERT_TRUE(r->Write("dddde").ok());
+  EXPECT_EQ(List(tmp.path()), std::set<std::string>({"web.stdout.3", "web.stdout.4"}));
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.3"), "dddd");
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.4"), "e");
+
+  // max_files 1: only the file being written survives.
+  testing::TempDir tmp1;
+  auto one = FileRotator::Open(tmp1.path(), "web.stdout", 1, 2);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE((*one)->Write("xxyyz").ok());
+  EXPECT_EQ(List(tmp1.path()), std::set<std::string>({"web.stdout.2"}));
+  EXPECT_EQ(testing::ReadFile(tmp1.path() / "web.stdout.2"), "z");
+}
+
+TEST(FileRotatorTest, ReopenContinuesLastFileOrStartsNext) {
+  testing::TempDir tmp;
+  {
+    auto r = MustOpen(tmp.path(), 5, 10);
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(r->Write("0123456789abc").ok());
+    ASSERT_TRUE(r->Close().ok());
+  }
+  {
+    // web.stdout.1 holds 3 of 10 bytes: continue it.
+    auto r = MustOpen(tmp.path(), 5, 10);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->current_index(), 1);
+    ASSERT_TRUE(r->Write("defghij").ok());
+    EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.1"), "abcdefghij");
+    EXPECT_FALSE(fs::exists(tmp.path() / "web.stdout.2"));
+  }
+  {
+    // web.stdout.1 is full: start web.stdout.2.
+    auto r = MustOpen(tmp.path(), 5, 10);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->current_index(), 2);
+    EXPECT_TRUE(fs::exists(tmp.path() / "web.stdout.2"));
+    ASSERT_TRUE(r->Write("k").ok());
+    EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.1"), "abcdefghij");
+    EXPECT_EQ(testing::ReadFile(tmp.path() / "web.stdout.2"), "k");
+  }
+  {
+    // A smaller max_files on reopen deletes the oldest files right away.
+    auto r = MustOpen(tmp.path(), 2, 10);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(List(tmp.path()), std::set<std::string>({"web.stdout.1", "web.stdout.2"}));
+  }
+}
+
+TEST(FileRotatorTest, IgnoresUnrelatedFiles) {
+  testing::TempDir tmp;
+  const std::set<std::string> unrelated = {
+      "web.stdout.fifo", ".web.stdout.fifo", "web.stdout.7.old", "web.stdout.01",
+      "web.stdout.x",    "web.stdout.",      "web.stderr.3",     "web.stdout",
+      "web.stdout.-1",   "xweb.stdout.4",    "web.stdout.5"};  // .5: a symlink, below
+  for (const std::string& name : unrelated) {
+    if (name != "web.stdout.5")
+      WriteFile(tmp.path() / name, "not ours");
+  }
+  fs::create_symlink(tmp.path() / "web.stdout", tmp.path() / "web.stdout.5");
+  fs::create_directory(tmp.path() / "web.stdout.6");
+  auto r = MustOpen(tmp.path(), 1, 4);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->current_index(), 0);
+  ASSERT_TRUE(r->Write("aaaabbbbc").ok());  // rotates to .2, purging .0 and .1
+  std::set<std::string> want = unrelated;
+  want.insert("web.stdout.6");
+  want.insert("web.stdout.2");
+  EXPECT_EQ(List(tmp.path()), want);
+  for (const std::string& name : unrelated) {
+    if (name != "web.stdout.5") {
+      EXPECT_EQ(testing::ReadFile(tmp.path() / name), "not ours") << name;
+    }
+  }
+}
+
+TEST(FileRotatorTest, RejectsBadLimits) {
+  testing::TempDir tmp;
+  EXPECT_TRUE(absl::IsInvalidArgument(FileRotator::Open(tmp.path(), "web.stdout", 0, 10).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(FileRotator::Open(tmp.path(), "web.stdout", -1, 10).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(FileRotator::Open(tmp.path(), "web.stdout", 1, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(FileRotator::Open(tmp.path(), "web.stdout", 1, -5).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(FileRotator::Open(tmp.path(), "", 1, 10).status()));
+  EXPECT_TRUE(List(tmp.path()).empty());
+}
+
+TEST(FileRotatorTest, MissingDirIsAnErrorNamingIt) {
+  testing::TempDir tmp;
+  auto r = FileRotator::Open(tmp.path() / "nope", "web.stdout", 1, 10);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find((tmp.path() / "nope").string()), std::string::npos)
+      << r.status();
+}
+
+}  // namespace
+}  // namespace drover::logs
