@@ -1,5 +1,7 @@
 #include "client/client.h"
 
+#include <unistd.h>
+
 #include "client/fingerprint/fingerprint.h"
 #include "client/taskrunner/task_env.h"
 #include "common/logging.h"
@@ -146,6 +148,7 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
   c.alloc = alloc;
   c.prev_alloc = PrevAllocWatcherFor(*alloc);
   c.alloc_root = config_.data_dir / "alloc";
+  c.alloc_dir_options.mount_tmpfs = config_.secrets_tmpfs && geteuid() == 0;
   c.node = &node_;
   c.region = config_.region;
   c.drivers = drivers_;

@@ -33,6 +33,8 @@ struct ClientConfig {
   common::Duration sync_interval = std::chrono::milliseconds(200);
   common::Duration retry_interval = std::chrono::seconds(5);
   GcConfig gc;
+  // tmpfs for task secrets/ and private/ (needs root; on by default when root).
+  bool secrets_tmpfs = true;
 };
 
 class Client {

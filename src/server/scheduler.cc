@@ -237,11 +237,12 @@ PlanResult Schedule(const SchedulerInput& in) {
   struct GroupWork {
     const model::TaskGroup* group;
     std::vector<int> to_place;
-    std::map<int, std::string> replaces;  // index -> alloc replaced by a destructive update
+    std::map<int, std::string> replaces;       // index -> alloc replaced by a destructive update
+    std::map<int, std::string> replaced_node;  // index -> node of that alloc
   };
   std::vector<GroupWork> work;
   for (const model::TaskGroup& g : job.task_groups) {
-    GroupWork w{&g, {}, {}};
+    GroupWork w{&g, {}, {}, {}};
     std::vector<AllocPtr>& live = live_by_group[g.name];
     std::set<int> taken;
     std::sort(live.begin(), live.end(), [](const AllocPtr& a, const AllocPtr& b) {
@@ -260,6 +261,7 @@ PlanResult Schedule(const SchedulerInput& in) {
         plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
         ++plan.stopped;
         w.replaces[idx] = a->id;
+        w.replaced_node[idx] = a->node_id;
         continue;
       }
       const bool current_version =
@@ -289,6 +291,7 @@ PlanResult Schedule(const SchedulerInput& in) {
         ++plan.stopped;
         taken.erase(idx);
         w.replaces[idx] = a->id;
+        w.replaced_node[idx] = a->node_id;
       }
     }
     for (int i = 0; i < g.count; ++i) {
@@ -322,6 +325,9 @@ PlanResult Schedule(const SchedulerInput& in) {
 
     const GroupAsk ask = AskOf(g);
     const bool distinct = HasDistinctHosts(job, g);
+    // A sticky or migrating ephemeral disk wants the replacement on the node that has
+    // the data (reference §7); any other feasible node is the fallback.
+    const bool sticky = g.ephemeral_disk && (g.ephemeral_disk->sticky || g.ephemeral_disk->migrate);
     int failed = 0;
     model::AllocMetric failed_metric;
     for (int idx : to_place) {
@@ -373,7 +379,12 @@ PlanResult Schedule(const SchedulerInput& in) {
           ++metric.dimension_exhausted[exhausted];
           continue;
         }
-        const double score = BinPackScore(node, u, ask);
+        double score = BinPackScore(node, u, ask);
+        if (sticky) {
+          auto prev = w.replaced_node.find(idx);
+          if (prev != w.replaced_node.end() && prev->second == node.id)
+            score += 100;  // above any bin-packing score
+        }
         if (best == nullptr || score > best_score) {
           best = &node;
           best_score = score;

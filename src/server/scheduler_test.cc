@@ -184,6 +184,37 @@ TEST_F(SchedulerTest, ChangedTaskIsADestructiveUpdateWithPreviousAllocation) {
   }
 }
 
+// The replacement of an alloc with a sticky ephemeral disk goes back to the node that
+// holds the data, even where bin-packing alone would pick another node.
+TEST_F(SchedulerTest, StickyDiskReplacementPrefersThePreviousNode) {
+  for (const bool sticky : {false, true}) {
+    SCOPED_TRACE(sticky ? "sticky" : "not sticky");
+    nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+    allocs_.clear();
+    model::Job job = test::MakeJob("web", 1);
+    if (sticky)
+      job.task_groups[0].ephemeral_disk = model::EphemeralDisk{.sticky = true, .size_mb = 300};
+    Apply(Run(job));
+    ASSERT_EQ(allocs_.size(), 1u);
+    // Move it by hand to the node bin-packing does not choose first.
+    const std::string other = allocs_[0].node_id == "n1" ? "n2" : "n1";
+    allocs_[0].node_id = other;
+    job.task_groups[0].tasks[0].env["X"] = "1";
+    job.version = 1;
+    auto plan = Run(job);
+    ASSERT_EQ(plan.placed, 1);
+    for (const auto& a : plan.upserts) {
+      if (a.previous_allocation.empty())
+        continue;
+      if (sticky) {
+        EXPECT_EQ(a.node_id, other);
+      } else {
+        EXPECT_NE(a.node_id, other);
+      }
+    }
+  }
+}
+
 TEST_F(SchedulerTest, CompletedBatchAllocIsNotRerun) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("b", 1, "batch");

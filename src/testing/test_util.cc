@@ -8,6 +8,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/mounts.h"
 #include "common/offload.h"
 
 namespace drover::testing {
@@ -19,6 +20,9 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  // A test that mounted something here (e.g. an alloc dir's tmpfs) and failed before
+  // unmounting must not leave a tree that cannot be removed.
+  (void)common::UnmountUnder(path_);
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
 }

@@ -1,8 +1,13 @@
 #include "client/allocdir/alloc_dir.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <system_error>
+
+#include "common/mounts.h"
 
 namespace drover::allocdir {
 namespace fs = std::filesystem;
@@ -38,10 +43,22 @@ absl::Status MoveDir(const fs::path& from, const fs::path& to) {
   return absl::OkStatus();
 }
 
+absl::Status MountTmpfs(const fs::path& p, int size_mb) {
+  if (common::IsMountPoint(p)) {
+    return absl::OkStatus();
+  }
+  const std::string opts = "size=" + std::to_string(size_mb) + "m,mode=0777";
+  if (mount("tmpfs", p.c_str(), "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
+    return absl::InternalError("failed to mount tmpfs on '" + p.string() +
+                               "': " + std::strerror(errno));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id)
-    : dir_(std::move(alloc_root) / std::move(alloc_id)) {}
+AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id, AllocDirOptions options)
+    : dir_(std::move(alloc_root) / std::move(alloc_id)), options_(options) {}
 
 TaskDir AllocDir::task_dir(const std::string& task) const {
   const fs::path d = dir_ / task;
@@ -90,6 +107,14 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
   if (absl::Status s = MakeDir(td.tmp, fs::perms::all | fs::perms::sticky_bit); !s.ok()) {
     return s;
   }
+  if (options_.mount_tmpfs) {
+    if (absl::Status s = MountTmpfs(td.secrets, options_.secrets_mb); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = MountTmpfs(td.private_, 1); !s.ok()) {
+      return s;
+    }
+  }
   absl::MutexLock lock(&mu_);
   task_dirs_.insert(task);
   return td;
@@ -102,6 +127,13 @@ bool AllocDir::TaskDirBuilt(const std::string& task) const {
 
 absl::Status AllocDir::Destroy() {
   std::error_code ec;
+  if (fs::exists(dir_, ec)) {
+    if (absl::Status s = common::UnmountUnder(dir_); !s.ok()) {
+      // Never walk into a mounted file system: leave the tree for a later attempt.
+      return absl::InternalError("failed to unmount below alloc dir '" + dir_.string() +
+                                 "': " + std::string(s.message()));
+    }
+  }
   fs::remove_all(dir_, ec);
   absl::MutexLock lock(&mu_);
   built_ = false;

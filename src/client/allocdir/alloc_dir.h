@@ -28,9 +28,16 @@ struct TaskDir {
   std::filesystem::path private_;  // never served by the fs API
 };
 
+struct AllocDirOptions {
+  // Mount a tmpfs on each task's secrets/ (noexec; `secrets_mb`) and private/ (1 MB), so
+  // secrets never reach the disk. Needs root; the client turns it on when it has it.
+  bool mount_tmpfs = false;
+  int secrets_mb = 1;
+};
+
 class AllocDir {
  public:
-  AllocDir(std::filesystem::path alloc_root, std::string alloc_id);
+  AllocDir(std::filesystem::path alloc_root, std::string alloc_id, AllocDirOptions options = {});
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path shared_dir() const { return dir_ / "alloc"; }
@@ -41,10 +48,13 @@ class AllocDir {
   // Creates the alloc dir and the shared alloc/{data,logs,tmp} (mode 0777 for the
   // shared subdirs, as tasks may run as other users).
   absl::Status Build();
-  // Creates <task>/{local,tmp,secrets,private}. REQUIRES: Build() succeeded.
+  // Creates <task>/{local,tmp,secrets,private}, mounting the tmpfs dirs if asked to
+  // and not mounted yet (so a rebuild after a node reboot mounts them again).
+  // REQUIRES: Build() succeeded.
   absl::StatusOr<TaskDir> BuildTaskDir(const std::string& task);
   bool TaskDirBuilt(const std::string& task) const;
-  // Removes the whole tree. Errors name the path.
+  // Unmounts everything mounted below the alloc dir (whoever mounted it, e.g. before
+  // an agent restart), then removes the whole tree. Errors name the path.
   absl::Status Destroy();
 
   // Takes over another (stopped) alloc dir's ephemeral data (reference §7):
@@ -63,6 +73,7 @@ class AllocDir {
 
  private:
   const std::filesystem::path dir_;
+  const AllocDirOptions options_;
   mutable absl::Mutex mu_;
   bool built_ ABSL_GUARDED_BY(mu_) = false;
   std::set<std::string> task_dirs_ ABSL_GUARDED_BY(mu_);

@@ -1,10 +1,14 @@
 #include "client/allocdir/alloc_dir.h"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "common/mounts.h"
 #include "testing/test_util.h"
 
 namespace drover::allocdir {
@@ -68,6 +72,69 @@ TEST(AllocDirTest, ConcurrentTaskDirBuilds) {
     t.join();
   for (int i = 0; i < 5; ++i)
     EXPECT_TRUE(ad.TaskDirBuilt("t" + std::to_string(i)));
+}
+
+void Write(const fs::path& p, const std::string& content) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << content;
+}
+
+TEST(AllocDirTest, MoveTakesDataAndTaskLocalOnly) {
+  testing::TempDir tmp;
+  AllocDir prev(tmp.path(), "prev");
+  ASSERT_TRUE(prev.Build().ok());
+  ASSERT_TRUE(prev.BuildTaskDir("web").ok());
+  Write(prev.data_dir() / "db" / "x", "data");
+  Write(prev.task_dir("web").local / "cache", "local");
+  Write(prev.task_dir("web").tmp / "scratch", "tmp");
+  Write(prev.logs_dir() / "web.stdout.0", "log");
+  AllocDir next(tmp.path(), "next");
+  EXPECT_TRUE(absl::IsFailedPrecondition(next.Move(prev.dir(), {"web"})));
+  ASSERT_TRUE(next.Build().ok());
+  ASSERT_TRUE(next.Move(prev.dir(), {"web", "gone"}).ok());
+  EXPECT_EQ(testing::ReadFile(next.data_dir() / "db" / "x"), "data");
+  EXPECT_EQ(testing::ReadFile(next.task_dir("web").local / "cache"), "local");
+  EXPECT_FALSE(fs::exists(next.task_dir("web").tmp / "scratch"));
+  EXPECT_FALSE(fs::exists(next.logs_dir() / "web.stdout.0"));
+  EXPECT_FALSE(fs::exists(next.dir() / "gone"));
+  // The task dir can still be built over what was moved in.
+  ASSERT_TRUE(next.BuildTaskDir("web").ok());
+  EXPECT_EQ(testing::ReadFile(next.task_dir("web").local / "cache"), "local");
+}
+
+TEST(AllocDirTest, MoveIntoANonEmptyTargetFailsAndNamesThePaths) {
+  testing::TempDir tmp;
+  AllocDir prev(tmp.path(), "prev");
+  ASSERT_TRUE(prev.Build().ok());
+  Write(prev.data_dir() / "x", "1");
+  AllocDir next(tmp.path(), "next");
+  ASSERT_TRUE(next.Build().ok());
+  Write(next.data_dir() / "y", "2");
+  absl::Status s = next.Move(prev.dir(), {});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("failed to move"), std::string::npos) << s;
+}
+
+TEST(AllocDirTest, SecretsAndPrivateAreTmpfsAndUnmountedOnDestroy) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "mounting tmpfs needs root";
+  }
+  testing::TempDir tmp;
+  AllocDir ad(tmp.path(), "a1", AllocDirOptions{.mount_tmpfs = true, .secrets_mb = 2});
+  ASSERT_TRUE(ad.Build().ok());
+  auto td = ad.BuildTaskDir("web");
+  ASSERT_TRUE(td.ok()) << td.status();
+  EXPECT_TRUE(common::IsMountPoint(td->secrets));
+  EXPECT_TRUE(common::IsMountPoint(td->private_));
+  ASSERT_TRUE(ad.BuildTaskDir("web").ok());  // idempotent: no second mount
+  auto mounts = common::MountsUnder(ad.dir());
+  ASSERT_TRUE(mounts.ok());
+  EXPECT_EQ(mounts->size(), 2u);
+  ASSERT_TRUE(ad.Destroy().ok());
+  EXPECT_FALSE(fs::exists(ad.dir()));
+  mounts = common::MountsUnder(tmp.path());
+  ASSERT_TRUE(mounts.ok());
+  EXPECT_TRUE(mounts->empty());
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       config_(std::move(config)),
       id_(config_.alloc->id),
       alloc_(config_.alloc),
-      alloc_dir_(config_.alloc_root, config_.alloc->id),
+      alloc_dir_(config_.alloc_root, config_.alloc->id, config_.alloc_dir_options),
       prev_alloc_(config_.prev_alloc ? std::move(config_.prev_alloc) : allocwatcher::NoopWatcher()),
       prerun_cancel_(common::CancellationScope::Create(executor)),
       broadcaster_(executor,
@@ -248,12 +248,21 @@ void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
   }
 }
 
+bool AllocRunner::Restartable() const {
+  if (alloc_->Terminal() || run_done_.IsSet() || killing_ || destroy_launched_ ||
+      shutdown_launched_) {
+    return false;
+  }
+  const std::string status = ClientUpdate().client_status;
+  return status != model::kClientComplete && status != model::kClientFailed;
+}
+
 absl::Status AllocRunner::RestartTask(const std::string& task, const std::string& reason) {
   taskrunner::TaskRunner* tr = task_runner(task);
   if (tr == nullptr) {
     return absl::NotFoundError("Could not find task runner for task: " + task);
   }
-  if (alloc_->Terminal()) {
+  if (!Restartable()) {
     return absl::FailedPreconditionError("allocation is not running");
   }
   model::TaskEvent ev(model::kEventRestartSignal, config_.clock->Now());
@@ -262,7 +271,7 @@ absl::Status AllocRunner::RestartTask(const std::string& task, const std::string
 }
 
 absl::Status AllocRunner::RestartRunning(const std::string& reason) {
-  if (alloc_->Terminal()) {
+  if (!Restartable()) {
     return absl::FailedPreconditionError("allocation is not running");
   }
   for (auto& tr : runners_) {
@@ -279,7 +288,7 @@ absl::Status AllocRunner::RestartRunning(const std::string& reason) {
 }
 
 absl::Status AllocRunner::RestartAll(const std::string& reason) {
-  if (alloc_->Terminal()) {
+  if (!Restartable()) {
     return absl::FailedPreconditionError("allocation is not running");
   }
   // Back to the first stage: gates close until every task is pending again.

@@ -39,6 +39,7 @@ namespace drover::allocrunner {
 struct AllocRunnerConfig {
   std::shared_ptr<const model::Allocation> alloc;
   std::filesystem::path alloc_root;
+  allocdir::AllocDirOptions alloc_dir_options;
   const model::Node* node = nullptr;  // must outlive the runner
   std::string region;
   std::map<std::string, drivers::Driver*> drivers;
@@ -113,6 +114,8 @@ class AllocRunner {
                                   bool include_poststop = false);
   model::TaskEvent KillingEvent(const taskrunner::TaskRunner& tr) const;
   void ReportState();
+  // Neither stopping nor finished: user restarts are allowed.
+  bool Restartable() const;
   // Hook phases (alloc_runner_hooks.cc). Prerun returns the failure reason.
   asio::awaitable<std::optional<std::string>> RunPrerunHooks();
   asio::awaitable<void> RunUpdateHooks(std::shared_ptr<const model::Allocation> alloc);

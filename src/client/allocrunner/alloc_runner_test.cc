@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "client/allocrunner/alloc_runner_fixture.h"
 #include "client/client_test_util.h"
 #include "drivers/mock/mock_driver.h"
 #include "testing/test_util.h"
@@ -17,41 +18,6 @@ using client::test::EventTypes;
 using client::test::MakeAlloc;
 using client::test::MockTask;
 using Types = std::vector<std::string>;
-
-class AllocRunnerTest : public ::testing::Test {
- protected:
-  ~AllocRunnerTest() override { pool_.join(); }
-
-  std::unique_ptr<AllocRunner> Make(std::shared_ptr<const model::Allocation> alloc) {
-    AllocRunnerConfig c;
-    c.alloc = alloc;
-    c.alloc_root = dir_.path();
-    c.node = &node_;
-    c.region = "global";
-    c.drivers = {{"mock_driver", &driver_}};
-    c.clock = &clock_;
-    c.pool = &pool_;
-    c.on_update = [this](const model::AllocClientUpdate& u) { updates_.push_back(u); };
-    c.restart_jitter = [] { return 0.0; };
-    return std::make_unique<AllocRunner>(io_.get_executor(), std::move(c));
-  }
-  void Start(AllocRunner& ar) { asio::co_spawn(io_, ar.Run(), asio::detached); }
-  bool RunUntil(const std::function<bool()>& pred) {
-    return testing::RunWithFakeClock(io_, clock_, pred);
-  }
-  void Destroy(AllocRunner& ar) {
-    asio::co_spawn(io_, ar.Destroy(), asio::detached);
-    ASSERT_TRUE(RunUntil([&] { return ar.destroyed(); }));
-  }
-
-  asio::io_context io_;
-  asio::thread_pool pool_{1};
-  common::FakeClock clock_;
-  drivers::MockDriver driver_{io_.get_executor(), clock_};
-  testing::TempDir dir_;
-  model::Node node_;
-  std::vector<model::AllocClientUpdate> updates_;
-};
 
 TEST_F(AllocRunnerTest, BatchAllocCompletesAndReportsStatusChanges) {
   auto ar = Make(

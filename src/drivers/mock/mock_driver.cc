@@ -139,6 +139,7 @@ asio::awaitable<absl::StatusOr<TaskHandle>> MockDriver::StartTask(const TaskConf
   task->started_at = clock_.Now();
   tasks_[config.id] = task;
   ++starts_;
+  started_configs_.push_back(config);
   asio::co_spawn(executor_, RunTask(task), asio::detached);
   co_return task->handle;
 }

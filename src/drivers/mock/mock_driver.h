@@ -40,6 +40,8 @@ class MockDriver final : public Driver {
 
   // Number of StartTask calls that succeeded (for tests).
   int starts() const { return starts_; }
+  // The configs of those starts, in order (for tests).
+  const std::vector<TaskConfig>& started_configs() const { return started_configs_; }
   // Signals delivered to `task_id` via SignalTask (for tests).
   std::vector<std::string> SignalsFor(const std::string& task_id) const;
 
@@ -52,6 +54,7 @@ class MockDriver final : public Driver {
   common::Clock& clock_;
   std::map<std::string, std::shared_ptr<Task>> tasks_;
   int starts_ = 0;
+  std::vector<TaskConfig> started_configs_;
 };
 
 }  // namespace drover::drivers
