@@ -7,67 +7,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/integration/agent_process.h"
+#include "tests/integration/agent_fixture.h"
 
 namespace drover::integration {
 namespace {
 
 using namespace std::chrono_literals;  // NOLINT
-
-std::string RawExecJob(const std::string& id, const std::string& type, const std::string& script,
-                       const std::string& extra_group = "") {
-  codec::Json job = {{"ID", id},
-                     {"Type", type},
-                     {"Datacenters", {"dc1"}},
-                     {"TaskGroups",
-                      {{{"Name", "g"},
-                        {"Tasks",
-                         {{{"Name", "t"},
-                           {"Driver", "raw_exec"},
-                           {"KillTimeout", 2'000'000'000},
-                           {"Config", {{"command", "/bin/sh"}, {"args", {"-c", script}}}},
-                           {"Resources", {{"CPU", 100}, {"MemoryMB", 32}}}}}}}}}};
-  if (!extra_group.empty()) {
-    auto extra = codec::ParseJson(extra_group);
-    for (auto& [k, v] : extra->items())
-      job["TaskGroups"][0][k] = v;
-  }
-  return codec::Dump(codec::Json{{"Job", job}});
-}
-
-class AgentTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_TRUE(agent_.ok()) << agent_.log(); }
-  void TearDown() override {
-    if (HasFailure())
-      std::cerr << "---- agent log ----\n" << agent_.log();
-  }
-
-  // Waits for the job's first allocation to reach `status`; returns it.
-  codec::Json WaitAlloc(const std::string& job, const std::string& status) {
-    codec::Json found;
-    const bool ok = testing::WaitFor(
-        [&] {
-          codec::Json allocs = agent_.Get("/v1/job/" + job + "/allocations");
-          if (allocs.empty())
-            return false;
-          found = agent_.Get("/v1/allocation/" + allocs[0]["ID"].get<std::string>());
-          return found["ClientStatus"] == status;
-        },
-        30s);
-    EXPECT_TRUE(ok) << "alloc of " << job << " never reached " << status << ": " << found.dump();
-    return found;
-  }
-
-  static std::vector<std::string> EventTypes(const codec::Json& alloc) {
-    std::vector<std::string> out;
-    for (const auto& e : alloc["TaskStates"]["t"]["Events"])
-      out.push_back(e["Type"]);
-    return out;
-  }
-
-  AgentProcess agent_;
-};
 
 TEST_F(AgentTest, BatchJobRunsToCompleteWithExitCodeZero) {
   const std::string file = agent_.WriteFile("batch.json", RawExecJob("b1", "batch", "echo hi"));
