@@ -36,6 +36,7 @@ inline constexpr char kEventLeaderDead[] = "Leader Task Dead";
 inline constexpr char kEventMainDead[] = "Main Tasks Dead";
 inline constexpr char kEventHookFailed[] = "Task hook failed";
 inline constexpr char kEventWaitingShutdownDelay[] = "Waiting for shutdown delay";
+inline constexpr char kEventFailedRestoring[] = "Failed Restoring Task";
 inline constexpr char kEventSkippingShutdownDelay[] = "Skipping shutdown delay";
 
 // A task event. Each setter fills both the typed field and its lower-case `details`

@@ -324,5 +324,40 @@ TEST_F(AllocHooksTest, ShutdownLeavesTasksRunning) {
   }
 }
 
+TEST_F(AllocHooksTest, RestoreReattachesAndKeepsTheLifecycleStage) {
+  auto alloc = LifecycleAlloc();
+  auto first = Make(alloc);
+  Start(*first);
+  ASSERT_TRUE(RunUntil([&] { return first->task_runner("main")->running(); }));
+  asio::co_spawn(io_, first->Shutdown(), asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return first->run_done(); }));
+  std::map<std::string, model::TaskState> states;
+  std::map<std::string, taskrunner::LocalState> local;
+  for (auto* tr : first->task_runners()) {
+    states[tr->name()] = tr->state();
+    local[tr->name()] = tr->local_state();
+  }
+  first.reset();
+
+  auto second = Make(alloc);
+  ASSERT_TRUE(second->Restore(states, local).ok());
+  Start(*second);
+  ASSERT_TRUE(RunUntil([&] { return second->task_runner("main")->running(); }));
+  EXPECT_EQ(driver_.starts(), 2);  // init and main once each, none again
+  EXPECT_EQ(second->task_runner("init")->state().state, "dead");
+  EXPECT_EQ(second->task_runner("post")->state().state, "pending");
+  EXPECT_EQ(updates_.back().client_status, "running");
+  Destroy(*second);
+  EXPECT_EQ(second->task_runner("main")->state().events.back().type, "Killed");
+}
+
+TEST_F(AllocHooksTest, RestoreFailsWhenTheAllocDirIsGone) {
+  auto ar = Make(MakeAlloc({MockTask("a", {{"run_for", "1h"}})}));
+  absl::Status s = ar->Restore({}, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_NE(s.message().find("is missing"), std::string::npos) << s;
+  Destroy(*ar);
+}
+
 }  // namespace
 }  // namespace drover::allocrunner

@@ -55,6 +55,8 @@ struct AllocRunnerConfig {
   // Hooks appended after the built-in ones (tests; later integrations).
   std::function<std::vector<AllocHookPtr>()> extra_hooks;
   std::function<std::vector<taskrunner::TaskHookPtr>(const model::Task&)> extra_task_hooks;
+  // See TaskRunnerConfig::wait_servers_contacted.
+  std::function<asio::awaitable<void>()> wait_servers_contacted;
 };
 
 using AllocBroadcaster = common::Broadcaster<std::shared_ptr<const model::Allocation>>;
@@ -66,6 +68,11 @@ class AllocRunner {
   AllocRunner(const AllocRunner&) = delete;
   AllocRunner& operator=(const AllocRunner&) = delete;
 
+  // Picks up the persisted state of every task after an agent restart (reference
+  // §4.7; see TaskRunner::Restore) and the lifecycle stage it implies. Fails when the
+  // alloc dir is gone (nothing can be re-attached to it). Call before Run.
+  absl::Status Restore(const std::map<std::string, model::TaskState>& states,
+                       const std::map<std::string, taskrunner::LocalState>& local);
   // Runs the allocation until every task is dead. Call at most once.
   asio::awaitable<void> Run();
   // Queues a newer server version of the allocation (older ones are dropped).

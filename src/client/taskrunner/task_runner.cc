@@ -270,6 +270,37 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
   co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
 }
 
+void TaskRunner::Restore(const model::TaskState& state, const LocalState& local) {
+  DROVER_CHECK(!run_called_);
+  state_ = state;
+  local_ = local;
+  if (!local_.handle)
+    return;
+  const drivers::TaskHandle handle = *local_.handle;
+  absl::Status recovered = config_.driver == nullptr
+                               ? absl::FailedPreconditionError("driver is not available")
+                               : config_.driver->RecoverTask(handle);
+  if (recovered.ok() && state_.state == model::kTaskStateRunning) {
+    restored_handle_ = handle;
+    return;
+  }
+  if (recovered.ok()) {
+    // Persisted as not running but still there: it must not be left behind.
+    (void)config_.driver->DestroyTask(handle.task_id, true);
+  } else {
+    DROVER_LOG_WARN("task {} of alloc {}: failed to re-attach to {}: {}", task_->name, alloc_->id,
+                    handle.task_id, recovered.ToString());
+  }
+  local_.handle.reset();
+  if (state_.state == model::kTaskStateRunning) {
+    wait_on_servers_ = alloc_->job->type != model::kJobTypeSystem;
+    UpdateState(model::kTaskStatePending,
+                model::TaskEvent(model::kEventFailedRestoring, Now())
+                    .SetDisplayMessage("failed to restore task; will not run until server is "
+                                       "contacted"));
+  }
+}
+
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
@@ -298,15 +329,29 @@ asio::awaitable<void> TaskRunner::Run() {
 asio::awaitable<void> TaskRunner::RunLoop() {
   if (config_.on_state_change)
     config_.on_state_change();
-  for (;;) {
-    const LoopEnd end = co_await MainLoop();
-    if (end == LoopEnd::kShutdown)
+  // Restored dead: finished for good, or parked for a restart of the alloc.
+  const bool restored_dead = state_.state == model::kTaskStateDead;
+  if (restored_dead && local_.run_complete)
+    co_return;
+  if (wait_on_servers_ && config_.wait_servers_contacted) {
+    auto contacted = config_.wait_servers_contacted();
+    auto r = co_await (std::move(contacted) || kill_->Wait() || shutdown_->Wait());
+    if (r.index() == 2)
       co_return;
-    if (end == LoopEnd::kKilledDead) {
-      UpdateState(model::kTaskStateDead, model::TaskEvent(model::kEventKilled, Now()));
-    } else {
-      UpdateState(model::kTaskStateDead, std::nullopt);
+  }
+  bool run_main = !restored_dead;
+  for (;;) {
+    if (run_main) {
+      const LoopEnd end = co_await MainLoop();
+      if (end == LoopEnd::kShutdown)
+        co_return;
+      if (end == LoopEnd::kKilledDead) {
+        UpdateState(model::kTaskStateDead, model::TaskEvent(model::kEventKilled, Now()));
+      } else {
+        UpdateState(model::kTaskStateDead, std::nullopt);
+      }
     }
+    run_main = true;
     // ALLOC_RESTART: a dead task (not poststop) waits here so that a restart of the
     // whole allocation can run it again; the alloc runner kills it once nothing in the
     // allocation is alive.
@@ -337,21 +382,34 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       co_return LoopEnd::kShutdown;
     if (kill_->cancelled())
       break;
-    if (!prestart.ok()) {
+    if (!prestart.ok() && !restored_handle_) {
       tracker_.SetStartError(prestart);
     } else {
-      drivers::TaskConfig cfg = BuildTaskConfig();
-      auto started = co_await config_.driver->StartTask(cfg);
+      // (A re-attached task is already running: a prestart failure was reported as an
+      // event, but the task is adopted rather than orphaned.)
+      absl::StatusOr<drivers::TaskHandle> started;
+      if (restored_handle_) {
+        // Re-attached after an agent restart: the task is already running.
+        started = *std::exchange(restored_handle_, std::nullopt);
+        handle_ = *started;
+        UpdateState(model::kTaskStateRunning, std::nullopt);
+      } else {
+        drivers::TaskConfig cfg = BuildTaskConfig();
+        started = co_await config_.driver->StartTask(cfg);
+        if (started.ok()) {
+          handle_ = *started;
+          SetLocalState([&](LocalState& l) { l.handle = *started; });
+          UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
+        }
+      }
       if (!started.ok()) {
         const std::string msg = std::string(started.status().message());
         EmitEvent(model::TaskEvent(model::kEventDriverFailure, Now()).SetDriverError(msg));
         tracker_.SetStartError(started.status());
       } else {
-        handle_ = *started;
-        SetLocalState([&](LocalState& l) { l.handle = *started; });
-        UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
-        co_await RunPoststartHooks(cfg.id);
-        const std::optional<drivers::ExitResult> result = co_await WaitOrKill(cfg.id);
+        const std::string task_id = started->task_id;
+        co_await RunPoststartHooks(task_id);
+        const std::optional<drivers::ExitResult> result = co_await WaitOrKill(task_id);
         if (!result)
           co_return LoopEnd::kShutdown;
         model::TaskEvent term(model::kEventTerminated, Now());
@@ -360,8 +418,8 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
             .SetOomKilled(result->oom_killed);
         term.SetExitMessage(result->err);
         EmitEvent(std::move(term));
-        if (absl::Status s = config_.driver->DestroyTask(cfg.id, true); !s.ok()) {
-          DROVER_LOG_WARN("failed to destroy task {}: {}", cfg.id, s.ToString());
+        if (absl::Status s = config_.driver->DestroyTask(task_id, true); !s.ok()) {
+          DROVER_LOG_WARN("failed to destroy task {}: {}", task_id, s.ToString());
         }
         handle_.reset();
         SetLocalState([](LocalState& l) { l.handle.reset(); });
@@ -401,6 +459,24 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       killed_event_due = true;
       break;
     }
+  }
+  // A re-attached task that was killed before the loop reached it must not be left
+  // running (reference §2.4 step 6).
+  if (restored_handle_) {
+    const std::string task_id = std::exchange(restored_handle_, std::nullopt)->task_id;
+    absl::Status stopped =
+        co_await config_.driver->StopTask(task_id, KillTimeout(), task_->kill_signal);
+    auto r = co_await config_.driver->WaitTask(task_id);
+    model::TaskEvent term(model::kEventTerminated, Now());
+    if (r.ok()) {
+      term.SetExitCode(r->exit_code).SetSignal(r->signal).SetOomKilled(r->oom_killed);
+    } else {
+      term.SetExitCode(-1).SetExitMessage(stopped.ok() ? std::string(r.status().message())
+                                                       : std::string(stopped.message()));
+    }
+    EmitEvent(std::move(term));
+    (void)config_.driver->DestroyTask(task_id, true);
+    SetLocalState([](LocalState& l) { l.handle.reset(); });
   }
   // A task killed before it started (or between starts) still closes its "Killing"
   // with "Killed", so every kill reads the same in the event log.

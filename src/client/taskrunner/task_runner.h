@@ -63,6 +63,10 @@ struct TaskRunnerConfig {
   std::function<void(const LocalState&)> on_local_state_change;
   // Hooks appended after the built-in ones (tests; later integrations).
   std::function<std::vector<TaskHookPtr>()> extra_hooks;
+  // Completes once the client has heard from the servers. A restored task whose process
+  // could not be re-attached waits for it before starting again (Nomad's rule: the
+  // server may have moved the alloc meanwhile); none means "do not wait".
+  std::function<asio::awaitable<void>()> wait_servers_contacted;
 };
 
 class TaskRunner {
@@ -71,6 +75,12 @@ class TaskRunner {
   TaskRunner(const TaskRunner&) = delete;
   TaskRunner& operator=(const TaskRunner&) = delete;
 
+  // Picks up what an earlier runner of this task persisted (agent restart, reference
+  // §4.7): its TaskState (events and restart counts continue) and LocalState. A running
+  // task is re-attached through the driver by its persisted handle; if that fails the
+  // task gets "Failed Restoring Task", goes back to pending, and starts again only once
+  // the servers were contacted (system jobs at once). Call before Run.
+  void Restore(const model::TaskState& state, const LocalState& local);
   // Runs the task to completion (dead). Call once.
   asio::awaitable<void> Run();
   // Emits `event` (normally "Killing") unless the task already finished, then stops the
@@ -161,6 +171,10 @@ class TaskRunner {
   common::CancellationScopePtr stop_current_;
   common::Event done_;
   bool run_called_ = false;
+  // Set by Restore: a re-attached task to wait on instead of starting one, or a task
+  // that must wait for the servers before it may start again.
+  std::optional<drivers::TaskHandle> restored_handle_;
+  bool wait_on_servers_ = false;
   bool killing_emitted_ = false;
 };
 

@@ -35,6 +35,7 @@ class TaskRunnerTest : public ::testing::Test {
     c.on_state_change = [this] { ++state_changes_; };
     c.restart_jitter = [] { return 0.0; };
     c.extra_hooks = std::move(extra_hooks);
+    c.wait_servers_contacted = wait_servers_contacted_;
     c.on_local_state_change = [this](const LocalState&) { ++local_state_changes_; };
     return std::make_unique<TaskRunner>(io_.get_executor(), std::move(c));
   }
@@ -61,6 +62,7 @@ class TaskRunnerTest : public ::testing::Test {
   std::unique_ptr<allocdir::AllocDir> alloc_dir_;
   int state_changes_ = 0;
   int local_state_changes_ = 0;
+  std::function<asio::awaitable<void>()> wait_servers_contacted_;
 };
 
 }  // namespace drover::taskrunner
