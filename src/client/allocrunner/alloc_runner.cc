@@ -85,6 +85,32 @@ AllocRunner::~AllocRunner() {
   broadcaster_.Close();
 }
 
+absl::Status AllocRunner::Restore(const std::map<std::string, model::TaskState>& states,
+                                  const std::map<std::string, taskrunner::LocalState>& local) {
+  DROVER_CHECK(!run_launched_);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(alloc_dir_.dir(), ec)) {
+    return absl::FailedPreconditionError("failed to restore alloc " + id_ + ": alloc dir '" +
+                                         alloc_dir_.dir().string() + "' is missing");
+  }
+  // (Small, local mkdirs on the loop: restore runs once, at agent start.)
+  if (absl::Status s = alloc_dir_.Build(); !s.ok()) {
+    return common::Annotate(s, "failed to restore alloc " + id_);
+  }
+  for (auto& tr : runners_) {
+    auto st = states.find(tr->name());
+    if (st == states.end())
+      continue;  // never ran: starts fresh
+    auto ls = local.find(tr->name());
+    tr->Restore(st->second, ls == local.end() ? taskrunner::LocalState{} : ls->second);
+  }
+  std::map<std::string, model::TaskState> restored;
+  for (const auto& tr : runners_)
+    restored[tr->name()] = tr->state();
+  coordinator_->Restore(restored);
+  return absl::OkStatus();
+}
+
 taskrunner::TaskRunner* AllocRunner::task_runner(const std::string& name) {
   for (auto& tr : runners_) {
     if (tr->name() == name)
