@@ -130,6 +130,9 @@ class AllocRunner {
   asio::awaitable<void> RunDestroyHooks();
   asio::awaitable<void> RunPreKillHooks();
   asio::awaitable<void> RunShutdownHooks();
+  // Runs `call(hook)` for every hook, logging failures (all phases but prerun).
+  template <typename Call>
+  asio::awaitable<void> RunAllHooks(const char* phase, Call call);
 
   asio::any_io_executor executor_;
   AllocRunnerConfig config_;

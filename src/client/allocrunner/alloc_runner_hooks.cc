@@ -1,20 +1,24 @@
 // The AllocRunner's hook phases and their error policies (reference §3.1). Every call
-// goes through CallHook, which turns an exception into an error, so a throwing hook
-// never leaves a phase half-run.
+// goes through common::CallCatching, which turns an exception into an error, so a
+// throwing hook never leaves a phase half-run.
 #include "client/allocrunner/alloc_runner.h"
+#include "common/call_catching.h"
 #include "common/logging.h"
 
 namespace drover::allocrunner {
 
 namespace {
 
-template <typename Fn>
-asio::awaitable<absl::Status> CallHook(Fn fn) {
-  try {
-    co_return co_await fn();
-  } catch (const std::exception& e) {
-    co_return absl::InternalError(std::string("hook threw: ") + e.what());
-  }
+// The phases that cannot fail, as ones returning a status (for CallCatching). Plain
+// functions, not coroutine lambdas: a lambda's captures die with the lambda object.
+asio::awaitable<absl::Status> PreKillOf(AllocHook& h) {
+  co_await h.PreKill();
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::Status> ShutdownOf(AllocHook& h) {
+  co_await h.Shutdown();
+  co_return absl::OkStatus();
 }
 
 }  // namespace
@@ -23,7 +27,7 @@ asio::awaitable<std::optional<std::string>> AllocRunner::RunPrerunHooks() {
   for (auto& hook : hooks_) {
     AllocHook* h = hook.get();
     auto call = [h] { return h->Prerun(); };
-    absl::Status s = co_await CallHook(std::move(call));
+    absl::Status s = co_await common::CallCatching(std::move(call));
     if (!s.ok()) {
       co_return "pre-run hook \"" + std::string(hook->Name()) +
           "\" failed: " + std::string(s.message());
@@ -32,61 +36,36 @@ asio::awaitable<std::optional<std::string>> AllocRunner::RunPrerunHooks() {
   co_return std::nullopt;
 }
 
-asio::awaitable<void> AllocRunner::RunUpdateHooks(std::shared_ptr<const model::Allocation> alloc) {
+template <typename Call>
+asio::awaitable<void> AllocRunner::RunAllHooks(const char* phase, Call call) {
+  // Every hook runs whatever the others did; failures are logged.
   for (auto& hook : hooks_) {
     AllocHook* h = hook.get();
-    auto call = [h, alloc] { return h->Update(alloc); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok()) {
-      DROVER_LOG_WARN("alloc {}: update hook {} failed: {}", id_, hook->Name(), s.ToString());
+    auto bound = [h, &call] { return call(*h); };
+    if (absl::Status s = co_await common::CallCatching(std::move(bound)); !s.ok()) {
+      DROVER_LOG_WARN("alloc {}: {} hook {} failed: {}", id_, phase, hook->Name(), s.ToString());
     }
   }
+}
+
+asio::awaitable<void> AllocRunner::RunUpdateHooks(std::shared_ptr<const model::Allocation> alloc) {
+  co_await RunAllHooks("update", [alloc](AllocHook& h) { return h.Update(alloc); });
 }
 
 asio::awaitable<void> AllocRunner::RunPostrunHooks() {
-  for (auto& hook : hooks_) {
-    AllocHook* h = hook.get();
-    auto call = [h] { return h->Postrun(); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok()) {
-      DROVER_LOG_WARN("alloc {}: post-run hook {} failed: {}", id_, hook->Name(), s.ToString());
-    }
-  }
+  co_await RunAllHooks("post-run", [](AllocHook& h) { return h.Postrun(); });
 }
 
 asio::awaitable<void> AllocRunner::RunDestroyHooks() {
-  // Best effort: every hook runs whatever the others did.
-  for (auto& hook : hooks_) {
-    AllocHook* h = hook.get();
-    auto call = [h] { return h->Destroy(); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok()) {
-      DROVER_LOG_ERROR("alloc {}: destroy hook {} failed: {}", id_, hook->Name(), s.ToString());
-    }
-  }
+  co_await RunAllHooks("destroy", [](AllocHook& h) { return h.Destroy(); });
 }
 
 asio::awaitable<void> AllocRunner::RunPreKillHooks() {
-  for (auto& hook : hooks_) {
-    AllocHook* h = hook.get();
-    auto call = [h]() -> asio::awaitable<absl::Status> {
-      co_await h->PreKill();
-      co_return absl::OkStatus();
-    };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok()) {
-      DROVER_LOG_WARN("alloc {}: pre-kill hook {} failed: {}", id_, hook->Name(), s.ToString());
-    }
-  }
+  co_await RunAllHooks("pre-kill", [](AllocHook& h) { return PreKillOf(h); });
 }
 
 asio::awaitable<void> AllocRunner::RunShutdownHooks() {
-  for (auto& hook : hooks_) {
-    AllocHook* h = hook.get();
-    auto call = [h]() -> asio::awaitable<absl::Status> {
-      co_await h->Shutdown();
-      co_return absl::OkStatus();
-    };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok()) {
-      DROVER_LOG_WARN("alloc {}: shutdown hook {} failed: {}", id_, hook->Name(), s.ToString());
-    }
-  }
+  co_await RunAllHooks("shutdown", [](AllocHook& h) { return ShutdownOf(h); });
 }
 
 }  // namespace drover::allocrunner

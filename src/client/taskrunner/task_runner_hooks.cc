@@ -1,24 +1,14 @@
 // The TaskRunner's hook phases (reference §3.3): bookkeeping of prestart state, and the
-// error policy of each phase. Every call into a hook goes through CallHook, which turns
+// error policy of each phase. Every call into a hook goes through CallCatching, which turns
 // an exception into an error so a throwing hook never leaves a phase half-run.
 #include "client/taskrunner/task_runner.h"
+#include "common/call_catching.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 
 namespace drover::taskrunner {
 
-namespace {
-
-template <typename Fn>
-asio::awaitable<absl::Status> CallHook(Fn fn) {
-  try {
-    co_return co_await fn();
-  } catch (const std::exception& e) {
-    co_return absl::InternalError(std::string("hook threw: ") + e.what());
-  }
-}
-
-}  // namespace
+using common::CallCatching;
 
 void TaskRunner::EmitHookEvent(model::TaskEvent event) {
   if (event.time == 0)
@@ -73,7 +63,7 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
     PrestartResponse resp;
     TaskHook* h = hook.get();
     auto call = [h, &req, &resp] { return h->Prestart(req, &resp); };
-    absl::Status s = co_await CallHook(std::move(call));
+    absl::Status s = co_await CallCatching(std::move(call));
     if (!s.ok()) {
       HookFailed(name, s);
       // Keeps the error's code and payload: a recoverable error stays recoverable.
@@ -106,7 +96,7 @@ asio::awaitable<void> TaskRunner::RunPoststartHooks(const std::string& task_id) 
   for (auto& hook : hooks_) {
     TaskHook* h = hook.get();
     auto call = [h, &req] { return h->Poststart(req); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok())
+    if (absl::Status s = co_await CallCatching(std::move(call)); !s.ok())
       HookFailed(hook->Name(), s);
   }
 }
@@ -115,7 +105,7 @@ asio::awaitable<void> TaskRunner::RunExitedHooks() {
   for (auto& hook : hooks_) {
     TaskHook* h = hook.get();
     auto call = [h] { return h->Exited(); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok())
+    if (absl::Status s = co_await CallCatching(std::move(call)); !s.ok())
       HookFailed(hook->Name(), s);
   }
 }
@@ -138,7 +128,7 @@ asio::awaitable<void> TaskRunner::RunStopHooks() {
     req.existing_state = it == local_.hooks.end() ? nullptr : &it->second.data;
     TaskHook* h = hook.get();
     auto call = [h, &req] { return h->Stop(req); };
-    if (absl::Status s = co_await CallHook(std::move(call)); !s.ok())
+    if (absl::Status s = co_await CallCatching(std::move(call)); !s.ok())
       HookFailed(name, s);
   }
 }
