@@ -83,7 +83,7 @@ absl::Status AllocDir::Build() {
       return s;
     }
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   built_ = true;
   return absl::OkStatus();
 }
@@ -93,7 +93,7 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
     return absl::InvalidArgumentError("invalid task name '" + task + "'");
   }
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (!built_) {
       return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
     }
@@ -115,13 +115,13 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
       return s;
     }
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   task_dirs_.insert(task);
   return td;
 }
 
 bool AllocDir::TaskDirBuilt(const std::string& task) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   return task_dirs_.contains(task);
 }
 
@@ -135,7 +135,7 @@ absl::Status AllocDir::Destroy() {
     }
   }
   fs::remove_all(dir_, ec);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   built_ = false;
   task_dirs_.clear();
   if (ec) {
@@ -147,7 +147,7 @@ absl::Status AllocDir::Destroy() {
 
 absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>& tasks) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (!built_) {
       return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
     }

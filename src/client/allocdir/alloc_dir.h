@@ -9,14 +9,13 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 namespace drover::allocdir {
 
@@ -74,9 +73,11 @@ class AllocDir {
  private:
   const std::filesystem::path dir_;
   const AllocDirOptions options_;
-  mutable absl::Mutex mu_;
-  bool built_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<std::string> task_dirs_ ABSL_GUARDED_BY(mu_);
+  // A std::mutex rather than absl::Mutex: the distribution's absl is not built for
+  // ThreadSanitizer, which then cannot see its locking.
+  mutable std::mutex mu_;
+  bool built_ = false;               // guarded by mu_
+  std::set<std::string> task_dirs_;  // guarded by mu_
 };
 
 }  // namespace drover::allocdir

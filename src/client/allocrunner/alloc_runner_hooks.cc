@@ -48,24 +48,31 @@ asio::awaitable<void> AllocRunner::RunAllHooks(const char* phase, Call call) {
   }
 }
 
+// The lambdas are named before co_await: GCC 12 destroys lambda temporaries inside a
+// co_await expression twice (for `update`, a double release of the alloc).
 asio::awaitable<void> AllocRunner::RunUpdateHooks(std::shared_ptr<const model::Allocation> alloc) {
-  co_await RunAllHooks("update", [alloc](AllocHook& h) { return h.Update(alloc); });
+  auto call = [alloc](AllocHook& h) { return h.Update(alloc); };
+  co_await RunAllHooks("update", std::move(call));
 }
 
 asio::awaitable<void> AllocRunner::RunPostrunHooks() {
-  co_await RunAllHooks("post-run", [](AllocHook& h) { return h.Postrun(); });
+  auto call = [](AllocHook& h) { return h.Postrun(); };
+  co_await RunAllHooks("post-run", std::move(call));
 }
 
 asio::awaitable<void> AllocRunner::RunDestroyHooks() {
-  co_await RunAllHooks("destroy", [](AllocHook& h) { return h.Destroy(); });
+  auto call = [](AllocHook& h) { return h.Destroy(); };
+  co_await RunAllHooks("destroy", std::move(call));
 }
 
 asio::awaitable<void> AllocRunner::RunPreKillHooks() {
-  co_await RunAllHooks("pre-kill", [](AllocHook& h) { return PreKillOf(h); });
+  auto call = [](AllocHook& h) { return PreKillOf(h); };
+  co_await RunAllHooks("pre-kill", std::move(call));
 }
 
 asio::awaitable<void> AllocRunner::RunShutdownHooks() {
-  co_await RunAllHooks("shutdown", [](AllocHook& h) { return ShutdownOf(h); });
+  auto call = [](AllocHook& h) { return ShutdownOf(h); };
+  co_await RunAllHooks("shutdown", std::move(call));
 }
 
 }  // namespace drover::allocrunner
