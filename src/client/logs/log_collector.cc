@@ -17,6 +17,8 @@
 #include "common/status_macros.h"
 
 namespace drover::logs {
+
+using supervisor::FileRotator;
 namespace fs = std::filesystem;
 namespace {
 

@@ -15,9 +15,9 @@
 #include "absl/status/statusor.h"
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include "client/logs/file_rotator.h"
 #include "common/asio.h"
 #include "common/event.h"
+#include "supervisor/file_rotator.h"
 
 namespace drover::logs {
 
@@ -27,10 +27,9 @@ class LogCollector {
   // users), opens it and starts reading on `executor`, writing through `rotator` on
   // `pool`. An existing FIFO is reused (e.g. after an agent restart); anything else at
   // that path is FailedPrecondition. `pool` must outlive the collector.
-  static absl::StatusOr<std::unique_ptr<LogCollector>> Start(asio::any_io_executor executor,
-                                                             asio::thread_pool& pool,
-                                                             std::filesystem::path fifo_path,
-                                                             std::unique_ptr<FileRotator> rotator);
+  static absl::StatusOr<std::unique_ptr<LogCollector>> Start(
+      asio::any_io_executor executor, asio::thread_pool& pool, std::filesystem::path fifo_path,
+      std::unique_ptr<supervisor::FileRotator> rotator);
 
   // REQUIRES: Stop() has completed. The reading coroutine (and, during Stop, the pool)
   // refers to this object until then; destroying it earlier aborts (DROVER_CHECK). The
@@ -50,7 +49,7 @@ class LogCollector {
 
  private:
   LogCollector(asio::any_io_executor executor, asio::thread_pool& pool,
-               std::filesystem::path fifo_path, std::unique_ptr<FileRotator> rotator);
+               std::filesystem::path fifo_path, std::unique_ptr<supervisor::FileRotator> rotator);
 
   // The reading coroutine: ReadChunks until stopped or a read error, then sets
   // loop_exited_ (also when ReadChunks throws).
@@ -61,7 +60,7 @@ class LogCollector {
   const std::filesystem::path fifo_path_;
   // Used by one pool thread at a time: each write is awaited before the next one, and
   // Stop touches it only after the reading coroutine has exited.
-  const std::unique_ptr<FileRotator> rotator_;
+  const std::unique_ptr<supervisor::FileRotator> rotator_;
   asio::posix::stream_descriptor fifo_;
   bool stopping_ = false;  // Stop has begun: the reader exits after its current chunk
   common::Event loop_exited_;

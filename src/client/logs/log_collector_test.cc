@@ -12,6 +12,8 @@
 #include "testing/test_util.h"
 
 namespace drover::logs {
+
+using supervisor::FileRotator;
 namespace {
 
 namespace fs = std::filesystem;

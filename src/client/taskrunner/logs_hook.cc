@@ -14,17 +14,18 @@ std::string FifoPath(const model::Task& task, const allocdir::AllocDir& dir,
   return (dir.logs_dir() / ("." + task.name + "." + stream + ".fifo")).string();
 }
 
-absl::StatusOr<std::unique_ptr<logs::FileRotator>> OpenRotator(const model::Task& task,
-                                                               const allocdir::AllocDir& dir,
-                                                               const std::string& stream) {
+absl::StatusOr<std::unique_ptr<supervisor::FileRotator>> OpenRotator(const model::Task& task,
+                                                                     const allocdir::AllocDir& dir,
+                                                                     const std::string& stream) {
   const int max_files =
       task.log_config.max_files > 0 ? task.log_config.max_files : kDefaultLogMaxFiles;
   const int64_t max_mb = task.log_config.max_file_size_mb > 0 ? task.log_config.max_file_size_mb
                                                               : kDefaultLogMaxFileSizeMb;
-  return logs::FileRotator::Open(dir.logs_dir(), task.name + "." + stream, max_files, max_mb << 20);
+  return supervisor::FileRotator::Open(dir.logs_dir(), task.name + "." + stream, max_files,
+                                       max_mb << 20);
 }
 
-using RotatorPtr = std::unique_ptr<logs::FileRotator>;
+using RotatorPtr = std::unique_ptr<supervisor::FileRotator>;
 using Rotators = std::pair<RotatorPtr, RotatorPtr>;
 
 }  // namespace

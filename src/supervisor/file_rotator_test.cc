@@ -1,4 +1,4 @@
-#include "client/logs/file_rotator.h"
+#include "supervisor/file_rotator.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "testing/test_util.h"
 
-namespace drover::logs {
+namespace drover::supervisor {
 namespace {
 
 namespace fs = std::filesystem;
@@ -176,4 +176,4 @@ TEST(FileRotatorTest, MissingDirIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace drover::logs
+}  // namespace drover::supervisor

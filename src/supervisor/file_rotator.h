@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace drover::logs {
+namespace drover::supervisor {
 
 class FileRotator {
  public:
@@ -76,4 +76,4 @@ class FileRotator {
   std::vector<int64_t> indices_;
 };
 
-}  // namespace drover::logs
+}  // namespace drover::supervisor

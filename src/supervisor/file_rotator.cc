@@ -1,4 +1,4 @@
-#include "client/logs/file_rotator.h"
+#include "supervisor/file_rotator.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 
-namespace drover::logs {
+namespace drover::supervisor {
 namespace fs = std::filesystem;
 namespace {
 
@@ -199,4 +199,4 @@ absl::Status FileRotator::Close() {
   return absl::OkStatus();
 }
 
-}  // namespace drover::logs
+}  // namespace drover::supervisor

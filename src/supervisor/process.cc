@@ -1,0 +1,213 @@
+#include "supervisor/process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace drover::supervisor {
+
+namespace {
+
+std::string Errno(int err) {
+  return std::strerror(err);
+}
+
+// Resolves a bare command name through PATH (from the task's env) the way execvp
+// would, so the error for a missing binary names it before anything is forked.
+absl::StatusOr<std::string> ResolveCommand(const std::string& command,
+                                           const std::map<std::string, std::string>& env,
+                                           const std::string& cwd) {
+  if (command.find('/') != std::string::npos) {
+    std::string path = command;
+    if (command[0] != '/' && !cwd.empty())
+      path = cwd + "/" + command;
+    return path;
+  }
+  auto it = env.find("PATH");
+  const std::string path_var =
+      it != env.end() ? it->second : "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+  std::stringstream dirs(path_var);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty())
+      continue;
+    const std::string candidate = dir + "/" + command;
+    if (access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+  }
+  return absl::NotFoundError("executable \"" + command + "\" not found in PATH");
+}
+
+struct Credentials {
+  bool change = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;
+};
+
+absl::StatusOr<Credentials> LookupUser(const std::string& user) {
+  Credentials c;
+  if (user.empty())
+    return c;
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  const int err = getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (err != 0 || found == nullptr) {
+    return absl::NotFoundError("user \"" + user + "\" not found");
+  }
+  c.change = true;
+  c.uid = pw.pw_uid;
+  c.gid = pw.pw_gid;
+  c.name = user;
+  return c;
+}
+
+void CloseIfOpen(int& fd) {
+  if (fd >= 0)
+    close(fd);
+  fd = -1;
+}
+
+// In the child: reports `what` and errno on the error pipe and exits.
+[[noreturn]] void ChildFail(int err_fd, const char* what) {
+  const int e = errno;
+  char msg[256];
+  const int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
+  if (n > 0)
+    (void)!write(err_fd, msg, static_cast<size_t>(std::min(n, static_cast<int>(sizeof msg) - 1)));
+  _exit(127);
+}
+
+}  // namespace
+
+uint64_t ProcessStartTicks(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat))
+    return 0;
+  // The command name (field 2) may contain spaces and parentheses: skip past the last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos)
+    return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  // Field 3 is the first after ')'; start time is field 22.
+  for (int i = 3; i <= 22; ++i) {
+    if (!(rest >> field))
+      return 0;
+  }
+  return std::stoull(field);
+}
+
+int PidfdOpen(int pid) {
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
+
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
+  auto path = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
+  if (!path.ok())
+    return path.status();
+  if (access(path->c_str(), F_OK) != 0) {
+    return absl::NotFoundError("failed to start \"" + *path + "\": " + Errno(errno));
+  }
+  auto creds = LookupUser(spec.user);
+  if (!creds.ok())
+    return creds.status();
+  // Everything the child needs, prepared before fork (no allocation after it).
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : spec.env)
+    env_strings.push_back(k + "=" + v);
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : env_strings)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const bool keep_logs = !spec.logs.dir.empty();
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  int report[2] = {-1, -1};
+  auto cleanup = [&] {
+    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &report[0], &report[1]})
+      CloseIfOpen(*fd);
+  };
+  if ((keep_logs && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) ||
+      pipe2(report, O_CLOEXEC) != 0) {
+    const int e = errno;
+    cleanup();
+    return absl::InternalError("failed to create pipes: " + Errno(e));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    cleanup();
+    return absl::InternalError("fork: " + Errno(e));
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    if (setsid() < 0)
+      ChildFail(report[1], "setsid");
+    const int devnull = open("/dev/null", O_RDWR);
+    if (devnull < 0)
+      ChildFail(report[1], "open /dev/null");
+    if (dup2(devnull, 0) < 0 || dup2(keep_logs ? out[1] : devnull, 1) < 0 ||
+        dup2(keep_logs ? err[1] : devnull, 2) < 0) {
+      ChildFail(report[1], "dup2");
+    }
+    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
+      ChildFail(report[1], "chdir");
+    if (spec.umask >= 0)
+      umask(static_cast<mode_t>(spec.umask));
+    if (creds->change) {
+      if (initgroups(creds->name.c_str(), creds->gid) != 0)
+        ChildFail(report[1], "initgroups");
+      if (setgid(creds->gid) != 0)
+        ChildFail(report[1], "setgid");
+      if (setuid(creds->uid) != 0)
+        ChildFail(report[1], "setuid");
+    }
+    // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
+    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    execve(path->c_str(), argv.data(), envp.data());
+    ChildFail(report[1], "exec");
+  }
+  CloseIfOpen(report[1]);
+  CloseIfOpen(out[1]);
+  CloseIfOpen(err[1]);
+  char msg[256];
+  ssize_t n;
+  do {
+    n = read(report[0], msg, sizeof msg - 1);
+  } while (n < 0 && errno == EINTR);
+  CloseIfOpen(report[0]);
+  if (n > 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CloseIfOpen(out[0]);
+    CloseIfOpen(err[0]);
+    return absl::FailedPreconditionError("failed to start \"" + *path +
+                                         "\": " + std::string(msg, static_cast<size_t>(n)));
+  }
+  SpawnedProcess p;
+  p.pid = pid;
+  p.start_ticks = ProcessStartTicks(pid);
+  p.stdout_fd = out[0];
+  p.stderr_fd = err[0];
+  return p;
+}
+
+}  // namespace drover::supervisor

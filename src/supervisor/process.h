@@ -1,0 +1,34 @@
+// Starting and identifying task processes (the supervisor's side of the system calls).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+#include "supervisor/protocol.h"
+
+namespace drover::supervisor {
+
+// Process start time in clock ticks since boot (/proc/<pid>/stat field 22), or 0 if
+// there is no such process. With the pid it identifies a process; pids are reused.
+uint64_t ProcessStartTicks(int pid);
+
+// pidfd_open(2): a descriptor that becomes readable when the process exits; -1 on error.
+int PidfdOpen(int pid);
+
+struct SpawnedProcess {
+  int pid = 0;
+  uint64_t start_ticks = 0;
+  int stdout_fd = -1;  // read ends of the task's stdout/stderr pipes (-1: discarded)
+  int stderr_fd = -1;
+};
+
+// Forks and execs `spec` in a new session (so its process group can be signalled as a
+// whole): stdin /dev/null, stdout/stderr into pipes when logs are kept, cwd, umask and
+// user applied, every other descriptor closed. Exec failures (missing binary, not
+// executable, unknown user) are reported as errors, not as a task that exits 127.
+// REQUIRES: the caller is single-threaded (fork).
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec);
+
+}  // namespace drover::supervisor

@@ -1,0 +1,140 @@
+#include "supervisor/protocol.h"
+
+namespace drover::supervisor {
+
+std::string EncodeFrame(const Json& message) {
+  const std::string body = message.dump();
+  const auto n = static_cast<uint32_t>(body.size());
+  std::string out;
+  out.reserve(4 + body.size());
+  out.push_back(static_cast<char>((n >> 24) & 0xff));
+  out.push_back(static_cast<char>((n >> 16) & 0xff));
+  out.push_back(static_cast<char>((n >> 8) & 0xff));
+  out.push_back(static_cast<char>(n & 0xff));
+  out += body;
+  return out;
+}
+
+absl::StatusOr<std::optional<Json>> FrameDecoder::Next() {
+  if (buffer_.size() < 4)
+    return std::nullopt;
+  const auto b = [this](int i) { return static_cast<uint32_t>(static_cast<uint8_t>(buffer_[i])); };
+  const uint32_t n = (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
+  if (n > kMaxFrameBytes) {
+    return absl::InvalidArgumentError("frame of " + std::to_string(n) + " bytes exceeds the " +
+                                      std::to_string(kMaxFrameBytes) + "-byte limit");
+  }
+  if (buffer_.size() < 4 + static_cast<size_t>(n))
+    return std::nullopt;
+  Json j = Json::parse(buffer_.begin() + 4, buffer_.begin() + 4 + n, nullptr,
+                       /*allow_exceptions=*/false);
+  buffer_.erase(0, 4 + static_cast<size_t>(n));
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError("frame is not a JSON object");
+  }
+  return std::optional<Json>(std::move(j));
+}
+
+Json ToJson(const LogSpec& s) {
+  return {{"dir", s.dir},
+          {"stdout_base", s.stdout_base},
+          {"stderr_base", s.stderr_base},
+          {"max_files", s.max_files},
+          {"max_file_size", s.max_file_size}};
+}
+
+Json ToJson(const SpawnSpec& s) {
+  return {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
+          {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
+}
+
+Json ToJson(const ExitStatus& s) {
+  return {{"exit_code", s.exit_code},
+          {"signal", s.signal},
+          {"oom_killed", s.oom_killed},
+          {"unknown", s.unknown},
+          {"time_ns", s.time_ns}};
+}
+
+Json ToJson(const TaskInfo& s) {
+  Json j = {{"task_id", s.task_id},
+            {"pid", s.pid},
+            {"start_ticks", s.start_ticks},
+            {"running", s.running}};
+  if (s.exit)
+    j["exit"] = ToJson(*s.exit);
+  return j;
+}
+
+namespace {
+
+// Typed field access that reports which field is wrong instead of throwing.
+template <typename T>
+absl::Status Read(const Json& j, const char* key, T& out, bool required) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return required ? absl::InvalidArgumentError(std::string("missing field \"") + key + "\"")
+                    : absl::OkStatus();
+  }
+  try {
+    out = it->get<T>();
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(std::string("bad field \"") + key + "\": " + e.what());
+  }
+  return absl::OkStatus();
+}
+
+#define DROVER_READ(j, key, out, required)                                             \
+  do {                                                                                 \
+    if (absl::Status read_status_ = Read(j, key, out, required); !read_status_.ok()) { \
+      return read_status_;                                                             \
+    }                                                                                  \
+  } while (0)
+
+}  // namespace
+
+absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
+  SpawnSpec s;
+  DROVER_READ(j, "task_id", s.task_id, true);
+  DROVER_READ(j, "argv", s.argv, true);
+  DROVER_READ(j, "env", s.env, false);
+  DROVER_READ(j, "cwd", s.cwd, false);
+  DROVER_READ(j, "user", s.user, false);
+  DROVER_READ(j, "umask", s.umask, false);
+  if (auto it = j.find("logs"); it != j.end() && it->is_object()) {
+    DROVER_READ(*it, "dir", s.logs.dir, false);
+    DROVER_READ(*it, "stdout_base", s.logs.stdout_base, false);
+    DROVER_READ(*it, "stderr_base", s.logs.stderr_base, false);
+    DROVER_READ(*it, "max_files", s.logs.max_files, false);
+    DROVER_READ(*it, "max_file_size", s.logs.max_file_size, false);
+  }
+  if (s.task_id.empty())
+    return absl::InvalidArgumentError("task_id must not be empty");
+  if (s.argv.empty() || s.argv[0].empty())
+    return absl::InvalidArgumentError("argv must name a command");
+  if (!s.logs.dir.empty() && (s.logs.stdout_base.empty() || s.logs.stderr_base.empty()))
+    return absl::InvalidArgumentError("logs need stdout_base and stderr_base");
+  return s;
+}
+
+absl::StatusOr<TaskInfo> TaskInfoFromJson(const Json& j) {
+  TaskInfo t;
+  DROVER_READ(j, "task_id", t.task_id, true);
+  DROVER_READ(j, "pid", t.pid, true);
+  DROVER_READ(j, "start_ticks", t.start_ticks, false);
+  DROVER_READ(j, "running", t.running, false);
+  if (auto it = j.find("exit"); it != j.end() && it->is_object()) {
+    ExitStatus e;
+    DROVER_READ(*it, "exit_code", e.exit_code, false);
+    DROVER_READ(*it, "signal", e.signal, false);
+    DROVER_READ(*it, "oom_killed", e.oom_killed, false);
+    DROVER_READ(*it, "unknown", e.unknown, false);
+    DROVER_READ(*it, "time_ns", e.time_ns, false);
+    t.exit = e;
+  }
+  return t;
+}
+
+#undef DROVER_READ
+
+}  // namespace drover::supervisor

@@ -1,0 +1,89 @@
+// The agent ⇄ drover-supervisor protocol (DESIGN.md §6; documented for users in
+// docs/supervisor.md): a unix stream socket carrying frames of a 4-byte big-endian
+// length followed by that many bytes of JSON (one object per frame, at most
+// kMaxFrameBytes).
+//
+//   request   {"id": N, "op": "spawn" | "signal" | "list" | "ack_exit", ...}
+//   response  {"id": N, "ok": true, ...}   or   {"id": N, "ok": false, "error": "..."}
+//   event     {"event": "exited", "task": TaskInfo}   (pushed to every connection)
+//
+// A malformed or oversized frame closes that connection only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include <nlohmann/json.hpp>
+
+namespace drover::supervisor {
+
+using Json = nlohmann::json;
+
+inline constexpr uint32_t kMaxFrameBytes = 1u << 20;
+
+// One frame: length prefix and the compact JSON text.
+std::string EncodeFrame(const Json& message);
+
+// Splits a byte stream into messages.
+class FrameDecoder {
+ public:
+  void Append(std::string_view bytes) { buffer_.append(bytes); }
+  // The next complete message, nullopt when more bytes are needed, or an error for an
+  // oversized frame or one that is not a JSON object (the stream is then unusable).
+  absl::StatusOr<std::optional<Json>> Next();
+
+ private:
+  std::string buffer_;
+};
+
+// Where a task's stdout and stderr go: `<dir>/<stdout_base>.N`, rotated. An empty dir
+// discards the output.
+struct LogSpec {
+  std::string dir;
+  std::string stdout_base;
+  std::string stderr_base;
+  int max_files = 10;
+  int64_t max_file_size = int64_t{10} << 20;
+};
+
+struct SpawnSpec {
+  std::string task_id;
+  std::vector<std::string> argv;  // argv[0] is a path or a name looked up in env PATH
+  std::map<std::string, std::string> env;
+  std::string cwd;
+  std::string user;  // empty: the supervisor's own user
+  int umask = 022;
+  LogSpec logs;
+};
+
+struct ExitStatus {
+  int exit_code = 0;
+  int signal = 0;
+  bool oom_killed = false;
+  // The supervisor did not see the exit (it adopted the task after a restart and the
+  // task was not its child): the code is not known.
+  bool unknown = false;
+  int64_t time_ns = 0;
+};
+
+struct TaskInfo {
+  std::string task_id;
+  int pid = 0;
+  uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22: with pid, the identity
+  bool running = false;
+  std::optional<ExitStatus> exit;
+};
+
+Json ToJson(const LogSpec& s);
+Json ToJson(const SpawnSpec& s);
+Json ToJson(const ExitStatus& s);
+Json ToJson(const TaskInfo& s);
+absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j);
+absl::StatusOr<TaskInfo> TaskInfoFromJson(const Json& j);
+
+}  // namespace drover::supervisor

@@ -1,0 +1,87 @@
+// The drover-supervisor: holds every task process of the node (DESIGN.md §1, §6).
+//
+// One thread, one io_context: it accepts agent connections on a unix socket, spawns
+// tasks on request, reaps them (it is the children's subreaper, so orphaned
+// grandchildren are reaped too), pumps each task's stdout/stderr pipe into rotated log
+// files, records exits in its task table until the agent acknowledges them, and pushes
+// an "exited" event to every connection. It keeps no other state.
+//
+// Stop() (or the process exiting) leaves tasks running. A new Server over the same
+// state dir adopts the tasks still alive by pid and start time; as they are no longer
+// its children, their exits are reported with `unknown` set and no code.
+#pragma once
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "common/event.h"
+#include "supervisor/file_rotator.h"
+#include "supervisor/protocol.h"
+#include "supervisor/task_table.h"
+
+namespace drover::supervisor {
+
+struct ServerConfig {
+  std::filesystem::path socket_path;
+  std::filesystem::path state_dir;
+};
+
+class Server {
+ public:
+  Server(asio::io_context& io, ServerConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads the task table, adopts tasks still running, and listens (socket 0600).
+  absl::Status Start();
+  // Stops listening and closes every connection; tasks keep running. Idempotent.
+  // Destroy the server only after the io_context has run the completions this causes.
+  void Stop();
+
+  size_t num_tasks() const { return tasks_.size(); }
+
+ private:
+  struct Task;
+  struct Connection;
+
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> ReadLoop(std::shared_ptr<Connection> conn);
+  asio::awaitable<void> WriteLoop(std::shared_ptr<Connection> conn);
+  asio::awaitable<void> ReapLoop();
+  asio::awaitable<void> WatchAdopted(std::string task_id);
+  asio::awaitable<void> PumpLog(std::shared_ptr<asio::posix::stream_descriptor> pipe,
+                                std::shared_ptr<FileRotator> rotator);
+
+  Json Handle(const Json& request);
+  Json Spawn(const Json& request);
+  Json SignalTask(const Json& request);
+  Json List();
+  Json AckExit(const Json& request);
+
+  void Reap();
+  // Records an exit (persisted) and pushes the event.
+  void RecordExit(const std::string& task_id, ExitStatus exit);
+  void Send(const std::shared_ptr<Connection>& conn, const Json& message);
+  void Broadcast(const Json& message);
+
+  asio::io_context& io_;
+  ServerConfig config_;
+  std::optional<TaskTable> table_;
+  std::unique_ptr<asio::local::stream_protocol::acceptor> acceptor_;
+  asio::signal_set sigchld_;
+  std::map<std::string, std::unique_ptr<Task>> tasks_;
+  std::map<int, std::string> pid_to_task_;  // our children only
+  std::set<std::shared_ptr<Connection>> connections_;
+  bool stopped_ = false;
+};
+
+}  // namespace drover::supervisor
