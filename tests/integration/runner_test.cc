@@ -132,6 +132,16 @@ TEST_F(AgentTest, MigratedDataSurvivesAJobUpdate) {
   EXPECT_EQ(second["PreviousAllocation"], first_id);
   EXPECT_EQ(owner(second_id), first_id + "\n");
   EXPECT_EQ(agent_.Get("/v1/allocation/" + first_id)["ClientStatus"], "complete");
+
+  // The snapshot a remote replacement would pull holds the data, as a tar archive.
+  auto snap = agent_.http().Do("GET", "/v1/client/allocation/" + second_id + "/snapshot");
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  const std::string tar = agent_.WriteFile("snap.tar", snap->body);
+  const std::filesystem::path out = agent_.data_dir() / "snap-out";
+  std::filesystem::create_directories(out);
+  CliResult untar = RunProcess({"/bin/tar", "-C", out.string(), "-xf", tar}, {});
+  ASSERT_EQ(untar.exit_code, 0) << untar.err;
+  EXPECT_EQ(testing::ReadFile(out / "alloc" / "data" / "owner"), first_id + "\n");
 }
 
 TEST_F(AgentTest, TaskLogsAreRotatedIntoTheAllocLogDir) {
