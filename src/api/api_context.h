@@ -46,5 +46,6 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx);
 void RegisterEvalRoutes(Router& router, ApiContext& ctx);
 void RegisterNodeRoutes(Router& router, ApiContext& ctx);
 void RegisterClientRoutes(Router& router, ApiContext& ctx);
+void RegisterFsRoutes(Router& router, ApiContext& ctx);
 
 }  // namespace drover::api

@@ -9,6 +9,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterEvalRoutes(router, ctx);
   RegisterNodeRoutes(router, ctx);
   RegisterClientRoutes(router, ctx);
+  RegisterFsRoutes(router, ctx);
 }
 
 }  // namespace drover::api

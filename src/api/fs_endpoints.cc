@@ -1,0 +1,196 @@
+// /v1/client/fs/{ls,stat,cat,readat,logs}/:alloc: read-only access to an allocation's
+// directory on this node (reference http-api.md; allocdir/fs_view.h does the
+// confinement). Following a log or file (`follow=true`, `/fs/stream`) needs streaming
+// responses, which the HTTP server does not have yet: those answer 501 and say so.
+#include "absl/strings/escaping.h"
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "client/allocdir/fs_view.h"
+#include "client/client.h"
+#include "codec/json.h"
+#include "common/offload.h"
+
+namespace drover::api {
+
+namespace {
+
+using allocdir::AllocDir;
+
+// Where the allocation's directory is; paths only, as the runner may be collected while
+// the pool works on it.
+struct AllocLocation {
+  std::filesystem::path root;
+  std::string id;
+};
+
+absl::StatusOr<AllocLocation> Locate(ApiContext& ctx, const std::string& id) {
+  allocrunner::AllocRunner* r = ctx.client ? ctx.client->GetAllocRunner(id) : nullptr;
+  if (r == nullptr || r->destroyed())
+    return absl::NotFoundError("Unknown allocation \"" + id + "\"");
+  return AllocLocation{r->alloc_dir().dir().parent_path(), r->id()};
+}
+
+codec::Json FileInfoJson(const allocdir::FileInfo& f) {
+  return {{"Name", f.name},
+          {"IsDir", f.is_dir},
+          {"Size", f.size},
+          {"FileMode", f.file_mode},
+          {"ModTime", codec::FormatTime(common::FromUnixNanos(f.mod_time_ns))},
+          {"ContentType", f.content_type}};
+}
+
+Response Raw(std::string body) {
+  Response r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+absl::StatusOr<int64_t> IntQuery(const Request& req, const std::string& key, int64_t fallback) {
+  const std::string v = req.Query(key);
+  if (v.empty())
+    return fallback;
+  try {
+    size_t used = 0;
+    const int64_t n = std::stoll(v, &used);
+    if (used == v.size())
+      return n;
+  } catch (const std::exception&) {
+  }
+  return absl::InvalidArgumentError("invalid " + key + " \"" + v + "\"");
+}
+
+// The task's log of one type, from `offset` (counted from the start or the end of all
+// its rotated files together), as frames or plain bytes.
+absl::StatusOr<std::string> ReadLogs(const AllocDir& dir, const std::string& task,
+                                     const std::string& type, int64_t offset, bool from_end,
+                                     bool plain) {
+  auto files = allocdir::LogFiles(dir, task, type);
+  if (!files.ok())
+    return files.status();
+  int64_t total = 0;
+  for (const auto& f : *files)
+    total += f.size;
+  int64_t skip = from_end ? std::max<int64_t>(total - offset, 0) : offset;
+  std::string out;
+  for (const auto& f : *files) {
+    if (skip >= f.size) {
+      skip -= f.size;
+      continue;
+    }
+    auto data = allocdir::ReadFileAt(dir, f.rel_path, skip, -1);
+    if (!data.ok())
+      return data.status();
+    if (plain) {
+      out += *data;
+    } else if (!data->empty()) {
+      out += codec::Json{
+          {"Offset", skip},
+          {"Data", absl::Base64Escape(*data)},
+          {"File", f.rel_path},
+          {"FileEvent",
+           ""}}.dump();
+    }
+    skip = 0;
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterFsRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"GET"}, "/v1/client/fs/ls/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto loc = Locate(ctx, req.Param("alloc"));
+    if (!loc.ok())
+      co_return ErrorResponse(loc.status());
+    const std::string path = req.HasQuery("path") ? req.Query("path") : "/";
+    auto work = [loc = *loc, path] { return allocdir::ListDir(AllocDir(loc.root, loc.id), path); };
+    auto listed = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload()
+    if (!listed.ok())
+      co_return ErrorResponse(listed.status());
+    codec::Json out = codec::Json::array();
+    for (const auto& f : *listed)
+      out.push_back(FileInfoJson(f));
+    co_return JsonResponse(req, out, 0);
+  });
+  router.Add({"GET"}, "/v1/client/fs/stat/:alloc",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto loc = Locate(ctx, req.Param("alloc"));
+               if (!loc.ok())
+                 co_return ErrorResponse(loc.status());
+               const std::string path = req.HasQuery("path") ? req.Query("path") : "/";
+               auto work = [loc = *loc, path] {
+                 return allocdir::StatPath(AllocDir(loc.root, loc.id), path);
+               };
+               auto info = co_await common::Offload(*ctx.pool, std::move(work));
+               if (!info.ok())
+                 co_return ErrorResponse(info.status());
+               co_return JsonResponse(req, FileInfoJson(*info), 0);
+             });
+  // cat: the whole file; readat: `limit` bytes from `offset`.
+  for (const char* op : {"cat", "readat"}) {
+    const bool ranged = std::string(op) == "readat";
+    router.Add({"GET"}, std::string("/v1/client/fs/") + op + "/:alloc",
+               [&ctx, ranged](Request& req) -> asio::awaitable<Response> {
+                 auto loc = Locate(ctx, req.Param("alloc"));
+                 if (!loc.ok())
+                   co_return ErrorResponse(loc.status());
+                 const std::string path = req.Query("path");
+                 if (path.empty())
+                   co_return Response::Error(400, "must provide a file name");
+                 auto offset = IntQuery(req, "offset", 0);
+                 auto limit = IntQuery(req, "limit", -1);
+                 if (!offset.ok() || !limit.ok())
+                   co_return ErrorResponse(offset.ok() ? limit.status() : offset.status());
+                 const int64_t from = ranged ? *offset : 0;
+                 const int64_t count = ranged ? *limit : -1;
+                 auto work = [loc = *loc, path, from, count] {
+                   return allocdir::ReadFileAt(AllocDir(loc.root, loc.id), path, from, count);
+                 };
+                 auto data = co_await common::Offload(*ctx.pool, std::move(work));
+                 if (!data.ok())
+                   co_return ErrorResponse(data.status());
+                 co_return Raw(*std::move(data));
+               });
+  }
+  router.Add({"GET"}, "/v1/client/fs/stream/:alloc", [](Request&) -> asio::awaitable<Response> {
+    co_return Response::Error(501,
+                              "streaming files is not supported yet; use /v1/client/fs/readat");
+  });
+  router.Add(
+      {"GET"}, "/v1/client/fs/logs/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
+        auto loc = Locate(ctx, req.Param("alloc"));
+        if (!loc.ok())
+          co_return ErrorResponse(loc.status());
+        const std::string task = req.Query("task");
+        const std::string type = req.Query("type");
+        if (task.empty())
+          co_return Response::Error(400, "must provide task name");
+        if (type != "stdout" && type != "stderr")
+          co_return Response::Error(400, "must provide log type (stdout/stderr)");
+        const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
+        if (origin != "start" && origin != "end")
+          co_return Response::Error(400, "origin must be start or end");
+        if (QueryBool(req, "follow", false)) {
+          co_return Response::Error(501, "following logs is not supported yet; omit follow=true");
+        }
+        auto offset = IntQuery(req, "offset", 0);
+        if (!offset.ok())
+          co_return ErrorResponse(offset.status());
+        const bool plain = QueryBool(req, "plain", false);
+        auto work = [loc = *loc, task, type, off = *offset, end = origin == "end", plain] {
+          return ReadLogs(AllocDir(loc.root, loc.id), task, type, off, end, plain);
+        };
+        auto logs = co_await common::Offload(*ctx.pool, std::move(work));
+        if (!logs.ok())
+          co_return ErrorResponse(logs.status());
+        Response r = Raw(*std::move(logs));
+        if (!plain)
+          r.content_type = "application/json";
+        co_return r;
+      });
+}
+
+}  // namespace drover::api

@@ -1,0 +1,77 @@
+// The client file-system and logs endpoints against a real agent and a real task.
+#include <gtest/gtest.h>
+
+#include "tests/integration/agent_fixture.h"
+
+namespace drover::integration {
+namespace {
+
+class FsTest : public AgentTest {
+ protected:
+  // A finished batch alloc whose task printed "hello" and wrote local/f.
+  std::string RunWriter() {
+    const std::string file = agent_.WriteFile(
+        "w.json", RawExecJob("writer", "batch",
+                             "echo hello; echo oops >&2; printf 'abcdef' > \"$NOMAD_TASK_DIR/f\"; "
+                             "echo token > \"$NOMAD_SECRETS_DIR/token\""));
+    EXPECT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
+    return WaitAlloc("writer", "complete")["ID"];
+  }
+  absl::StatusOr<std::string> Body(const std::string& path) {
+    auto r = agent_.http().Do("GET", path);
+    if (!r.ok())
+      return r.status();
+    return r->body;
+  }
+};
+
+TEST_F(FsTest, ListStatCatReadatAndLogs) {
+  const std::string id = RunWriter();
+  const std::string fs = "/v1/client/fs/";
+  codec::Json ls = agent_.Get(fs + "ls/" + id + "?path=/");
+  ASSERT_EQ(ls.size(), 2u) << ls.dump();
+  EXPECT_EQ(ls[0]["Name"], "alloc");
+  EXPECT_EQ(ls[0]["IsDir"], true);
+  EXPECT_EQ(ls[1]["Name"], "t");
+  codec::Json st = agent_.Get(fs + "stat/" + id + "?path=/t/local/f");
+  EXPECT_EQ(st["Size"], 6);
+  EXPECT_EQ(st["IsDir"], false);
+  EXPECT_EQ(*Body(fs + "cat/" + id + "?path=/t/local/f"), "abcdef");
+  EXPECT_EQ(*Body(fs + "readat/" + id + "?path=/t/local/f&offset=1&limit=3"), "bcd");
+  // Logs: plain bytes, framed JSON, and from the end.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    auto b = Body(fs + "logs/" + id + "?task=t&type=stdout&plain=true");
+    return b.ok() && *b == "hello\n";
+  }));
+  EXPECT_EQ(*Body(fs + "logs/" + id + "?task=t&type=stderr&plain=true"), "oops\n");
+  EXPECT_EQ(*Body(fs + "logs/" + id + "?task=t&type=stdout&plain=true&origin=end&offset=3"),
+            "lo\n");
+  auto framed = codec::ParseJson(*Body(fs + "logs/" + id + "?task=t&type=stdout"));
+  ASSERT_TRUE(framed.ok());
+  EXPECT_EQ((*framed)["Data"], "aGVsbG8K");
+  EXPECT_EQ((*framed)["File"], "alloc/logs/t.stdout.0");
+}
+
+TEST_F(FsTest, BadRequestsGetClearErrors) {
+  const std::string id = RunWriter();
+  const std::string fs = "/v1/client/fs/";
+  auto expect = [&](const std::string& path, const std::string& code, const std::string& text) {
+    auto r = Body(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_NE(r.status().message().find(code), std::string::npos) << path << ": " << r.status();
+    EXPECT_NE(r.status().message().find(text), std::string::npos) << path << ": " << r.status();
+  };
+  expect(fs + "logs/" + id + "?type=stdout", "400", "must provide task name");
+  expect(fs + "logs/" + id + "?task=t&type=stdin", "400", "must provide log type");
+  expect(fs + "logs/" + id + "?task=t&type=stdout&origin=middle", "400", "origin must be");
+  expect(fs + "logs/" + id + "?task=t&type=stdout&follow=true", "501", "not supported yet");
+  expect(fs + "cat/" + id + "?path=/../../../etc/passwd", "403", "escapes");
+  expect(fs + "cat/" + id + "?path=/t/secrets/token", "403", "Reading secret file prohibited");
+  expect(fs + "cat/" + id + "?path=/t", "400", "is a directory");
+  expect(fs + "cat/" + id + "?path=/nope", "404", "does not exist");
+  expect(fs + "ls/ffffffff-0000-4000-8000-000000000000", "404", "Unknown allocation");
+  expect(fs + "readat/" + id + "?path=/t/local/f&offset=x", "400", "invalid offset");
+}
+
+}  // namespace
+}  // namespace drover::integration
