@@ -140,7 +140,7 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
-  // drover alloc status|restart|signal
+  // drover alloc status|restart|signal|logs|fs
   CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
   alloc->require_subcommand(1);
   AllocStatusOptions alloc_options;
@@ -190,6 +190,39 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     action = [&] {
       return WithClient(api, deps, ui,
                         [&](HttpClient& c, Ui& u) { return RunAllocSignal(signal_options, c, u); });
+    };
+  });
+
+  AllocLogsOptions logs_options;
+  CLI::App* alloc_logs = alloc->add_subcommand("logs", "Stream the logs of a task");
+  alloc_logs->add_flag("--stderr", logs_options.stderr_, "Show stderr instead of stdout");
+  alloc_logs->add_flag("--tail", logs_options.tail, "Show the end of the log (10 lines)");
+  alloc_logs->add_option("-n,--n", logs_options.lines, "Show the last N lines");
+  alloc_logs->add_option("-c,--c", logs_options.bytes, "Show the last N bytes");
+  alloc_logs->add_flag("-f,--f", logs_options.follow, "Follow the log (not supported yet)");
+  alloc_logs->add_flag("--verbose", logs_options.verbose, "Full IDs");
+  alloc_logs->add_option("id", logs_options.id, "Allocation ID or prefix")->required();
+  alloc_logs->add_option("task_name", logs_options.task,
+                         "The task (default: the group's only task)");
+  AddApiFlags(alloc_logs, &api);
+  alloc_logs->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunAllocLogs(logs_options, c, u); });
+    };
+  });
+
+  AllocFsOptions fs_options;
+  CLI::App* alloc_fs = alloc->add_subcommand("fs", "Inspect the contents of an allocation dir");
+  alloc_fs->add_flag("--stat", fs_options.stat, "Show file information instead of contents");
+  alloc_fs->add_flag("--verbose", fs_options.verbose, "Full IDs");
+  alloc_fs->add_option("id", fs_options.id, "Allocation ID or prefix")->required();
+  alloc_fs->add_option("path", fs_options.path, "Path in the alloc dir (default: /)");
+  AddApiFlags(alloc_fs, &api);
+  alloc_fs->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunAllocFs(fs_options, c, u); });
     };
   });
 

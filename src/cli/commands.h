@@ -75,6 +75,28 @@ struct AllocSignalOptions {
 };
 int RunAllocSignal(const AllocSignalOptions& options, HttpClient& client, Ui& ui);
 
+// drover alloc logs [-stderr] [-tail] [-n N] [-c N] ALLOC [TASK]
+struct AllocLogsOptions {
+  std::string id;
+  std::string task;
+  bool stderr_ = false;
+  bool tail = false;
+  int64_t lines = -1;  // -n: last N lines
+  int64_t bytes = -1;  // -c: last N bytes
+  bool follow = false;
+  bool verbose = false;
+};
+int RunAllocLogs(const AllocLogsOptions& options, HttpClient& client, Ui& ui);
+
+// drover alloc fs [-stat] ALLOC [PATH]
+struct AllocFsOptions {
+  std::string id;
+  std::string path;
+  bool stat = false;
+  bool verbose = false;
+};
+int RunAllocFs(const AllocFsOptions& options, HttpClient& client, Ui& ui);
+
 // drover node status [-verbose] [ID].
 struct NodeStatusOptions {
   std::string id;

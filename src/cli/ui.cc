@@ -10,6 +10,11 @@ namespace drover::cli {
 Ui::Ui(std::istream& in, std::ostream& out, std::ostream& err, std::function<common::Time()> now)
     : in_(in), out_(out), err_(err), now_(std::move(now)) {}
 
+void Ui::Raw(std::string_view bytes) {
+  out_ << bytes;
+  out_.flush();
+}
+
 void Ui::Output(std::string_view message) {
   out_ << message << '\n';
   out_.flush();

@@ -21,6 +21,8 @@ class Ui {
   // Writes `message` and a newline to stdout / stderr.
   void Output(std::string_view message);
   void Error(std::string_view message);
+  // Writes `bytes` to stdout as they are (file contents, logs).
+  void Raw(std::string_view bytes);
   // Prints `question` followed by a space and reads one line ("" at end of input).
   std::string Ask(std::string_view question);
 

@@ -73,5 +73,44 @@ TEST_F(FsTest, BadRequestsGetClearErrors) {
   expect(fs + "readat/" + id + "?path=/t/local/f&offset=x", "400", "invalid offset");
 }
 
+TEST_F(FsTest, AllocLogsAndAllocFsCommands) {
+  const std::string file = agent_.WriteFile(
+      "n.json", RawExecJob("lines", "batch",
+                           "i=1; while [ $i -le 15 ]; do echo line$i; i=$((i+1)); done; "
+                           "echo err >&2; mkdir -p \"$NOMAD_TASK_DIR/sub\"; "
+                           "printf xyz > \"$NOMAD_TASK_DIR/sub/f\""));
+  ASSERT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
+  const std::string id = WaitAlloc("lines", "complete")["ID"];
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return agent_.Cli({"alloc", "logs", id}).out.find("line15") != std::string::npos;
+  }));
+  CliResult all = agent_.Cli({"alloc", "logs", id.substr(0, 8)});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_TRUE(all.out.starts_with("line1\nline2\n")) << all.out;
+  CliResult tail = agent_.Cli({"alloc", "logs", "-tail", id, "t"});
+  EXPECT_TRUE(tail.out.starts_with("line6\n")) << tail.out;
+  EXPECT_EQ(agent_.Cli({"alloc", "logs", "-n", "2", id}).out, "line14\nline15\n");
+  EXPECT_EQ(agent_.Cli({"alloc", "logs", "-c", "3", id}).out, "15\n");
+  EXPECT_EQ(agent_.Cli({"alloc", "logs", "-stderr", id}).out, "err\n");
+  CliResult follow = agent_.Cli({"alloc", "logs", "-f", id});
+  EXPECT_EQ(follow.exit_code, 1);
+  EXPECT_NE(follow.err.find("not supported yet"), std::string::npos) << follow.err;
+  CliResult wrong = agent_.Cli({"alloc", "logs", id, "nope"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("Could not find task named: nope"), std::string::npos) << wrong.err;
+
+  CliResult root = agent_.Cli({"alloc", "fs", id});
+  EXPECT_EQ(root.exit_code, 0) << root.err;
+  EXPECT_NE(root.out.find("alloc/"), std::string::npos) << root.out;
+  EXPECT_NE(root.out.find("t/"), std::string::npos) << root.out;
+  EXPECT_EQ(agent_.Cli({"alloc", "fs", id, "t/local/sub/f"}).out, "xyz");
+  CliResult stat = agent_.Cli({"alloc", "fs", "-stat", id, "/t/local/sub/f"});
+  EXPECT_NE(stat.out.find("Mode"), std::string::npos) << stat.out;
+  EXPECT_NE(stat.out.find(" 3 "), std::string::npos) << stat.out;
+  CliResult escape = agent_.Cli({"alloc", "fs", id, "../../etc/passwd"});
+  EXPECT_EQ(escape.exit_code, 1);
+  EXPECT_NE(escape.err.find("403"), std::string::npos) << escape.err;
+}
+
 }  // namespace
 }  // namespace drover::integration
