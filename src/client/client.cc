@@ -112,6 +112,7 @@ void Client::RunAllocs(const NodeAllocations& update) {
     runners_.erase(id);
     pending_updates_.erase(id);
     gc_queue_.Remove(id);
+    collected_.erase(id);
     common::SpawnDetached(
         executor_,
         [](std::unique_ptr<allocrunner::AllocRunner> r) -> asio::awaitable<void> {
@@ -186,7 +187,7 @@ std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
 void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
   if (update.client_status == model::kClientComplete ||
       update.client_status == model::kClientFailed || update.client_status == model::kClientLost) {
-    if (auto* r = GetAllocRunner(update.id); r != nullptr && !r->destroyed())
+    if (GetAllocRunner(update.id) != nullptr && !collected_.contains(update.id))
       gc_queue_.MarkTerminal(update.id, clock_.Now());
   }
   auto it = pending_updates_.find(update.id);
@@ -267,6 +268,8 @@ void Client::MakeRoomFor(size_t incoming) {
 }
 
 asio::awaitable<void> Client::DestroyRunner(std::string alloc_id) {
+  // The kill's last state reports must not queue it for collection again.
+  collected_.insert(alloc_id);
   if (allocrunner::AllocRunner* r = GetAllocRunner(alloc_id))
     co_await r->Destroy();
 }
@@ -276,7 +279,7 @@ asio::awaitable<absl::Status> Client::CollectAllocation(const std::string& alloc
   if (r == nullptr) {
     co_return absl::NotFoundError("Unknown allocation \"" + alloc_id + "\"");
   }
-  if (!gc_queue_.Contains(alloc_id) && !r->destroyed()) {
+  if (!gc_queue_.Contains(alloc_id) && !collected_.contains(alloc_id)) {
     co_return absl::FailedPreconditionError("allocation " + alloc_id + " is not terminal");
   }
   gc_queue_.Remove(alloc_id);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@ class Client {
   // allocation, so that it is not added again.
   std::map<std::string, std::unique_ptr<allocrunner::AllocRunner>> runners_;
   GcQueue gc_queue_;
+  std::set<std::string> collected_;  // destroyed by GC (or being destroyed)
   // Latest client view per alloc not yet acknowledged by the server (latest wins).
   std::map<std::string, model::AllocClientUpdate> pending_updates_;
   common::Notifier urgent_update_;

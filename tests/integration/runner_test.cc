@@ -144,6 +144,35 @@ TEST_F(AgentTest, MigratedDataSurvivesAJobUpdate) {
   EXPECT_EQ(testing::ReadFile(out / "alloc" / "data" / "owner"), first_id + "\n");
 }
 
+TEST_F(AgentTest, GarbageCollectingAnAllocRemovesItsDirectory) {
+  ASSERT_EQ(agent_
+                .Cli({"job", "run", "-detach",
+                      agent_.WriteFile("gc1.json", RawExecJob("gc1", "batch", "true"))})
+                .exit_code,
+            0);
+  ASSERT_EQ(agent_
+                .Cli({"job", "run", "-detach",
+                      agent_.WriteFile("gc2.json", RawExecJob("gc2", "service", "sleep 600"))})
+                .exit_code,
+            0);
+  const std::string done = WaitAlloc("gc1", "complete")["ID"];
+  const std::string running = WaitAlloc("gc2", "running")["ID"];
+  const auto dir = [&](const std::string& id) { return agent_.data_dir() / "alloc" / id; };
+  ASSERT_TRUE(std::filesystem::exists(dir(done)));
+  auto put = [&](const std::string& path) { return agent_.http().Do("PUT", path).status(); };
+  absl::Status s = put("/v1/client/allocation/" + running + "/gc");
+  EXPECT_NE(s.message().find("not terminal"), std::string::npos) << s;
+  EXPECT_TRUE(std::filesystem::exists(dir(running)));
+  s = put("/v1/client/allocation/ffffffff-0000-4000-8000-000000000000/gc");
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_TRUE(put("/v1/client/allocation/" + done + "/gc").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir(done)));
+  // Collected, not forgotten: the server still lists it and it is not run again.
+  EXPECT_EQ(agent_.Get("/v1/allocation/" + done)["ClientStatus"], "complete");
+  EXPECT_TRUE(put("/v1/client/gc").ok());
+  EXPECT_TRUE(std::filesystem::exists(dir(running)));
+}
+
 TEST_F(AgentTest, TaskLogsAreRotatedIntoTheAllocLogDir) {
   // 3 files of 1 MB at most: writing 3.5 MB keeps the newest three.
   const std::string script =
