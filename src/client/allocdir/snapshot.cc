@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -13,9 +12,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // Writes `value` as zero-padded octal into a field of `width` bytes (NUL-terminated).
+// Digits that do not fit are dropped (callers keep values in range: sizes < 8 GiB).
 void Octal(char* field, size_t width, uint64_t value) {
-  std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1),
-                static_cast<unsigned long long>(value));
+  field[width - 1] = '\0';
+  for (size_t i = width - 1; i-- > 0;) {
+    field[i] = static_cast<char>('0' + (value & 7));
+    value >>= 3;
+  }
 }
 
 // One ustar header. Names longer than 100 bytes are split into prefix/name at a '/'.
@@ -31,6 +34,9 @@ absl::Status Header(const std::string& name, char type, uint64_t size, uint32_t 
     }
     prefix = name.substr(0, cut);
     base = name.substr(cut + 1);
+  }
+  if (size >= (uint64_t{1} << 33)) {
+    return absl::InvalidArgumentError("file too large for the archive (8 GiB max): " + name);
   }
   if (link.size() > 100) {
     return absl::InvalidArgumentError("symlink target too long for the archive: " + link);
@@ -50,7 +56,8 @@ absl::Status Header(const std::string& name, char type, uint64_t size, uint32_t 
   unsigned sum = 0;
   for (unsigned char c : h)
     sum += c;
-  std::snprintf(h + 148, 8, "%06o", sum);
+  Octal(h + 148, 7, sum);  // six digits, NUL, then a space
+  h[155] = ' ';
   out->append(h, sizeof h);
   return absl::OkStatus();
 }
