@@ -1,6 +1,7 @@
 #include "common/mounts.h"
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -73,12 +74,16 @@ absl::StatusOr<std::vector<fs::path>> MountsUnder(const fs::path& dir) {
 }
 
 bool IsMountPoint(const fs::path& path) {
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(path, ec);
-  auto all = AllMountPoints();
-  if (ec || !all.ok())
+  // A mount point sits on a different device than its parent: two stat calls rather
+  // than a parse of mountinfo, which grows with every allocation's mounts. (A bind
+  // mount of a directory onto the same file system would not be seen; Drover only
+  // asks about its own tmpfs mounts.)
+  struct stat self {};
+  struct stat parent {};
+  const fs::path up = path / "..";
+  if (stat(path.c_str(), &self) != 0 || stat(up.c_str(), &parent) != 0)
     return false;
-  return std::find(all->begin(), all->end(), p) != all->end();
+  return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
 }
 
 absl::Status UnmountUnder(const fs::path& dir) {

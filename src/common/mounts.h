@@ -15,7 +15,7 @@ namespace drover::common {
 
 // Mount points strictly below `dir` (not `dir` itself), deepest first.
 absl::StatusOr<std::vector<std::filesystem::path>> MountsUnder(const std::filesystem::path& dir);
-// Whether `path` is itself a mount point.
+// Whether `path` is itself a mount point (of a file system other than its parent's).
 bool IsMountPoint(const std::filesystem::path& path);
 // Lazily unmounts (MNT_DETACH) every mount below `dir`, deepest first. Errors name the
 // mount point; every mount is attempted.
