@@ -284,6 +284,7 @@ TEST_F(PrevAllocTest, DestroyWhileWaitingReturnsWithoutStartingTasks) {
   Destroy(*next);
   EXPECT_EQ(driver_.starts(), 1);
   EXPECT_EQ(next->task_runner("web")->state().state, "dead");
+  EXPECT_FALSE(next->task_runner("web")->state().failed);  // stopped, not failed
   EXPECT_TRUE(prev->task_runner("web")->running());
   Destroy(*prev);
 }

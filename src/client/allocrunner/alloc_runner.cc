@@ -166,9 +166,16 @@ asio::awaitable<void> AllocRunner::Run() {
   common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
   if (!alloc_->Terminal() && !destroy_launched_ && !shutdown_launched_) {
     if (std::optional<std::string> failure = co_await RunPrerunHooks()) {
-      DROVER_LOG_ERROR("alloc {}: {}", id_, *failure);
-      for (auto& tr : runners_)
-        tr->MarkFailedKill(*failure);
+      if (prerun_cancel_->cancelled()) {
+        // Stopped or destroyed while a hook waited (e.g. for the previous alloc): the
+        // tasks never ran and did not fail.
+        for (auto& tr : runners_)
+          tr->RequestKill(std::nullopt);
+      } else {
+        DROVER_LOG_ERROR("alloc {}: {}", id_, *failure);
+        for (auto& tr : runners_)
+          tr->MarkFailedKill(*failure);
+      }
     }
   } else {
     for (auto& tr : runners_)
