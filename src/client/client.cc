@@ -181,7 +181,8 @@ std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
   allocwatcher::LocalPrevAlloc local{.alloc_id = prev->id(),
                                      .listener = prev->broadcaster().Listen(),
                                      .alloc_dir = prev->alloc_dir().dir()};
-  return allocwatcher::LocalWatcher(std::move(local), move_data && !prev->destroyed(), pool_);
+  const bool gone = prev->destroyed() || collected_.contains(prev->id());
+  return allocwatcher::LocalWatcher(std::move(local), move_data && !gone, pool_);
 }
 
 void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
@@ -242,7 +243,10 @@ asio::awaitable<void> Client::GcLoop() {
           usage->inodes_used_percent <= config_.gc.inode_usage_threshold) {
         break;
       }
-      std::optional<std::string> victim = gc_queue_.PopOldest();
+      std::optional<std::string> victim =
+          gc_queue_.PopOldest([this](const std::string& id) { return Collectable(id); });
+      if (!victim)
+        break;
       DROVER_LOG_INFO("client: gc: disk {:.1f}% / inodes {:.1f}% used; destroying alloc {}",
                       usage->used_percent, usage->inodes_used_percent, *victim);
       co_await DestroyRunner(*victim);
@@ -259,12 +263,23 @@ void Client::MakeRoomFor(size_t incoming) {
   size_t kept_terminal = gc_queue_.size();
   while (kept_terminal > 0 &&
          live + kept_terminal + incoming > static_cast<size_t>(config_.gc.max_allocs)) {
-    std::optional<std::string> victim = gc_queue_.PopOldest();
+    std::optional<std::string> victim =
+        gc_queue_.PopOldest([this](const std::string& id) { return Collectable(id); });
+    if (!victim)
+      break;
     --kept_terminal;
     DROVER_LOG_INFO("client: gc: more than {} allocs; destroying alloc {}", config_.gc.max_allocs,
                     *victim);
     common::SpawnDetached(executor_, DestroyRunner(*victim), "gc alloc " + *victim);
   }
+}
+
+bool Client::Collectable(const std::string& alloc_id) const {
+  for (const auto& [id, r] : runners_) {
+    if (!r->destroyed() && !r->prerun_done() && r->alloc()->previous_allocation == alloc_id)
+      return false;
+  }
+  return true;
 }
 
 asio::awaitable<void> Client::DestroyRunner(std::string alloc_id) {
@@ -288,7 +303,8 @@ asio::awaitable<absl::Status> Client::CollectAllocation(const std::string& alloc
 }
 
 asio::awaitable<void> Client::CollectAll() {
-  while (std::optional<std::string> victim = gc_queue_.PopOldest()) {
+  while (std::optional<std::string> victim =
+             gc_queue_.PopOldest([this](const std::string& id) { return Collectable(id); })) {
     co_await DestroyRunner(*victim);
   }
 }

@@ -74,6 +74,9 @@ class Client {
   // the node within max_allocs.
   void MakeRoomFor(size_t incoming);
   asio::awaitable<void> DestroyRunner(std::string alloc_id);
+  // Whether the GC may take `alloc_id` now: not while a live replacement may still
+  // migrate its data.
+  bool Collectable(const std::string& alloc_id) const;
   std::unique_ptr<allocwatcher::PrevAllocWatcher> PrevAllocWatcherFor(
       const model::Allocation& alloc);
 

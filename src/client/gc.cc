@@ -39,12 +39,16 @@ void GcQueue::Remove(const std::string& id) {
   since_.erase(it);
 }
 
-std::optional<std::string> GcQueue::PopOldest() {
-  if (order_.empty())
-    return std::nullopt;
-  std::string id = order_.begin()->second;
-  Remove(id);
-  return id;
+std::optional<std::string> GcQueue::PopOldest(
+    const std::function<bool(const std::string&)>& eligible) {
+  for (const auto& [when, id] : order_) {
+    if (eligible && !eligible(id))
+      continue;
+    std::string out = id;
+    Remove(out);
+    return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace drover::client

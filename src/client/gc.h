@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -43,8 +44,10 @@ class GcQueue {
   void MarkTerminal(const std::string& id, common::Time when);
   void Remove(const std::string& id);
   bool Contains(const std::string& id) const { return since_.contains(id); }
-  // Removes and returns the allocation that has been terminal the longest.
-  std::optional<std::string> PopOldest();
+  // Removes and returns the allocation that has been terminal the longest among those
+  // `eligible` accepts (all when none is given).
+  std::optional<std::string> PopOldest(
+      const std::function<bool(const std::string&)>& eligible = nullptr);
   size_t size() const { return since_.size(); }
 
  private:

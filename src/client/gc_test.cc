@@ -19,8 +19,9 @@ TEST(GcQueueTest, PopsOldestTerminalFirstAndKeepsFirstTime) {
   q.Remove("b");
   EXPECT_EQ(q.size(), 2u);
   EXPECT_TRUE(q.Contains("c"));
+  EXPECT_EQ(q.PopOldest([](const std::string& id) { return id != "a"; }), "c");
+  EXPECT_EQ(q.PopOldest([](const std::string&) { return false; }), std::nullopt);
   EXPECT_EQ(q.PopOldest(), "a");
-  EXPECT_EQ(q.PopOldest(), "c");
   EXPECT_EQ(q.PopOldest(), std::nullopt);
 }
 

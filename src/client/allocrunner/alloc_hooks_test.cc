@@ -224,10 +224,12 @@ TEST_F(PrevAllocTest, ReplacementWaitsForThePreviousAllocAndTakesItsData) {
   Start(*next);
   ASSERT_TRUE(RunUntil([&] { return next->IsWaiting(); }));
   EXPECT_EQ(driver_.starts(), 1);  // the replacement's task waits
+  EXPECT_FALSE(next->prerun_done());  // the client GC must keep `prev` meanwhile
 
   prev->Update(Stopped(*prev_alloc, 11));
   ASSERT_TRUE(RunUntil([&] { return next->task_runner("web")->running(); }));
   EXPECT_TRUE(prev->run_done());
+  EXPECT_TRUE(next->prerun_done());
   EXPECT_EQ(testing::ReadFile(next->alloc_dir().data_dir() / "db" / "state"), "precious");
   EXPECT_EQ(testing::ReadFile(next->alloc_dir().task_dir("web").local / "cache"), "warm");
   EXPECT_FALSE(std::filesystem::exists(next->alloc_dir().logs_dir() / "extra.log"));

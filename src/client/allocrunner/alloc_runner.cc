@@ -181,6 +181,7 @@ asio::awaitable<void> AllocRunner::Run() {
     for (auto& tr : runners_)
       tr->RequestKill(std::nullopt);
   }
+  prerun_done_ = true;
   for (auto& tr : runners_) {
     common::SpawnDetached(executor_, tr->Run(), "task " + tr->name() + " of alloc " + id_);
   }

@@ -107,6 +107,9 @@ class AllocRunner {
   // The client-side alloc (server fields plus task states and client status), latest
   // only; closed when the runner is destroyed.
   AllocBroadcaster& broadcaster() { return broadcaster_; }
+  // Prerun has finished (or was skipped): the previous allocation's data is no longer
+  // needed by this one.
+  bool prerun_done() const { return prerun_done_; }
   bool IsWaiting() const { return prev_alloc_->IsWaiting(); }
   bool IsMigrating() const { return prev_alloc_->IsMigrating(); }
 
@@ -158,6 +161,7 @@ class AllocRunner {
   bool run_launched_ = false;
   bool destroy_launched_ = false;
   bool shutdown_launched_ = false;
+  bool prerun_done_ = false;
   bool killing_ = false;
   std::optional<model::AllocClientUpdate> last_reported_;
 };
