@@ -6,7 +6,6 @@
 #include "cli/format.h"
 #include "cli/lookup.h"
 #include "cli/url.h"
-
 #include <nlohmann/json.hpp>
 
 #include "codec/json.h"

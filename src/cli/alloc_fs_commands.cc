@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/url.h"
-
 #include <nlohmann/json.hpp>
 
 #include "codec/json.h"

@@ -223,7 +223,7 @@ TEST_F(PrevAllocTest, ReplacementWaitsForThePreviousAllocAndTakesItsData) {
   auto next = MakeReplacement(*prev, /*sticky=*/true);
   Start(*next);
   ASSERT_TRUE(RunUntil([&] { return next->IsWaiting(); }));
-  EXPECT_EQ(driver_.starts(), 1);  // the replacement's task waits
+  EXPECT_EQ(driver_.starts(), 1);     // the replacement's task waits
   EXPECT_FALSE(next->prerun_done());  // the client GC must keep `prev` meanwhile
 
   prev->Update(Stopped(*prev_alloc, 11));
