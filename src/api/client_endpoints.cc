@@ -1,13 +1,10 @@
-// /v1/client/allocation/:id/restart, /signal, /snapshot and /gc, and /v1/client/gc: requests
+// /v1/client/allocation/:id/restart, /signal and /gc, and /v1/client/gc: requests
 // served by the client that runs the allocation.
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "client/allocdir/snapshot.h"
 #include "client/client.h"
-#include "common/logging.h"
-#include "common/offload.h"
 #include "common/signals.h"
 #include "server/server.h"
 
@@ -91,34 +88,6 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
                if (!s.ok())
                  co_return ErrorResponse(s);
                co_return Ok(req, ctx);
-             });
-  // The allocation's ephemeral data as a tar archive, for a replacement on another node
-  // to migrate (reference §7). A failed walk still answers 200: the archive then ends
-  // with NOMAD-<id>-ERROR.log, which the receiver reports.
-  router.Add({"GET"}, "/v1/client/allocation/:id/snapshot",
-             [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto runner = FindRunner(ctx, req.Param("id"));
-               if (!runner.ok())
-                 co_return ErrorResponse(runner.status());
-               const std::string id = (*runner)->id();
-               // Paths only: the runner may be collected while the pool works.
-               const std::filesystem::path root = (*runner)->alloc_dir().dir().parent_path();
-               std::vector<std::string> tasks;
-               for (auto* tr : (*runner)->task_runners())
-                 tasks.push_back(tr->name());
-               auto work = [root, id, tasks] {
-                 allocdir::AllocDir dir(root, id);
-                 std::string archive;
-                 absl::Status s = allocdir::WriteSnapshot(dir, id, tasks, &archive);
-                 return std::make_pair(s, std::move(archive));
-               };
-               auto [status, archive] = co_await common::Offload(*ctx.pool, std::move(work));
-               if (!status.ok())
-                 DROVER_LOG_WARN("snapshot of alloc {}: {}", id, status.ToString());
-               Response r;
-               r.content_type = "application/x-tar";
-               r.body = std::move(archive);
-               co_return r;
              });
   // Garbage collection of terminal allocations on this node (their directories go).
   router.Add({"GET", "PUT", "POST"}, "/v1/client/allocation/:id/gc",

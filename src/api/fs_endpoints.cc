@@ -1,15 +1,17 @@
-// /v1/client/fs/{ls,stat,cat,readat,logs}/:alloc: read-only access to an allocation's
-// directory on this node (reference http-api.md; allocdir/fs_view.h does the
-// confinement). Following a log or file (`follow=true`, `/fs/stream`) needs streaming
-// responses, which the HTTP server does not have yet: those answer 501 and say so.
+// /v1/client/fs/{ls,stat,cat,readat,logs}/:alloc and /v1/client/allocation/:id/snapshot:
+// read-only access to an allocation's directory on this node (reference http-api.md;
+// allocdir/fs_view.h does the confinement). Following a log or file (`follow=true`, `/fs/stream`)
+// needs streaming responses, which the HTTP server does not have yet: those answer 501 and say so.
 #include "absl/strings/escaping.h"
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
 #include "api/query.h"
 #include "client/allocdir/fs_view.h"
+#include "client/allocdir/snapshot.h"
 #include "client/client.h"
 #include "codec/json.h"
+#include "common/logging.h"
 #include "common/offload.h"
 
 namespace drover::api {
@@ -101,6 +103,31 @@ absl::StatusOr<std::string> ReadLogs(const AllocDir& dir, const std::string& tas
 }  // namespace
 
 void RegisterFsRoutes(Router& router, ApiContext& ctx) {
+  // The allocation's ephemeral data as a tar archive, for a replacement on another node
+  // to migrate (reference §7). A failed walk still answers 200: the archive then ends
+  // with NOMAD-<id>-ERROR.log, which the receiver reports.
+  router.Add({"GET"}, "/v1/client/allocation/:id/snapshot",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto loc = Locate(ctx, req.Param("id"));
+               if (!loc.ok())
+                 co_return ErrorResponse(loc.status());
+               std::vector<std::string> tasks;
+               for (auto* tr : ctx.client->GetAllocRunner(loc->id)->task_runners())
+                 tasks.push_back(tr->name());
+               auto work = [loc = *loc, tasks] {
+                 std::string archive;
+                 absl::Status s =
+                     allocdir::WriteSnapshot(AllocDir(loc.root, loc.id), loc.id, tasks, &archive);
+                 return std::make_pair(s, std::move(archive));
+               };
+               auto [status, archive] = co_await common::Offload(*ctx.pool, std::move(work));
+               if (!status.ok())
+                 DROVER_LOG_WARN("snapshot of alloc {}: {}", loc->id, status.ToString());
+               Response r;
+               r.content_type = "application/x-tar";
+               r.body = std::move(archive);
+               co_return r;
+             });
   router.Add({"GET"}, "/v1/client/fs/ls/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto loc = Locate(ctx, req.Param("alloc"));
     if (!loc.ok())
