@@ -114,7 +114,8 @@ int PidfdOpen(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd,
+                                            int stderr_fd) {
   auto path = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
   if (!path.ok())
     return path.status();
@@ -137,19 +138,14 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
     envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  const bool keep_logs = !spec.logs.dir.empty();
-  int out[2] = {-1, -1};
-  int err[2] = {-1, -1};
   int report[2] = {-1, -1};
   auto cleanup = [&] {
-    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &report[0], &report[1]})
+    for (int* fd : {&report[0], &report[1]})
       CloseIfOpen(*fd);
   };
-  if ((keep_logs && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) ||
-      pipe2(report, O_CLOEXEC) != 0) {
+  if (pipe2(report, O_CLOEXEC) != 0) {
     const int e = errno;
-    cleanup();
-    return absl::InternalError("failed to create pipes: " + Errno(e));
+    return absl::InternalError("failed to create a pipe: " + Errno(e));
   }
   const pid_t pid = fork();
   if (pid < 0) {
@@ -164,8 +160,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
     const int devnull = open("/dev/null", O_RDWR);
     if (devnull < 0)
       ChildFail(report[1], "open /dev/null");
-    if (dup2(devnull, 0) < 0 || dup2(keep_logs ? out[1] : devnull, 1) < 0 ||
-        dup2(keep_logs ? err[1] : devnull, 2) < 0) {
+    if (dup2(devnull, 0) < 0 || dup2(stdout_fd >= 0 ? stdout_fd : devnull, 1) < 0 ||
+        dup2(stderr_fd >= 0 ? stderr_fd : devnull, 2) < 0) {
       ChildFail(report[1], "dup2");
     }
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
@@ -186,8 +182,6 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
     ChildFail(report[1], "exec");
   }
   CloseIfOpen(report[1]);
-  CloseIfOpen(out[1]);
-  CloseIfOpen(err[1]);
   char msg[256];
   ssize_t n;
   do {
@@ -197,16 +191,12 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec) {
   if (n > 0) {
     int status = 0;
     waitpid(pid, &status, 0);
-    CloseIfOpen(out[0]);
-    CloseIfOpen(err[0]);
     return absl::FailedPreconditionError("failed to start \"" + *path +
                                          "\": " + std::string(msg, static_cast<size_t>(n)));
   }
   SpawnedProcess p;
   p.pid = pid;
   p.start_ticks = ProcessStartTicks(pid);
-  p.stdout_fd = out[0];
-  p.stderr_fd = err[0];
   return p;
 }
 

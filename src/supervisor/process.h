@@ -20,15 +20,14 @@ int PidfdOpen(int pid);
 struct SpawnedProcess {
   int pid = 0;
   uint64_t start_ticks = 0;
-  int stdout_fd = -1;  // read ends of the task's stdout/stderr pipes (-1: discarded)
-  int stderr_fd = -1;
 };
 
 // Forks and execs `spec` in a new session (so its process group can be signalled as a
-// whole): stdin /dev/null, stdout/stderr into pipes when logs are kept, cwd, umask and
-// user applied, every other descriptor closed. Exec failures (missing binary, not
-// executable, unknown user) are reported as errors, not as a task that exits 127.
+// whole): stdin /dev/null, stdout/stderr onto `stdout_fd`/`stderr_fd` (-1: /dev/null),
+// cwd, umask and user applied, every other descriptor closed. Exec failures (missing
+// binary, not executable, unknown user) are reported as errors, not as a task that
+// exits 127. The caller keeps ownership of the two descriptors.
 // REQUIRES: the caller is single-threaded (fork).
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec);
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd);
 
 }  // namespace drover::supervisor

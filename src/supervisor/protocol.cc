@@ -43,6 +43,10 @@ Json ToJson(const LogSpec& s) {
           {"max_file_size", s.max_file_size}};
 }
 
+std::string FifoPath(const LogSpec& logs, const std::string& base) {
+  return logs.dir + "/." + base + ".fifo";
+}
+
 Json ToJson(const SpawnSpec& s) {
   return {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
           {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
@@ -63,6 +67,8 @@ Json ToJson(const TaskInfo& s) {
             {"running", s.running}};
   if (s.exit)
     j["exit"] = ToJson(*s.exit);
+  if (!s.logs.dir.empty())
+    j["logs"] = ToJson(s.logs);
   return j;
 }
 
@@ -91,6 +97,18 @@ absl::Status Read(const Json& j, const char* key, T& out, bool required) {
     }                                                                                  \
   } while (0)
 
+absl::Status ReadLogSpec(const Json& j, LogSpec& s) {
+  auto it = j.find("logs");
+  if (it == j.end() || !it->is_object())
+    return absl::OkStatus();
+  DROVER_READ(*it, "dir", s.dir, false);
+  DROVER_READ(*it, "stdout_base", s.stdout_base, false);
+  DROVER_READ(*it, "stderr_base", s.stderr_base, false);
+  DROVER_READ(*it, "max_files", s.max_files, false);
+  DROVER_READ(*it, "max_file_size", s.max_file_size, false);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
@@ -101,13 +119,8 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
   DROVER_READ(j, "cwd", s.cwd, false);
   DROVER_READ(j, "user", s.user, false);
   DROVER_READ(j, "umask", s.umask, false);
-  if (auto it = j.find("logs"); it != j.end() && it->is_object()) {
-    DROVER_READ(*it, "dir", s.logs.dir, false);
-    DROVER_READ(*it, "stdout_base", s.logs.stdout_base, false);
-    DROVER_READ(*it, "stderr_base", s.logs.stderr_base, false);
-    DROVER_READ(*it, "max_files", s.logs.max_files, false);
-    DROVER_READ(*it, "max_file_size", s.logs.max_file_size, false);
-  }
+  if (absl::Status st = ReadLogSpec(j, s.logs); !st.ok())
+    return st;
   if (s.task_id.empty())
     return absl::InvalidArgumentError("task_id must not be empty");
   if (s.argv.empty() || s.argv[0].empty())
@@ -132,6 +145,8 @@ absl::StatusOr<TaskInfo> TaskInfoFromJson(const Json& j) {
     DROVER_READ(*it, "time_ns", e.time_ns, false);
     t.exit = e;
   }
+  if (absl::Status st = ReadLogSpec(j, t.logs); !st.ok())
+    return st;
   return t;
 }
 

@@ -42,7 +42,8 @@ class FrameDecoder {
 };
 
 // Where a task's stdout and stderr go: `<dir>/<stdout_base>.N`, rotated. An empty dir
-// discards the output.
+// discards the output. The task writes into FIFOs `<dir>/.<base>.fifo` that the
+// supervisor reads, so a supervisor started after a crash can reopen them by path.
 struct LogSpec {
   std::string dir;
   std::string stdout_base;
@@ -77,7 +78,11 @@ struct TaskInfo {
   uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22: with pid, the identity
   bool running = false;
   std::optional<ExitStatus> exit;
+  LogSpec logs;  // as spawned: lets a later supervisor resume pumping the task's output
 };
+
+// The FIFO a task's stream is written into: `<dir>/.<base>.fifo`.
+std::string FifoPath(const LogSpec& logs, const std::string& base);
 
 Json ToJson(const LogSpec& s);
 Json ToJson(const SpawnSpec& s);

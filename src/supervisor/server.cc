@@ -5,8 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <boost/asio/write.hpp>
 
@@ -21,10 +25,49 @@ namespace drover::supervisor {
 namespace fs = std::filesystem;
 using asio::local::stream_protocol;
 
+// One stream of a task's output: the read end of its FIFO and the files it goes to.
+struct Server::LogPump {
+  LogPump(asio::io_context& io, int fd, std::unique_ptr<FileRotator> r)
+      : fifo(io, fd), rotator(std::move(r)) {}
+  asio::posix::stream_descriptor fifo;
+  std::unique_ptr<FileRotator> rotator;
+  bool eof = false;
+
+  // Copies what the FIFO holds now into the files, without blocking, at most
+  // `max_bytes` (a task writing without pause must not hold the loop). At end of file
+  // (every writer closed it) the pump closes.
+  void Drain(size_t max_bytes) {
+    std::array<char, 65536> buf{};
+    size_t moved = 0;
+    while (!eof && moved < max_bytes) {
+      const ssize_t n = ::read(fifo.native_handle(), buf.data(), buf.size());
+      if (n > 0) {
+        moved += static_cast<size_t>(n);
+        if (absl::Status s = rotator->Write(std::string_view(buf.data(), static_cast<size_t>(n)));
+            !s.ok())
+          DROVER_LOG_WARN("supervisor: log write: {}", s.ToString());
+        continue;
+      }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
+      Finish();
+    }
+  }
+  void Finish() {
+    eof = true;
+    boost::system::error_code ec;
+    fifo.close(ec);
+    (void)rotator->Close();
+  }
+};
+
 struct Server::Task {
   TaskInfo info;
   // Adopted from an earlier supervisor: not our child; watched through a pidfd.
   std::unique_ptr<asio::posix::stream_descriptor> pidfd;
+  std::vector<std::shared_ptr<LogPump>> pumps;
 };
 
 struct Server::Connection {
@@ -34,9 +77,39 @@ struct Server::Connection {
   std::deque<std::string> outbox;
   common::Notifier wake;
   bool closed = false;
+  bool exit_after_flush = false;  // a `shutdown` was answered on this connection
 };
 
 namespace {
+
+// A pump moves at most this much per wake-up; at an exit, what the task left behind is
+// drained up to kExitDrainBytes before the exit is reported.
+constexpr size_t kDrainBytes = 1 << 20;
+constexpr size_t kExitDrainBytes = 16 << 20;
+
+// Opens (creating it if needed) the FIFO a task stream is written into; returns the
+// non-blocking read end, and in `*write_fd` a write end when asked for one.
+absl::StatusOr<int> OpenFifo(const std::string& path, int* write_fd) {
+  struct stat st{};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISFIFO(st.st_mode))
+      return absl::FailedPreconditionError("'" + path + "' exists and is not a FIFO");
+  } else if (mkfifo(path.c_str(), 0600) != 0 && errno != EEXIST) {
+    return absl::InternalError("mkfifo '" + path + "': " + std::strerror(errno));
+  }
+  const int rd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (rd < 0)
+    return absl::InternalError("open '" + path + "': " + std::strerror(errno));
+  if (write_fd != nullptr) {
+    *write_fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (*write_fd < 0) {
+      const int e = errno;
+      close(rd);
+      return absl::InternalError("open '" + path + "' for writing: " + std::strerror(e));
+    }
+  }
+  return rd;
+}
 
 int64_t NowNanos() {
   return common::ToUnixNanos(common::RealClock().Now());
@@ -53,7 +126,7 @@ Json Ok(const Json& request) {
 }  // namespace
 
 Server::Server(asio::io_context& io, ServerConfig config)
-    : io_(io), config_(std::move(config)), sigchld_(io, SIGCHLD) {}
+    : io_(io), config_(std::move(config)), sigchld_(io, SIGCHLD), socket_timer_(io) {}
 
 Server::~Server() {
   Stop();
@@ -74,6 +147,8 @@ absl::Status Server::Start() {
                          : -1;
       if (fd >= 0) {
         task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+        if (absl::Status s = StartLogs(*task, nullptr); !s.ok())
+          DROVER_LOG_WARN("supervisor: output of adopted task {} is lost: {}", id, s.ToString());
         DROVER_LOG_INFO("supervisor: adopted task {} (pid {})", id, info.pid);
       } else {
         task->info.running = false;
@@ -100,7 +175,15 @@ absl::Status Server::Start() {
                                   "': " + e.what());
   }
   umask(old);
+  struct stat st{};
+  if (stat(config_.socket_path.c_str(), &st) == 0)
+    socket_inode_ = st.st_ino;
+  {
+    std::ofstream pid_file(config_.state_dir / "supervisor.pid", std::ios::trunc);
+    pid_file << getpid() << "\n";
+  }
   common::SpawnDetached(io_.get_executor(), AcceptLoop(), "supervisor accept");
+  common::SpawnDetached(io_.get_executor(), WatchSocket(), "supervisor socket watch");
   common::SpawnDetached(io_.get_executor(), ReapLoop(), "supervisor reaper");
   Reap();  // children may have exited before the handler was installed
   return absl::OkStatus();
@@ -117,6 +200,7 @@ void Server::Stop() {
     fs::remove(config_.socket_path, fs_ec);
   }
   sigchld_.cancel(ec);
+  socket_timer_.cancel();
   for (const auto& conn : connections_) {
     conn->closed = true;
     conn->socket.close(ec);
@@ -126,6 +210,34 @@ void Server::Stop() {
   for (auto& [id, task] : tasks_) {
     if (task->pidfd)
       task->pidfd->close(ec);
+    for (auto& pump : task->pumps) {
+      if (!pump->eof)
+        pump->Finish();
+    }
+  }
+}
+
+void Server::RequestExit() {
+  Stop();
+  if (on_exit_requested)
+    on_exit_requested();
+}
+
+asio::awaitable<void> Server::WatchSocket() {
+  while (!stopped_) {
+    socket_timer_.expires_after(config_.socket_check_interval);
+    auto [ec] = co_await socket_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec || stopped_)
+      co_return;
+    struct stat st{};
+    if (stat(config_.socket_path.c_str(), &st) != 0 || st.st_ino != socket_inode_) {
+      DROVER_LOG_WARN("supervisor: socket {} is gone or replaced; exiting (tasks keep running)",
+                      config_.socket_path.string());
+      // Not ours any more: leave the file (another supervisor's) alone.
+      acceptor_.reset();
+      RequestExit();
+      co_return;
+    }
   }
 }
 
@@ -165,7 +277,7 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> conn) {
       }
       if (!*msg)
         break;
-      Send(conn, Handle(**msg));
+      Send(conn, Handle(**msg, conn));
     }
     if (bad)
       break;
@@ -178,6 +290,10 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> conn) {
 asio::awaitable<void> Server::WriteLoop(std::shared_ptr<Connection> conn) {
   while (!conn->closed) {
     if (conn->outbox.empty()) {
+      if (conn->exit_after_flush) {
+        RequestExit();
+        break;
+      }
       co_await conn->wake.Wait();
       continue;
     }
@@ -204,7 +320,7 @@ void Server::Broadcast(const Json& message) {
     Send(conn, message);
 }
 
-Json Server::Handle(const Json& request) {
+Json Server::Handle(const Json& request, const std::shared_ptr<Connection>& conn) {
   const std::string op = request.value("op", "");
   try {
     if (op == "spawn")
@@ -218,10 +334,56 @@ Json Server::Handle(const Json& request) {
     }
     if (op == "ack_exit")
       return AckExit(request);
+    if (op == "info") {
+      Json r = Ok(request);
+      r["pid"] = getpid();
+      r["tasks"] = tasks_.size();
+      return r;
+    }
+    if (op == "shutdown")
+      return Shutdown(request, conn);
   } catch (const std::exception& e) {
     return Error(request, std::string("bad request: ") + e.what());
   }
   return Error(request, "unknown op \"" + op + "\"");
+}
+
+absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
+  const LogSpec& logs = task.info.logs;
+  if (logs.dir.empty())
+    return absl::OkStatus();
+  std::vector<std::shared_ptr<LogPump>> pumps;
+  int writers[2] = {-1, -1};
+  const std::string bases[2] = {logs.stdout_base, logs.stderr_base};
+  absl::Status status;
+  for (int i = 0; i < 2 && status.ok(); ++i) {
+    auto rotator = FileRotator::Open(logs.dir, bases[i], logs.max_files, logs.max_file_size);
+    if (!rotator.ok()) {
+      status = rotator.status();
+      break;
+    }
+    auto fd = OpenFifo(FifoPath(logs, bases[i]), write_fds != nullptr ? &writers[i] : nullptr);
+    if (!fd.ok()) {
+      status = fd.status();
+      break;
+    }
+    pumps.push_back(std::make_shared<LogPump>(io_, *fd, std::move(*rotator)));
+  }
+  if (!status.ok()) {
+    for (int fd : writers) {
+      if (fd >= 0)
+        close(fd);
+    }
+    for (auto& pump : pumps)
+      pump->Finish();
+    return status;
+  }
+  for (auto& pump : pumps)
+    common::SpawnDetached(io_.get_executor(), PumpLog(pump), "output of " + task.info.task_id);
+  task.pumps = std::move(pumps);
+  if (write_fds != nullptr)
+    *write_fds = {writers[0], writers[1]};
+  return absl::OkStatus();
 }
 
 Json Server::Spawn(const Json& request) {
@@ -230,43 +392,46 @@ Json Server::Spawn(const Json& request) {
     return Error(request, std::string(spec.status().message()));
   if (tasks_.contains(spec->task_id))
     return Error(request, "task \"" + spec->task_id + "\" already exists");
-  std::shared_ptr<FileRotator> out_rot, err_rot;
-  if (!spec->logs.dir.empty()) {
-    auto out = FileRotator::Open(spec->logs.dir, spec->logs.stdout_base, spec->logs.max_files,
-                                 spec->logs.max_file_size);
-    auto err = FileRotator::Open(spec->logs.dir, spec->logs.stderr_base, spec->logs.max_files,
-                                 spec->logs.max_file_size);
-    if (!out.ok() || !err.ok()) {
-      return Error(request, "failed to open log files: " +
-                                std::string((out.ok() ? err.status() : out.status()).message()));
-    }
-    out_rot = std::move(*out);
-    err_rot = std::move(*err);
-  }
-  auto proc = SpawnProcess(*spec);
-  if (!proc.ok())
-    return Error(request, std::string(proc.status().message()));
   auto task = std::make_unique<Task>();
-  task->info = TaskInfo{.task_id = spec->task_id,
-                        .pid = proc->pid,
-                        .start_ticks = proc->start_ticks,
-                        .running = true};
+  task->info = TaskInfo{.task_id = spec->task_id, .running = true, .logs = spec->logs};
+  std::pair<int, int> writers{-1, -1};
+  if (absl::Status s = StartLogs(*task, &writers); !s.ok())
+    return Error(request, "failed to set up log files: " + std::string(s.message()));
+  auto proc = SpawnProcess(*spec, writers.first, writers.second);
+  // The task holds its own write ends now: ours would keep the FIFOs from ever
+  // reaching end of file.
+  for (int fd : {writers.first, writers.second}) {
+    if (fd >= 0)
+      close(fd);
+  }
+  if (!proc.ok()) {
+    for (auto& pump : task->pumps)
+      pump->Finish();
+    return Error(request, std::string(proc.status().message()));
+  }
+  task->info.pid = proc->pid;
+  task->info.start_ticks = proc->start_ticks;
   if (absl::Status s = table_->Put(task->info); !s.ok()) {
     // Without a record a later supervisor could not adopt it: refuse the task.
     kill(-proc->pid, SIGKILL);
     return Error(request, "failed to record task: " + std::string(s.message()));
   }
   pid_to_task_[proc->pid] = spec->task_id;
-  if (proc->stdout_fd >= 0) {
-    auto out = std::make_shared<asio::posix::stream_descriptor>(io_, proc->stdout_fd);
-    auto err = std::make_shared<asio::posix::stream_descriptor>(io_, proc->stderr_fd);
-    common::SpawnDetached(io_.get_executor(), PumpLog(out, out_rot), "stdout of " + spec->task_id);
-    common::SpawnDetached(io_.get_executor(), PumpLog(err, err_rot), "stderr of " + spec->task_id);
-  }
   Json r = Ok(request);
   r["task"] = ToJson(task->info);
   tasks_[spec->task_id] = std::move(task);
   return r;
+}
+
+Json Server::Shutdown(const Json& request, const std::shared_ptr<Connection>& conn) {
+  size_t running = 0;
+  for (const auto& [id, task] : tasks_)
+    running += task->info.running ? 1 : 0;
+  if (running > 0) {
+    return Error(request, "refusing to exit: " + std::to_string(running) + " task(s) still running");
+  }
+  conn->exit_after_flush = true;  // once this answer is written
+  return Ok(request);
 }
 
 Json Server::SignalTask(const Json& request) {
@@ -354,6 +519,10 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
   if (it == tasks_.end())
     return;
   Task& task = *it->second;
+  // What the task wrote before it exited is in its FIFOs: into the files with it
+  // before anyone hears of the exit. (Grandchildren may still write; the pumps go on.)
+  for (auto& pump : task.pumps)
+    pump->Drain(kExitDrainBytes);
   task.info.running = false;
   task.info.exit = exit;
   task.pidfd.reset();
@@ -363,23 +532,17 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
   Broadcast({{"event", "exited"}, {"task", ToJson(task.info)}});
 }
 
-asio::awaitable<void> Server::PumpLog(std::shared_ptr<asio::posix::stream_descriptor> pipe,
-                                      std::shared_ptr<FileRotator> rotator) {
-  // Reads until every writer (the task and anything it forked) has closed the pipe.
-  // Appending to the log file is a short, buffered write: done inline, as this
-  // process has nothing else that could wait behind it for long.
-  std::array<char, 65536> buf{};
-  for (;;) {
-    auto [ec, n] =
-        co_await pipe->async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-    if (n > 0) {
-      if (absl::Status s = rotator->Write(std::string_view(buf.data(), n)); !s.ok())
-        DROVER_LOG_WARN("supervisor: log write: {}", s.ToString());
-    }
+asio::awaitable<void> Server::PumpLog(std::shared_ptr<LogPump> pump) {
+  // Reads until every writer (the task and anything it forked) has closed the FIFO.
+  // Appending to the log file is a short write: done inline, as this process has
+  // nothing else that could wait behind it for long.
+  while (!pump->eof) {
+    auto [ec] = co_await pump->fifo.async_wait(asio::posix::descriptor_base::wait_read,
+                                               asio::as_tuple(asio::use_awaitable));
     if (ec)
       break;
+    pump->Drain(kDrainBytes);
   }
-  (void)rotator->Close();
 }
 
 }  // namespace drover::supervisor

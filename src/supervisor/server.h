@@ -2,25 +2,32 @@
 //
 // One thread, one io_context: it accepts agent connections on a unix socket, spawns
 // tasks on request, reaps them (it is the children's subreaper, so orphaned
-// grandchildren are reaped too), pumps each task's stdout/stderr pipe into rotated log
+// grandchildren are reaped too), pumps each task's stdout/stderr FIFO into rotated log
 // files, records exits in its task table until the agent acknowledges them, and pushes
-// an "exited" event to every connection. It keeps no other state.
+// an "exited" event to every connection. It keeps no other state. Output the task
+// wrote before it exited is in the log files before its exit is reported.
 //
 // Stop() (or the process exiting) leaves tasks running. A new Server over the same
 // state dir adopts the tasks still alive by pid and start time; as they are no longer
 // its children, their exits are reported with `unknown` set and no code.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "common/event.h"
 #include "supervisor/file_rotator.h"
@@ -32,6 +39,10 @@ namespace drover::supervisor {
 struct ServerConfig {
   std::filesystem::path socket_path;
   std::filesystem::path state_dir;
+  // How often the server checks that its socket file is still the one it bound. When
+  // it is gone or replaced (its data dir was removed, or another supervisor took
+  // over), nobody can reach this server any more: it asks to exit (on_exit_requested).
+  std::chrono::milliseconds socket_check_interval{2000};
 };
 
 class Server {
@@ -49,23 +60,34 @@ class Server {
 
   size_t num_tasks() const { return tasks_.size(); }
 
+  // Called on the io thread when the server wants its process to exit: after a
+  // `shutdown` request was answered, or when its socket file is gone or replaced. The
+  // server has already stopped (tasks keep running).
+  std::function<void()> on_exit_requested;
+
  private:
   struct Task;
   struct Connection;
+  struct LogPump;
 
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> ReadLoop(std::shared_ptr<Connection> conn);
   asio::awaitable<void> WriteLoop(std::shared_ptr<Connection> conn);
   asio::awaitable<void> ReapLoop();
   asio::awaitable<void> WatchAdopted(std::string task_id);
-  asio::awaitable<void> PumpLog(std::shared_ptr<asio::posix::stream_descriptor> pipe,
-                                std::shared_ptr<FileRotator> rotator);
+  asio::awaitable<void> PumpLog(std::shared_ptr<LogPump> pump);
+  asio::awaitable<void> WatchSocket();
+  // Opens the rotated files and FIFOs of a task's output and starts pumping them.
+  // `write_fds` (optional) receives write ends for a task about to be spawned.
+  absl::Status StartLogs(Task& task, std::pair<int, int>* write_fds);
+  void RequestExit();
 
-  Json Handle(const Json& request);
+  Json Handle(const Json& request, const std::shared_ptr<Connection>& conn);
   Json Spawn(const Json& request);
   Json SignalTask(const Json& request);
   Json List();
   Json AckExit(const Json& request);
+  Json Shutdown(const Json& request, const std::shared_ptr<Connection>& conn);
 
   void Reap();
   // Records an exit (persisted) and pushes the event.
@@ -81,6 +103,8 @@ class Server {
   std::map<std::string, std::unique_ptr<Task>> tasks_;
   std::map<int, std::string> pid_to_task_;  // our children only
   std::set<std::shared_ptr<Connection>> connections_;
+  ino_t socket_inode_ = 0;
+  asio::steady_timer socket_timer_;
   bool stopped_ = false;
 };
 

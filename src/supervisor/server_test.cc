@@ -153,6 +153,66 @@ TEST_F(SupervisorTest, PumpsOutputIntoRotatedLogFiles) {
   EXPECT_EQ(testing::ReadFile(d / "t.stderr.0"), "eeeeeeeeee");
 }
 
+TEST_F(SupervisorTest, OutputIsInTheFilesBeforeTheExitIsReported) {
+  SpawnSpec spec = Spec("quick", {"write", "70000", "exit", "0"});
+  spec.logs = {.dir = dir_.path().string(), .stdout_base = "q.stdout", .stderr_base = "q.stderr"};
+  uintmax_t size_at_exit = 0;
+  bool exited = false;
+  client_.on_exit = [&](const TaskInfo&) {
+    exited = true;
+    size_at_exit = fs::file_size(dir_.path() / "q.stdout.0");
+  };
+  ASSERT_TRUE(Spawn(spec).ok());
+  ASSERT_TRUE(RunUntil([&] { return exited; }));
+  EXPECT_EQ(size_at_exit, 70000u);
+}
+
+TEST_F(SupervisorTest, AnAdoptedTaskKeepsItsLogs) {
+  const fs::path ready = dir_.path() / "ready";
+  SpawnSpec spec = Spec("chatty", {"ready", ready.string(), "wait-usr1", "write", "123", "pause"});
+  spec.logs = {.dir = dir_.path().string(), .stdout_base = "c.stdout", .stderr_base = "c.stderr"};
+  auto t = Spawn(spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_TRUE(RunUntil([&] { return ReadPid(ready) > 0; }));
+  client_.Close();
+  StopServer();
+  StartServer();
+  // The new supervisor reopened the task's FIFO: what it writes now is kept.
+  kill(t->pid, SIGUSR1);
+  const fs::path log = dir_.path() / "c.stdout.0";
+  EXPECT_TRUE(RunUntil([&] { return fs::exists(log) && fs::file_size(log) == 123; }));
+  EXPECT_TRUE(Alive(t->pid));
+}
+
+TEST_F(SupervisorTest, ShutdownIsRefusedWhileTasksRun) {
+  bool exit_requested = false;
+  server_->on_exit_requested = [&] { exit_requested = true; };
+  auto info = Await(client_.Call({{"op", "info"}}));
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ((*info)["pid"], getpid());
+  const fs::path ready = dir_.path() / "ready";
+  auto t = Spawn(Spec("busy", {"ready", ready.string(), "pause"}));
+  ASSERT_TRUE(t.ok());
+  auto refused = Await(client_.Call({{"op", "shutdown"}}));
+  EXPECT_NE(refused.status().message().find("1 task(s) still running"), std::string::npos)
+      << refused.status();
+  ASSERT_TRUE(Await(client_.Signal("busy", "SIGKILL")).ok());
+  ASSERT_TRUE(RunUntil([&] { return !List(client_)[0].running; }));
+  ASSERT_TRUE(Await(client_.Call({{"op", "shutdown"}})).ok());
+  EXPECT_TRUE(RunUntil([&] { return exit_requested && !client_.connected(); }));
+}
+
+TEST_F(SupervisorTest, ExitsWhenItsSocketFileIsGone) {
+  StopServer();
+  bool exit_requested = false;
+  server_ = std::make_unique<Server>(
+      io_, ServerConfig{socket_, state_, std::chrono::milliseconds(10)});
+  server_->on_exit_requested = [&] { exit_requested = true; };
+  ASSERT_TRUE(server_->Start().ok());
+  fs::remove(socket_);
+  EXPECT_TRUE(RunUntil([&] { return exit_requested; }));
+}
+
 TEST_F(SupervisorTest, SignalReachesTheWholeProcessGroup) {
   std::vector<TaskInfo> exits;
   client_.on_exit = [&](const TaskInfo& t) { exits.push_back(t); };

@@ -7,6 +7,7 @@
 //   grandchild FILE  fork a child that writes its pid to FILE and pauses forever
 //   ready FILE       create FILE (write our pid into it): "I am up"
 //   pause            wait for a signal forever
+//   wait-usr1        block until SIGUSR1 arrives, then go on with the next action
 // Without an exit action it exits 0 after the last one.
 #include <fcntl.h>
 #include <signal.h>
@@ -69,6 +70,13 @@ int main(int argc, char** argv) {
         return 5;
     } else if (action == "ready" && arg) {
       WritePidFile(argv[++i]);
+    } else if (action == "wait-usr1") {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGUSR1);
+      sigprocmask(SIG_BLOCK, &set, nullptr);
+      int sig = 0;
+      sigwait(&set, &sig);
     } else if (action == "pause") {
       for (;;)
         pause();

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
   drover::supervisor::Server server(io, config);
+  server.on_exit_requested = [&io] { io.stop(); };
   if (absl::Status s = server.Start(); !s.ok()) {
     std::fprintf(stderr, "drover-supervisor: %s\n", s.ToString().c_str());
     return 1;
