@@ -19,6 +19,7 @@
 #include "common/offload.h"
 #include "drivers/mock/mock_driver.h"
 #include "drivers/raw_exec/raw_exec_driver.h"
+#include "drivers/supervised/supervisor_link.h"
 #include "server/server.h"
 
 namespace drover::agent {
@@ -89,7 +90,14 @@ int RunAgent(const AgentConfig& config) {
   common::RealClock clock;
 
   server::Server server(io.get_executor(), pool, clock, server::ServerConfig{config.region});
-  drivers::RawExecDriver raw_exec(io.get_executor(), clock);
+  // The node's drover-supervisor holds every task process (docs/supervisor.md).
+  drivers::SupervisorLink supervisor(
+      io.get_executor(),
+      drivers::SupervisorLinkOptions{.binary = drivers::DefaultSupervisorBinary(),
+                                     .dir = data_dir / "supervisor",
+                                     .log_level = config.log_level});
+  const bool use_supervisor = config.dev_mode;
+  drivers::RawExecDriver raw_exec(io.get_executor(), clock, supervisor);
   drivers::MockDriver mock(io.get_executor(), clock);
   std::map<std::string, drivers::Driver*> drivers;
   if (config.dev_mode) {
@@ -149,14 +157,25 @@ int RunAgent(const AgentConfig& config) {
     server.Stop();
     // Dev mode owns its tasks: stop them all before exiting.
     co_await client.ShutdownAndDestroy();
+    if (use_supervisor) {
+      // Nothing runs any more: the supervisor goes too (its dir may be removed next).
+      if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
+        DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
+      supervisor.Close();
+    }
     io.stop();
   };
 
   server.Start();
   common::SpawnDetached(
       io.get_executor(),
-      [](client::Client& c, api::HttpServer& h, std::string addr, fs::path dir,
-         const AgentConfig& cfg, int& code, asio::io_context& ioc) -> asio::awaitable<void> {
+      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink* sup, std::string addr,
+         fs::path dir, const AgentConfig& cfg, int& code,
+         asio::io_context& ioc) -> asio::awaitable<void> {
+        // Before the client restores anything: drivers re-attach through its task list.
+        // A supervisor that cannot start leaves its drivers unhealthy, not the agent down.
+        if (sup != nullptr)
+          (void)co_await sup->Start();
         absl::Status started = co_await c.Start();
         if (!started.ok()) {
           std::fprintf(stderr, "Error starting agent: %s\n", started.ToString().c_str());
@@ -174,7 +193,8 @@ int RunAgent(const AgentConfig& config) {
         fs::rename(dir / "http.addr.tmp", dir / "http.addr", rename_ec);
         PrintBanner(cfg, addr, dir);
         DROVER_LOG_INFO("agent: HTTP API listening on http://{}", addr);
-      }(client, http, http_addr, data_dir, config, exit_code, io),
+      }(client, http, use_supervisor ? &supervisor : nullptr, http_addr, data_dir, config,
+                                exit_code, io),
       "agent startup");
 
   asio::signal_set signals(io, SIGINT, SIGTERM);

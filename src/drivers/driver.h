@@ -23,6 +23,16 @@ namespace drover::drivers {
 using common::Duration;
 using common::Time;
 
+// Where a task's output goes: `<dir>/<stdout_base>.N`, rotated at `max_file_size`
+// bytes, at most `max_files` kept. An empty dir discards the output.
+struct TaskLogConfig {
+  std::string dir;
+  std::string stdout_base;  // "<task>.stdout"
+  std::string stderr_base;
+  int max_files = 10;
+  int64_t max_file_size = int64_t{10} << 20;
+};
+
 // Everything a driver needs to start one task instance. `id` is new for every start:
 // "<alloc id>/<task>/<8 hex>".
 struct TaskConfig {
@@ -40,8 +50,7 @@ struct TaskConfig {
   model::Value config;  // driver config after ${...} interpolation
   std::string alloc_dir;
   std::string task_dir;
-  std::string stdout_path;
-  std::string stderr_path;
+  TaskLogConfig logs;
   int64_t cpu_shares = 0;
   int64_t memory_mb = 0;
   int64_t memory_max_mb = 0;

@@ -114,8 +114,7 @@ int PidfdOpen(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd,
-                                            int stderr_fd) {
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd) {
   auto path = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
   if (!path.ok())
     return path.status();

@@ -1,11 +1,10 @@
 #include "supervisor/server.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <array>
 #include <cerrno>
@@ -90,7 +89,7 @@ constexpr size_t kExitDrainBytes = 16 << 20;
 // Opens (creating it if needed) the FIFO a task stream is written into; returns the
 // non-blocking read end, and in `*write_fd` a write end when asked for one.
 absl::StatusOr<int> OpenFifo(const std::string& path, int* write_fd) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISFIFO(st.st_mode))
       return absl::FailedPreconditionError("'" + path + "' exists and is not a FIFO");
@@ -175,7 +174,7 @@ absl::Status Server::Start() {
                                   "': " + e.what());
   }
   umask(old);
-  struct stat st{};
+  struct stat st {};
   if (stat(config_.socket_path.c_str(), &st) == 0)
     socket_inode_ = st.st_ino;
   {
@@ -229,7 +228,7 @@ asio::awaitable<void> Server::WatchSocket() {
     auto [ec] = co_await socket_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec || stopped_)
       co_return;
-    struct stat st{};
+    struct stat st {};
     if (stat(config_.socket_path.c_str(), &st) != 0 || st.st_ino != socket_inode_) {
       DROVER_LOG_WARN("supervisor: socket {} is gone or replaced; exiting (tasks keep running)",
                       config_.socket_path.string());
@@ -428,7 +427,8 @@ Json Server::Shutdown(const Json& request, const std::shared_ptr<Connection>& co
   for (const auto& [id, task] : tasks_)
     running += task->info.running ? 1 : 0;
   if (running > 0) {
-    return Error(request, "refusing to exit: " + std::to_string(running) + " task(s) still running");
+    return Error(request,
+                 "refusing to exit: " + std::to_string(running) + " task(s) still running");
   }
   conn->exit_after_flush = true;  // once this answer is written
   return Ok(request);
@@ -440,13 +440,22 @@ Json Server::SignalTask(const Json& request) {
   if (it == tasks_.end())
     return Error(request, "unknown task \"" + id + "\"");
   const TaskInfo& info = it->second->info;
-  if (!info.running)
-    return Error(request, "task \"" + id + "\" is not running");
   auto sig = common::ParseSignal(request.value("signal", "SIGINT"));
   if (!sig.ok())
     return Error(request, std::string(sig.status().message()));
+  const bool group = request.value("group", true);
+  if (!info.running) {
+    if (!group)
+      return Error(request, "task \"" + id + "\" is not running");
+    // What the task left behind in its group (until the exit is acknowledged). Only
+    // while no process has the leader's pid: a live process with it is not ours (the
+    // pid was reused), and may lead a group of its own.
+    if (ProcessStartTicks(info.pid) == 0 && kill(-info.pid, *sig) != 0 && errno != ESRCH)
+      return Error(request, std::string("kill: ") + std::strerror(errno));
+    return Ok(request);
+  }
   // The whole process group (the task's session) unless asked for the process alone.
-  const pid_t target = request.value("group", true) ? -info.pid : info.pid;
+  const pid_t target = group ? -info.pid : info.pid;
   if (kill(target, *sig) != 0 && errno != ESRCH)
     return Error(request, std::string("kill: ") + std::strerror(errno));
   return Ok(request);

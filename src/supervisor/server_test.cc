@@ -205,8 +205,8 @@ TEST_F(SupervisorTest, ShutdownIsRefusedWhileTasksRun) {
 TEST_F(SupervisorTest, ExitsWhenItsSocketFileIsGone) {
   StopServer();
   bool exit_requested = false;
-  server_ = std::make_unique<Server>(
-      io_, ServerConfig{socket_, state_, std::chrono::milliseconds(10)});
+  server_ =
+      std::make_unique<Server>(io_, ServerConfig{socket_, state_, std::chrono::milliseconds(10)});
   server_->on_exit_requested = [&] { exit_requested = true; };
   ASSERT_TRUE(server_->Start().ok());
   fs::remove(socket_);
@@ -233,7 +233,8 @@ TEST_F(SupervisorTest, SignalReachesTheWholeProcessGroup) {
     }
     return !Alive(grandchild);
   }));
-  EXPECT_FALSE(Await(client_.Signal("g", "SIGTERM")).ok());  // no longer running
+  EXPECT_FALSE(Await(client_.Signal("g", "SIGTERM", false)).ok());  // no longer running
+  EXPECT_TRUE(Await(client_.Signal("g", "SIGTERM")).ok());          // its group: nothing left, fine
   EXPECT_FALSE(Await(client_.Signal("nope", "SIGTERM")).ok());
 }
 

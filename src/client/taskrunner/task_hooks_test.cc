@@ -1,4 +1,4 @@
-// The TaskRunner's hook phases and the built-in task hooks (logs, dispatch_payload,
+// The TaskRunner's hook phases and the built-in task hooks (dispatch_payload,
 // stats, validate) over the mock driver.
 #include <filesystem>
 
@@ -159,7 +159,7 @@ TEST_F(TaskHooksTest, ShutdownLeavesTheTaskRunningAndRunsShutdownHooks) {
   }
 }
 
-TEST_F(TaskHooksTest, StdoutIsCollectedIntoRotatedLogFiles) {
+TEST_F(TaskHooksTest, TheDriverIsToldWhereAndHowToKeepTheLogs) {
   auto task = MockTask("web", {{"run_for", "1s"}, {"stdout_string", "hello from the task\n"}});
   task.log_config = {.max_files = 2, .max_file_size_mb = 1};
   auto tr = Make(MakeAlloc({task}, "batch"));
@@ -167,10 +167,13 @@ TEST_F(TaskHooksTest, StdoutIsCollectedIntoRotatedLogFiles) {
   ASSERT_TRUE(RunToEnd(*tr));
   ASSERT_EQ(driver_.started_configs().size(), 1u);
   const auto logs = alloc_dir_->logs_dir();
-  EXPECT_EQ(driver_.started_configs()[0].stdout_path, (logs / ".web.stdout.fifo").string());
+  const drivers::TaskLogConfig& given = driver_.started_configs()[0].logs;
+  EXPECT_EQ(given.dir, logs.string());
+  EXPECT_EQ(given.stdout_base, "web.stdout");
+  EXPECT_EQ(given.stderr_base, "web.stderr");
+  EXPECT_EQ(given.max_files, 2);
+  EXPECT_EQ(given.max_file_size, 1 << 20);
   EXPECT_EQ(testing::ReadFile(logs / "web.stdout.0"), "hello from the task\n");
-  EXPECT_TRUE(std::filesystem::exists(logs / "web.stderr.0"));
-  EXPECT_FALSE(std::filesystem::exists(logs / ".web.stdout.fifo"));  // removed on stop
 }
 
 TEST_F(TaskHooksTest, DisabledLogsGiveTheDriverNoPaths) {
@@ -180,7 +183,7 @@ TEST_F(TaskHooksTest, DisabledLogsGiveTheDriverNoPaths) {
   Start(*tr);
   ASSERT_TRUE(RunToEnd(*tr));
   ASSERT_EQ(driver_.started_configs().size(), 1u);
-  EXPECT_EQ(driver_.started_configs()[0].stdout_path, "");
+  EXPECT_EQ(driver_.started_configs()[0].logs.dir, "");
   EXPECT_FALSE(std::filesystem::exists(alloc_dir_->logs_dir() / "web.stdout.0"));
 }
 

@@ -1,7 +1,6 @@
 #include "client/taskrunner/task_runner.h"
 
 #include "client/taskrunner/dispatch_payload_hook.h"
-#include "client/taskrunner/logs_hook.h"
 #include "client/taskrunner/stats_hook.h"
 #include "client/taskrunner/task_dir_hook.h"
 #include "common/ids.h"
@@ -14,6 +13,10 @@ namespace drover::taskrunner {
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 namespace {
+
+// Nomad's defaults for a task without a logs block.
+constexpr int kDefaultLogMaxFiles = 10;
+constexpr int64_t kDefaultLogMaxFileSizeMb = 10;
 
 const model::Task& FindTask(const model::Allocation& alloc, const std::string& name) {
   const model::TaskGroup* g = alloc.Group();
@@ -59,7 +62,6 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
   auto emit = [this](model::TaskEvent ev) { EmitHookEvent(std::move(ev)); };
   hooks_.push_back(std::make_unique<ValidateHook>(config_.validate));
   hooks_.push_back(std::make_unique<TaskDirHook>(*config_.pool, emit));
-  hooks_.push_back(std::make_unique<LogsHook>(executor, *config_.pool));
   hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
   hooks_.push_back(std::make_unique<StatsHook>(
       executor, *config_.clock, config_.stats_interval,
@@ -222,8 +224,16 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   c.config = env_->InterpolateValue(task_->config);
   c.alloc_dir = config_.alloc_dir->dir().string();
   c.task_dir = task_dir_.dir.string();
-  c.stdout_path = LogsHook::StdoutPath(*task_, *config_.alloc_dir);
-  c.stderr_path = LogsHook::StderrPath(*task_, *config_.alloc_dir);
+  if (!task_->log_config.disabled) {
+    // The supervisor writes the output into alloc/logs/<task>.{stdout,stderr}.N.
+    const model::LogConfig& lc = task_->log_config;
+    c.logs.dir = config_.alloc_dir->logs_dir().string();
+    c.logs.stdout_base = task_->name + ".stdout";
+    c.logs.stderr_base = task_->name + ".stderr";
+    c.logs.max_files = lc.max_files > 0 ? lc.max_files : kDefaultLogMaxFiles;
+    c.logs.max_file_size =
+        (lc.max_file_size_mb > 0 ? lc.max_file_size_mb : kDefaultLogMaxFileSizeMb) << 20;
+  }
   if (auto it = alloc_->allocated_resources.tasks.find(task_->name);
       it != alloc_->allocated_resources.tasks.end()) {
     c.cpu_shares = it->second.cpu_shares;

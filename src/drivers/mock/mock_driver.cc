@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/go_duration.h"
+#include "supervisor/file_rotator.h"
 
 namespace drover::drivers {
 
@@ -128,8 +129,12 @@ asio::awaitable<absl::StatusOr<TaskHandle>> MockDriver::StartTask(const TaskConf
   task->planned.signal = static_cast<int>(IntField(config.config, "exit_signal"));
   task->planned.err = StringField(config.config, "exit_err_msg");
   if (std::string out = StringField(config.config, "stdout_string");
-      !out.empty() && !config.stdout_path.empty()) {
-    std::ofstream(config.stdout_path, std::ios::app) << out;
+      !out.empty() && !config.logs.dir.empty()) {
+    // Into the task's rotated log files, as the supervisor writes real tasks' output.
+    auto rotator = supervisor::FileRotator::Open(config.logs.dir, config.logs.stdout_base,
+                                                 config.logs.max_files, config.logs.max_file_size);
+    if (rotator.ok())
+      (void)(*rotator)->Write(out);
   }
   task->handle = TaskHandle{.version = 1,
                             .driver = Name(),

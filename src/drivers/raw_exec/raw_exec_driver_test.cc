@@ -1,6 +1,10 @@
+// raw_exec through a real drover-supervisor, started by the SupervisorLink as the
+// agent starts it.
 #include "drivers/raw_exec/raw_exec_driver.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 
@@ -11,20 +15,91 @@
 namespace drover::drivers {
 namespace {
 
+namespace fs = std::filesystem;
 using namespace std::chrono_literals;  // NOLINT
+
+std::string Helper() {
+  return testing::BinaryPath("drover-test-helper").string();
+}
+
+int ReadPid(const fs::path& p) {
+  const std::string s = testing::ReadFile(p);
+  return s.empty() ? 0 : std::stoi(s);
+}
+
+bool Alive(int pid) {
+  return kill(pid, 0) == 0;
+}
 
 class RawExecDriverTest : public ::testing::Test {
  protected:
-  TaskConfig Config(const std::string& id, const std::string& script) {
+  void SetUp() override {
+    // The supervisor double-forks away from us; as subreaper we get it back and can
+    // reap it (and any task it leaves) when the test ends.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    fs::create_directories(logs_);
+    Connect();
+  }
+
+  void TearDown() override {
+    for (int pid : pids_) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+    }
+    driver_.reset();
+    const int sup = link_ ? link_->supervisor_pid() : 0;
+    link_.reset();
+    for (int pid : supervisors_) {
+      kill(pid, SIGTERM);
+      EXPECT_TRUE(testing::WaitFor([&] {
+        while (waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        return !Alive(pid);
+      }));
+    }
+    (void)sup;
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
+
+  // A new link and driver, as a restarted agent makes them.
+  void Connect() {
+    driver_.reset();
+    link_ = std::make_unique<SupervisorLink>(
+        io_.get_executor(),
+        SupervisorLinkOptions{.binary = testing::BinaryPath("drover-supervisor"),
+                              .dir = dir_.path() / "sup",
+                              .log_level = "warn"});
+    absl::Status started = Run(link_->Start());
+    ASSERT_TRUE(started.ok()) << started;
+    supervisors_.insert(link_->supervisor_pid());
+    driver_ = std::make_unique<RawExecDriver>(io_.get_executor(), clock_, *link_);
+  }
+
+  TaskConfig Config(const std::string& id, std::vector<std::string> args) {
     TaskConfig c;
     c.id = id;
     c.task_dir = dir_.path().string();
-    c.stdout_path = (dir_.path() / (id + ".stdout")).string();
-    c.stderr_path = (dir_.path() / (id + ".stderr")).string();
+    c.logs = {.dir = logs_.string(), .stdout_base = id + ".stdout", .stderr_base = id + ".stderr"};
     c.env = {{"PATH", "/usr/bin:/bin"}, {"GREETING", "hello"}};
+    model::Value::Array a;
+    for (auto& s : args)
+      a.push_back(model::Value(s));
+    c.config = model::Value::Object{{"command", Helper()}, {"args", a}};
+    return c;
+  }
+  TaskConfig Shell(const std::string& id, const std::string& script) {
+    TaskConfig c = Config(id, {});
     c.config =
         model::Value::Object{{"command", "/bin/sh"}, {"args", model::Value::Array{"-c", script}}};
     return c;
+  }
+
+  absl::StatusOr<TaskHandle> Start(const TaskConfig& c) {
+    auto h = Run(driver_->StartTask(c));
+    if (h.ok())
+      pids_.push_back(h->pid);
+    return h;
   }
 
   template <typename T>
@@ -36,89 +111,197 @@ class RawExecDriverTest : public ::testing::Test {
         io_, [&] { return out.has_value(); }, 20s));
     return std::move(*out);
   }
+  bool RunUntil(const std::function<bool()>& pred) { return testing::RunUntil(io_, pred, 20s); }
 
   asio::io_context io_;
   common::RealClock clock_;
-  RawExecDriver driver_{io_.get_executor(), clock_};
   testing::TempDir dir_;
+  fs::path logs_ = dir_.path() / "logs";
+  std::unique_ptr<SupervisorLink> link_;
+  std::unique_ptr<RawExecDriver> driver_;
+  std::vector<int> pids_;
+  std::set<int> supervisors_;
 };
 
 TEST_F(RawExecDriverTest, RunsCommandWithEnvAndCapturesExitCodeAndOutput) {
-  auto h = Run(driver_.StartTask(Config("t1", "echo $GREETING; echo oops >&2; exit 3")));
+  auto h = Start(Shell("t1", "echo $GREETING; echo oops >&2; exit 3"));
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_GT(h->pid, 0);
   EXPECT_GT(h->proc_start_ticks, 0u);
-  auto r = Run(driver_.WaitTask("t1"));
+  EXPECT_EQ(h->driver, "raw_exec");
+  auto r = Run(driver_->WaitTask("t1"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_FALSE(r->Successful());
-  EXPECT_EQ(testing::ReadFile(dir_.path() / "t1.stdout"), "hello\n");
-  EXPECT_EQ(testing::ReadFile(dir_.path() / "t1.stderr"), "oops\n");
-  auto st = driver_.InspectTask("t1");
+  // The output is in the files by the time the exit is known.
+  EXPECT_EQ(testing::ReadFile(logs_ / "t1.stdout.0"), "hello\n");
+  EXPECT_EQ(testing::ReadFile(logs_ / "t1.stderr.0"), "oops\n");
+  auto st = driver_->InspectTask("t1");
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->state, TaskRunState::kExited);
-  EXPECT_TRUE(driver_.DestroyTask("t1", false).ok());
-  EXPECT_TRUE(absl::IsNotFound(driver_.InspectTask("t1").status()));
+  EXPECT_TRUE(driver_->DestroyTask("t1", false).ok());
+  EXPECT_TRUE(absl::IsNotFound(driver_->InspectTask("t1").status()));
+  // The supervisor forgets it once the exit is acknowledged.
+  EXPECT_TRUE(RunUntil([&] { return link_->Find("t1") == nullptr; }));
 }
 
-TEST_F(RawExecDriverTest, MissingCommandIsAnUnrecoverableStartError) {
-  TaskConfig c = Config("t2", "");
+TEST_F(RawExecDriverTest, BadCommandsAreUnrecoverableStartErrors) {
+  TaskConfig c = Config("t2", {});
   c.config = model::Value::Object{{"command", "/definitely/not/here"}};
-  auto h = Run(driver_.StartTask(c));
+  auto h = Start(c);
   ASSERT_FALSE(h.ok());
   EXPECT_FALSE(IsRecoverable(h.status()));
   EXPECT_NE(h.status().message().find("No such file or directory"), std::string::npos)
       << h.status();
   c.config = model::Value::Object{{"command", "no-such-binary-anywhere"}};
-  h = Run(driver_.StartTask(c));
+  h = Start(c);
   ASSERT_FALSE(h.ok());
-  EXPECT_NE(h.status().message().find("not found in $PATH"), std::string::npos);
+  EXPECT_NE(h.status().message().find("not found in PATH"), std::string::npos) << h.status();
   c.config = model::Value::Object{};
-  h = Run(driver_.StartTask(c));
+  h = Start(c);
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("command"), std::string::npos);
+  c.config = model::Value::Object{{"command", "/bin/true"}, {"args", "not a list"}};
+  h = Start(c);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("list of strings"), std::string::npos);
 }
 
-TEST_F(RawExecDriverTest, StopSendsSignalToProcessGroup) {
-  // The shell forks a grandchild; both must die with the group.
-  auto h = Run(driver_.StartTask(Config("t3", "sleep 300 & echo $! > child.pid; wait")));
+TEST_F(RawExecDriverTest, StopSignalsTheWholeProcessGroup) {
+  const fs::path gc = dir_.path() / "gc";
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t3", {"grandchild", gc.string(), "ready", ready.string(), "pause"}));
   ASSERT_TRUE(h.ok()) << h.status();
-  const auto pid_file = dir_.path() / "child.pid";
-  ASSERT_TRUE(testing::WaitFor([&] { return !testing::ReadFile(pid_file).empty(); }));
-  const int grandchild = std::stoi(testing::ReadFile(pid_file));
-  auto s = Run(driver_.StopTask("t3", 5s, "SIGTERM"));
-  ASSERT_TRUE(s.ok()) << s;
-  auto r = Run(driver_.WaitTask("t3"));
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0 && ReadPid(gc) > 0; }));
+  const int grandchild = ReadPid(gc);
+  ASSERT_TRUE(Run(driver_->StopTask("t3", 5s, "SIGTERM")).ok());
+  auto r = Run(driver_->WaitTask("t3"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->signal, SIGTERM);
-  EXPECT_TRUE(testing::WaitFor([&] { return kill(grandchild, 0) != 0; }));
+  EXPECT_EQ(r->exit_code, 128 + SIGTERM);
+  EXPECT_TRUE(testing::WaitFor([&] {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return !Alive(grandchild);
+  }));
 }
 
-TEST_F(RawExecDriverTest, StopForceKillsAfterTimeoutWhenSignalIgnored) {
-  auto h = Run(driver_.StartTask(
-      Config("t4", "trap '' INT TERM; touch ready; while true; do sleep 1; done")));
+TEST_F(RawExecDriverTest, StopKillsAfterTheTimeoutWhenTheSignalIsIgnored) {
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t4", {"ignore-term", "ready", ready.string(), "pause"}));
   ASSERT_TRUE(h.ok());
-  ASSERT_TRUE(testing::WaitFor([&] { return std::filesystem::exists(dir_.path() / "ready"); }));
-  auto s = Run(driver_.StopTask("t4", 200ms, "SIGINT"));
-  ASSERT_TRUE(s.ok());
-  auto r = Run(driver_.WaitTask("t4"));
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  ASSERT_TRUE(Run(driver_->StopTask("t4", 200ms, "SIGINT")).ok());
+  auto r = Run(driver_->WaitTask("t4"));
+  ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->signal, SIGKILL);
 }
 
-TEST_F(RawExecDriverTest, RecoverRejectsPidWithDifferentStartTime) {
-  auto h = Run(driver_.StartTask(Config("t5", "sleep 300")));
+TEST_F(RawExecDriverTest, DestroyKillsWhatTheTaskLeftBehind) {
+  const fs::path gc = dir_.path() / "gc";
+  auto h = Start(Config("t5", {"grandchild", gc.string(), "exit", "0"}));
   ASSERT_TRUE(h.ok());
-  RawExecDriver other(io_.get_executor(), clock_);
+  ASSERT_TRUE(Run(driver_->WaitTask("t5")).ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(gc) > 0; }));
+  const int grandchild = ReadPid(gc);
+  EXPECT_TRUE(Alive(grandchild));
+  ASSERT_TRUE(driver_->DestroyTask("t5", false).ok());
+  EXPECT_TRUE(RunUntil([&] {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return !Alive(grandchild) && link_->Find("t5") == nullptr;
+  }));
+}
+
+TEST_F(RawExecDriverTest, ARestartedAgentReattachesAndGetsTheRealExitCode) {
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t6", {"ready", ready.string(), "wait-usr1", "exit", "7"}));
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  // The agent goes away; the task does not notice, and exits while nobody listens.
+  link_->Close();
+  Connect();
+  kill(h->pid, SIGUSR1);
+  // The new agent's link learns of the exit from the supervisor.
+  ASSERT_TRUE(RunUntil([&] {
+    const auto* info = link_->Find("t6");
+    return info != nullptr && !info->running;
+  }));
   TaskHandle wrong = *h;
   wrong.proc_start_ticks += 1;
-  EXPECT_TRUE(absl::IsNotFound(other.RecoverTask(wrong)));
-  EXPECT_TRUE(other.RecoverTask(*h).ok());
-  ASSERT_TRUE(driver_.SignalTask("t5", "SIGKILL").ok());
-  auto r = Run(other.WaitTask("t5"));
+  EXPECT_TRUE(absl::IsNotFound(driver_->RecoverTask(wrong)));
+  ASSERT_TRUE(driver_->RecoverTask(*h).ok());
+  auto r = Run(driver_->WaitTask("t6"));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, -1);  // not our child: exit status unknown
-  EXPECT_FALSE(r->err.empty());
-  EXPECT_TRUE(Run(driver_.WaitTask("t5")).ok());
+  EXPECT_EQ(r->exit_code, 7);  // seen by the supervisor, not lost with the agent
+  EXPECT_EQ(driver_->InspectTask("t6")->state, TaskRunState::kExited);
+}
+
+TEST_F(RawExecDriverTest, AKilledSupervisorIsReplacedAndTheTaskLivesOnWithItsLogs) {
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t7", {"ready", ready.string(), "wait-usr1", "write", "100", "pause"}));
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  const int old_sup = link_->supervisor_pid();
+  kill(old_sup, SIGKILL);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return !Alive(old_sup);
+  }));
+  // Written while no supervisor reads: it waits in the FIFO (the driver holds it open).
+  kill(h->pid, SIGUSR1);
+  ASSERT_TRUE(RunUntil([&] { return link_->connected() && link_->supervisor_pid() != old_sup; }));
+  supervisors_.insert(link_->supervisor_pid());
+  const fs::path log = logs_ / "t7.stdout.0";
+  EXPECT_TRUE(RunUntil([&] { return fs::exists(log) && fs::file_size(log) == 100; }));
+  EXPECT_TRUE(Alive(h->pid));
+  // Adopted, not the new supervisor's child: the exit code is not known.
+  ASSERT_TRUE(Run(driver_->StopTask("t7", 5s, "SIGTERM")).ok());
+  auto r = Run(driver_->WaitTask("t7"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, -1);
+  EXPECT_NE(r->err.find("unknown"), std::string::npos);
+}
+
+TEST_F(RawExecDriverTest, ReportsResourceUsageOfTheProcessGroup) {
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t8", {"ready", ready.string(), "pause"}));
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  auto usage = driver_->TaskStats("t8");
+  ASSERT_TRUE(usage.ok());
+  EXPECT_GT(usage->memory.rss, 0u);
+  EXPECT_GT(usage->timestamp, 0);
+  EXPECT_TRUE(absl::IsNotFound(driver_->TaskStats("nope").status()));
+}
+
+TEST(RawExecWithoutSupervisorTest, IsUnhealthyAndStartsFailRecoverably) {
+  asio::io_context io;
+  common::RealClock clock;
+  testing::TempDir dir;
+  SupervisorLink link(io.get_executor(),
+                      SupervisorLinkOptions{.binary = dir.path() / "no-such-supervisor",
+                                            .dir = dir.path() / "sup"});
+  std::optional<absl::Status> started;
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { started = co_await link.Start(); }, asio::detached);
+  ASSERT_TRUE(testing::RunUntil(io, [&] { return started.has_value(); }));
+  EXPECT_NE(started->message().find("no-such-supervisor"), std::string::npos) << *started;
+  RawExecDriver driver(io.get_executor(), clock, link);
+  const DriverFingerprint fp = driver.Fingerprint();
+  EXPECT_TRUE(fp.detected);
+  EXPECT_FALSE(fp.healthy);
+  EXPECT_NE(fp.health_description.find("supervisor unavailable"), std::string::npos);
+  TaskConfig c;
+  c.id = "x";
+  c.config = model::Value::Object{{"command", "/bin/true"}};
+  std::optional<absl::StatusOr<TaskHandle>> h;
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { h = co_await driver.StartTask(c); }, asio::detached);
+  ASSERT_TRUE(testing::RunUntil(io, [&] { return h.has_value(); }));
+  ASSERT_FALSE(h->ok());
+  EXPECT_TRUE(IsRecoverable(h->status())) << h->status();
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+// Resource usage of plain processes, from /proc (for drivers without cgroups, and
+// for per-process breakdowns).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace drover::drivers {
+
+struct ProcSample {
+  int pid = 0;
+  int pgid = 0;
+  uint64_t utime_ticks = 0;  // clock ticks (sysconf(_SC_CLK_TCK))
+  uint64_t stime_ticks = 0;
+  uint64_t start_ticks = 0;  // since boot: with the pid, the process's identity
+  uint64_t rss_bytes = 0;
+};
+
+// /proc/<pid>/stat, or nullopt if there is no such process.
+std::optional<ProcSample> ReadProcSample(int pid);
+
+// Every live process whose process group is `pgid` (a /proc scan).
+std::vector<ProcSample> ProcessGroupSamples(int pgid);
+
+// Clock ticks per second for the tick counts above.
+long ClockTicksPerSecond();
+
+}  // namespace drover::drivers

@@ -1,0 +1,301 @@
+#include "drivers/supervised/supervised_driver.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/logging.h"
+#include "common/offload.h"
+#include "common/status_macros.h"
+
+namespace drover::drivers {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
+
+ExitResult ToExitResult(const supervisor::ExitStatus& exit) {
+  ExitResult r;
+  if (exit.unknown) {
+    r.exit_code = -1;
+    r.err = "exit status unknown: the task ended while no supervisor was watching it";
+    return r;
+  }
+  r.signal = exit.signal;
+  // As a shell reports it (and Nomad's executor): 128 + the signal that ended it.
+  r.exit_code = exit.signal != 0 ? 128 + exit.signal : exit.exit_code;
+  r.oom_killed = exit.oom_killed;
+  return r;
+}
+
+absl::StatusOr<std::vector<std::string>> CommandArgv(const model::Value& config) {
+  const model::Value* command = config.Find("command");
+  if (command == nullptr || command->as_string() == nullptr || command->as_string()->empty())
+    return absl::InvalidArgumentError("missing required driver config \"command\"");
+  std::vector<std::string> argv = {*command->as_string()};
+  if (const model::Value* args = config.Find("args"); args != nullptr && !args->is_null()) {
+    if (args->as_array() == nullptr)
+      return absl::InvalidArgumentError("driver config \"args\" must be a list of strings");
+    for (const model::Value& a : *args->as_array()) {
+      if (a.as_string() == nullptr)
+        return absl::InvalidArgumentError("driver config \"args\" must be a list of strings");
+      argv.push_back(*a.as_string());
+    }
+  }
+  return argv;
+}
+
+supervisor::LogSpec ToLogSpec(const TaskLogConfig& logs) {
+  return supervisor::LogSpec{.dir = logs.dir,
+                             .stdout_base = logs.stdout_base,
+                             .stderr_base = logs.stderr_base,
+                             .max_files = logs.max_files,
+                             .max_file_size = logs.max_file_size};
+}
+
+SupervisedDriver::SupervisedDriver(asio::any_io_executor executor, common::Clock& clock,
+                                   SupervisorLink& link)
+    : executor_(std::move(executor)), clock_(clock), link_(link) {
+  subscription_ = link_.Subscribe([this](const supervisor::TaskInfo& info) { OnExit(info); });
+}
+
+SupervisedDriver::~SupervisedDriver() {
+  *alive_ = false;
+  link_.Unsubscribe(subscription_);
+}
+
+SupervisedDriver::Task::~Task() {
+  for (int fd : held_fifos)
+    close(fd);
+}
+
+DriverFingerprint SupervisedDriver::Fingerprint() const {
+  DriverFingerprint fp;
+  fp.detected = true;
+  fp.healthy = link_.health().ok();
+  fp.health_description =
+      fp.healthy ? "Healthy" : "supervisor unavailable: " + std::string(link_.health().message());
+  fp.attributes["driver." + Name()] = "true";
+  return fp;
+}
+
+SupervisedDriver::Task* SupervisedDriver::Find(const std::string& task_id) const {
+  auto it = tasks_.find(task_id);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+SupervisedDriver::Task* SupervisedDriver::Register(const TaskHandle& handle,
+                                                   const supervisor::LogSpec& logs) {
+  auto task = std::make_unique<Task>();
+  task->handle = handle;
+  task->exited = std::make_unique<common::Event>(executor_);
+  task->started_at = common::FromUnixNanos(handle.started_at);
+  if (!logs.dir.empty()) {
+    for (const std::string& base : {logs.stdout_base, logs.stderr_base}) {
+      const int fd =
+          open(supervisor::FifoPath(logs, base).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0)
+        task->held_fifos.push_back(fd);
+    }
+  }
+  Task* raw = task.get();
+  tasks_[handle.task_id] = std::move(task);
+  // The exit may already be known (an exit event can overtake the spawn's answer, and
+  // a recovered task may have ended while the agent was away).
+  if (const supervisor::TaskInfo* info = link_.Find(handle.task_id);
+      info != nullptr && !info->running) {
+    OnExit(*info);
+  }
+  return raw;
+}
+
+void SupervisedDriver::OnExit(const supervisor::TaskInfo& info) {
+  Task* task = Find(info.task_id);
+  if (task == nullptr) {
+    auto it = dying_.find(info.task_id);
+    task = it == dying_.end() ? nullptr : it->second.get();
+  }
+  if (task == nullptr || task->exited->IsSet())
+    return;
+  task->result = ToExitResult(info.exit.value_or(supervisor::ExitStatus{.unknown = true}));
+  task->completed_at = info.exit && info.exit->time_ns != 0
+                           ? common::FromUnixNanos(info.exit->time_ns)
+                           : clock_.Now();
+  task->exited->Set();
+}
+
+absl::Status SupervisedDriver::RecoverTask(const TaskHandle& handle) {
+  if (tasks_.contains(handle.task_id))
+    return absl::OkStatus();
+  const supervisor::TaskInfo* info = link_.Find(handle.task_id);
+  if (info == nullptr) {
+    return absl::NotFoundError("the supervisor does not hold task '" + handle.task_id + "'" +
+                               (link_.health().ok() ? "" : ": " + link_.health().ToString()));
+  }
+  // pid and start time together: a reused pid is not our task.
+  if (info->pid != handle.pid || info->start_ticks != handle.proc_start_ticks) {
+    return absl::NotFoundError("task '" + handle.task_id + "' is pid " + std::to_string(info->pid) +
+                               " at the supervisor, not the recorded pid " +
+                               std::to_string(handle.pid));
+  }
+  Register(handle, info->logs);
+  return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const TaskConfig& config) {
+  if (tasks_.contains(config.id))
+    co_return absl::AlreadyExistsError("task with ID '" + config.id + "' already started");
+  auto spec = BuildSpawnSpec(config);
+  if (!spec.ok())
+    co_return spec.status();
+  auto alive = alive_;
+  auto spawned = co_await link_.Spawn(*spec);
+  if (!*alive)
+    co_return absl::CancelledError("driver is gone");
+  if (!spawned.ok()) {
+    const std::string msg =
+        "failed to launch command with executor: " + std::string(spawned.status().message());
+    // No supervisor to talk to is a node problem that may pass; a bad command is not.
+    if (absl::IsUnavailable(spawned.status()))
+      co_return RecoverableError(msg);
+    co_return absl::FailedPreconditionError(msg);
+  }
+  const TaskHandle handle{.version = 1,
+                          .driver = Name(),
+                          .task_id = config.id,
+                          .pid = spawned->pid,
+                          .started_at = common::ToUnixNanos(clock_.Now()),
+                          .proc_start_ticks = spawned->start_ticks};
+  Register(handle, spec->logs);
+  DROVER_LOG_DEBUG("{}: started task {} as pid {}", Name(), config.id, spawned->pid);
+  co_return handle;
+}
+
+asio::awaitable<absl::StatusOr<ExitResult>> SupervisedDriver::WaitTask(const std::string& task_id) {
+  Task* task = Find(task_id);
+  if (task == nullptr)
+    co_return absl::NotFoundError("task not found for given id");
+  // The task may be destroyed while we wait: keep what we need.
+  auto alive = alive_;
+  co_await task->exited->Wait();
+  if (!*alive)
+    co_return absl::CancelledError("driver is gone");
+  task = Find(task_id);
+  if (task == nullptr || !task->result)
+    co_return absl::NotFoundError("task not found for given id");
+  co_return *task->result;
+}
+
+asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task_id,
+                                                         Duration timeout,
+                                                         const std::string& signal) {
+  Task* task = Find(task_id);
+  if (task == nullptr)
+    co_return absl::NotFoundError("task not found for given id");
+  if (task->exited->IsSet())
+    co_return absl::OkStatus();
+  const std::string sig = signal.empty() ? "SIGINT" : signal;
+  if (auto parsed = ParseSignal(sig); !parsed.ok())
+    co_return parsed.status();
+  auto alive = alive_;
+  // A failed signal (the task exited meanwhile, or the supervisor is being replaced)
+  // is not final: the timeout and SIGKILL below still apply.
+  absl::Status sent = co_await link_.Signal(task_id, sig, /*group=*/true);
+  if (!*alive)
+    co_return absl::CancelledError("driver is gone");
+  task = Find(task_id);
+  if (task == nullptr)
+    co_return absl::OkStatus();
+  if (!sent.ok())
+    DROVER_LOG_DEBUG("{}: {} to {}: {}", Name(), sig, task_id, sent.ToString());
+  common::Event* exited = task->exited.get();
+  if (!exited->IsSet())
+    co_await (exited->Wait() || clock_.Sleep(timeout));
+  if (!*alive)
+    co_return absl::CancelledError("driver is gone");
+  task = Find(task_id);
+  if (task == nullptr || task->exited->IsSet())
+    co_return absl::OkStatus();
+  absl::Status killed = co_await link_.Signal(task_id, "SIGKILL", /*group=*/true);
+  if (!*alive)
+    co_return absl::CancelledError("driver is gone");
+  task = Find(task_id);
+  if (task == nullptr)
+    co_return absl::OkStatus();
+  if (!killed.ok() && !task->exited->IsSet())
+    co_return common::Annotate(killed, "failed to kill task '" + task_id + "'");
+  co_await task->exited->Wait();
+  co_return absl::OkStatus();
+}
+
+absl::Status SupervisedDriver::DestroyTask(const std::string& task_id, bool force) {
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end())
+    return absl::OkStatus();
+  if (!it->second->exited->IsSet() && !force)
+    return absl::FailedPreconditionError("cannot destroy running task '" + task_id + "'");
+  dying_[task_id] = std::move(it->second);
+  tasks_.erase(it);
+  common::SpawnDetached(executor_, Release(task_id), "release task " + task_id);
+  return absl::OkStatus();
+}
+
+asio::awaitable<void> SupervisedDriver::Release(std::string task_id) {
+  auto alive = alive_;
+  // Kill whatever is left of the group: the task itself if it is still running (a
+  // forced destroy), and children it left behind.
+  absl::Status killed = co_await link_.Signal(task_id, "SIGKILL", /*group=*/true);
+  if (!*alive)
+    co_return;
+  if (!killed.ok())
+    DROVER_LOG_DEBUG("{}: final kill of {}: {}", Name(), task_id, killed.ToString());
+  auto it = dying_.find(task_id);
+  if (it == dying_.end())
+    co_return;
+  co_await it->second->exited->Wait();
+  if (!*alive)
+    co_return;
+  dying_.erase(task_id);  // closes the held FIFOs
+  absl::Status acked = co_await link_.AckExit(task_id);
+  if (!*alive)
+    co_return;
+  if (!acked.ok()) {
+    DROVER_LOG_WARN("{}: failed to acknowledge the exit of {}: {}", Name(), task_id,
+                    acked.ToString());
+  }
+  ReleaseTask(task_id);
+}
+
+absl::StatusOr<TaskStatus> SupervisedDriver::InspectTask(const std::string& task_id) const {
+  const Task* task = Find(task_id);
+  if (task == nullptr)
+    return absl::NotFoundError("task not found for given id");
+  TaskStatus st;
+  st.id = task_id;
+  st.state = task->exited->IsSet() ? TaskRunState::kExited : TaskRunState::kRunning;
+  st.started_at = task->started_at;
+  st.completed_at = task->completed_at;
+  st.exit_result = task->result;
+  st.driver_attributes["pid"] = std::to_string(task->handle.pid);
+  return st;
+}
+
+absl::Status SupervisedDriver::SignalTask(const std::string& task_id, const std::string& signal) {
+  Task* task = Find(task_id);
+  if (task == nullptr)
+    return absl::NotFoundError("task not found for given id");
+  if (auto sig = ParseSignal(signal); !sig.ok())
+    return sig.status();
+  if (task->exited->IsSet())
+    return absl::FailedPreconditionError("task is not running");
+  // The task's own process, as Nomad signals it; sent in the background (the
+  // supervisor only fails for a task that has just exited).
+  common::SpawnDetached(
+      executor_,
+      [](SupervisorLink& link, std::string id, std::string sig) -> asio::awaitable<void> {
+        absl::Status s = co_await link.Signal(id, sig, /*group=*/false);
+        if (!s.ok())
+          DROVER_LOG_WARN("failed to signal task {}: {}", id, s.ToString());
+      }(link_, task_id, signal),
+      "signal " + task_id);
+  return absl::OkStatus();
+}
+
+}  // namespace drover::drivers

@@ -1,0 +1,109 @@
+// The agent's one connection to its node's drover-supervisor (DESIGN.md §1, §6),
+// shared by the drivers that run processes (raw_exec, exec).
+//
+// Start() connects to the supervisor listening in `dir`, or launches one (detached: its
+// own session, not the agent's child, so it outlives the agent) and connects to it,
+// and loads the list of tasks the supervisor holds so that drivers can re-attach
+// (RecoverTask) without a round trip. When the connection is lost the link reconnects
+// in the background, launching a new supervisor if the old one died (the new one
+// adopts the running tasks); exits that happened meanwhile are delivered from the
+// supervisor's list, and a task the supervisor no longer knows is reported as exited
+// with an unknown status.
+//
+// Lives on the control loop; not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include "common/asio.h"
+#include "common/cancellation.h"
+#include "supervisor/client.h"
+#include "supervisor/protocol.h"
+
+namespace drover::drivers {
+
+struct SupervisorLinkOptions {
+  std::filesystem::path binary;  // the drover-supervisor executable
+  // Holds supervisor.sock, state/ (the task table) and supervisor.log; created 0700.
+  std::filesystem::path dir;
+  std::string log_level = "info";
+  std::chrono::milliseconds start_timeout{10000};
+};
+
+// `drover-supervisor` next to the running executable.
+std::filesystem::path DefaultSupervisorBinary();
+
+class SupervisorLink {
+ public:
+  SupervisorLink(asio::any_io_executor executor, SupervisorLinkOptions options);
+  ~SupervisorLink();
+  SupervisorLink(const SupervisorLink&) = delete;
+  SupervisorLink& operator=(const SupervisorLink&) = delete;
+
+  // Connects (launching the supervisor if none answers) and loads its task list.
+  // Call once, before drivers recover tasks. The error is also kept in health().
+  asio::awaitable<absl::Status> Start();
+  // Asks the supervisor to exit; refused while it holds running tasks. For agents
+  // that own their tasks (-dev) and for tests. The link then stays closed.
+  asio::awaitable<absl::Status> Shutdown();
+  // Drops the connection and stops reconnecting; supervisor and tasks stay.
+  void Close();
+
+  // OK while connected; otherwise why not.
+  absl::Status health() const { return health_; }
+  bool connected() const { return client_ != nullptr && client_->connected(); }
+  // The supervisor's pid as it reported it (0 before the first connection).
+  int supervisor_pid() const { return supervisor_pid_; }
+
+  // A task the supervisor holds (from Start's list, a spawn or an exit event), or null.
+  const supervisor::TaskInfo* Find(const std::string& task_id) const;
+
+  // Unavailable when no supervisor can be reached; the supervisor's error otherwise.
+  asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> Spawn(const supervisor::SpawnSpec& spec);
+  asio::awaitable<absl::Status> Signal(const std::string& task_id, const std::string& signal,
+                                       bool group);
+  // The exit is recorded by the agent: the supervisor (and this link) forget the task.
+  asio::awaitable<absl::Status> AckExit(const std::string& task_id);
+
+  // Every exit, once, to every listener (drivers pick their own task ids).
+  using ExitListener = std::function<void(const supervisor::TaskInfo&)>;
+  int Subscribe(ExitListener listener);
+  void Unsubscribe(int token);
+
+ private:
+  asio::awaitable<absl::Status> EnsureConnected();
+  asio::awaitable<absl::Status> ConnectOrLaunch();
+  asio::awaitable<absl::Status> TryConnect();
+  // Loads the supervisor's list, delivering exits the link has not seen.
+  asio::awaitable<absl::Status> Sync();
+  asio::awaitable<void> ReconnectLoop();
+  absl::Status Launch();
+  void OnExit(const supervisor::TaskInfo& info);
+  void OnDisconnect();
+
+  asio::any_io_executor executor_;
+  SupervisorLinkOptions options_;
+  std::unique_ptr<supervisor::Client> client_;
+  // Clients replaced after a disconnect; their coroutines may still be unwinding.
+  std::vector<std::unique_ptr<supervisor::Client>> retired_;
+  std::map<std::string, supervisor::TaskInfo> known_;
+  std::map<int, ExitListener> listeners_;
+  int next_token_ = 1;
+  absl::Status health_ = absl::UnavailableError("not started");
+  int supervisor_pid_ = 0;
+  bool closed_ = false;
+  bool connecting_ = false;
+  std::shared_ptr<common::Event> connect_done_;
+  common::CancellationScopePtr stop_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace drover::drivers
