@@ -17,6 +17,7 @@
 #include "client/client.h"
 #include "common/logging.h"
 #include "common/offload.h"
+#include "drivers/exec/exec_driver.h"
 #include "drivers/mock/mock_driver.h"
 #include "drivers/raw_exec/raw_exec_driver.h"
 #include "drivers/supervised/supervisor_link.h"
@@ -96,10 +97,12 @@ int RunAgent(const AgentConfig& config) {
       drivers::SupervisorLinkOptions{.binary = drivers::DefaultSupervisorBinary(),
                                      .dir = data_dir / "supervisor",
                                      .log_level = config.log_level});
-  const bool use_supervisor = config.dev_mode;
   drivers::RawExecDriver raw_exec(io.get_executor(), clock, supervisor);
+  drivers::ExecDriver exec(io.get_executor(), clock, supervisor);
   drivers::MockDriver mock(io.get_executor(), clock);
   std::map<std::string, drivers::Driver*> drivers;
+  // exec is on wherever it can work (root, cgroups); its fingerprint says whether.
+  drivers["exec"] = &exec;
   if (config.dev_mode) {
     // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
     // default (agent configuration files bring the `plugin "raw_exec"` switch).
@@ -157,25 +160,22 @@ int RunAgent(const AgentConfig& config) {
     server.Stop();
     // Dev mode owns its tasks: stop them all before exiting.
     co_await client.ShutdownAndDestroy();
-    if (use_supervisor) {
-      // Nothing runs any more: the supervisor goes too (its dir may be removed next).
-      if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
-        DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
-      supervisor.Close();
-    }
+    // Nothing runs any more: the supervisor goes too (its dir may be removed next).
+    if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
+      DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
+    supervisor.Close();
     io.stop();
   };
 
   server.Start();
   common::SpawnDetached(
       io.get_executor(),
-      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink* sup, std::string addr,
+      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink& sup, std::string addr,
          fs::path dir, const AgentConfig& cfg, int& code,
          asio::io_context& ioc) -> asio::awaitable<void> {
         // Before the client restores anything: drivers re-attach through its task list.
         // A supervisor that cannot start leaves its drivers unhealthy, not the agent down.
-        if (sup != nullptr)
-          (void)co_await sup->Start();
+        (void)co_await sup.Start();
         absl::Status started = co_await c.Start();
         if (!started.ok()) {
           std::fprintf(stderr, "Error starting agent: %s\n", started.ToString().c_str());
@@ -193,8 +193,7 @@ int RunAgent(const AgentConfig& config) {
         fs::rename(dir / "http.addr.tmp", dir / "http.addr", rename_ec);
         PrintBanner(cfg, addr, dir);
         DROVER_LOG_INFO("agent: HTTP API listening on http://{}", addr);
-      }(client, http, use_supervisor ? &supervisor : nullptr, http_addr, data_dir, config,
-                                exit_code, io),
+      }(client, http, supervisor, http_addr, data_dir, config, exit_code, io),
       "agent startup");
 
   asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -3,16 +3,22 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
+
+#include "supervisor/isolation.h"
 
 namespace drover::supervisor {
 
@@ -48,11 +54,42 @@ absl::StatusOr<std::string> ResolveCommand(const std::string& command,
   return absl::NotFoundError("executable \"" + command + "\" not found in PATH");
 }
 
+// The command of an isolated task: an absolute path inside its root (relative ones
+// from its cwd), or a name looked up in its PATH, checked through the binds.
+absl::StatusOr<std::string> ResolveInRoot(const SpawnSpec& spec) {
+  const std::string& command = spec.argv[0];
+  auto executable = [&](const std::string& inside) {
+    return access(HostPathOf(spec.isolation, inside).c_str(), X_OK) == 0;
+  };
+  if (command.find('/') != std::string::npos) {
+    std::string inside = command;
+    if (command[0] != '/')
+      inside = (spec.cwd.empty() ? std::string("/") : spec.cwd + "/") + command;
+    if (access(HostPathOf(spec.isolation, inside).c_str(), F_OK) != 0)
+      return absl::NotFoundError("failed to start \"" + inside + "\": " + Errno(errno));
+    return inside;
+  }
+  auto it = spec.env.find("PATH");
+  const std::string path_var = it != spec.env.end()
+                                   ? it->second
+                                   : "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+  std::stringstream dirs(path_var);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty() || dir[0] != '/')
+      continue;
+    const std::string candidate = dir + "/" + command;
+    if (executable(candidate))
+      return candidate;
+  }
+  return absl::NotFoundError("executable \"" + command + "\" not found in PATH");
+}
+
 struct Credentials {
   bool change = false;
   uid_t uid = 0;
   gid_t gid = 0;
   std::string name;
+  std::vector<gid_t> groups;  // supplementary groups, looked up before fork
 };
 
 absl::StatusOr<Credentials> LookupUser(const std::string& user) {
@@ -70,6 +107,13 @@ absl::StatusOr<Credentials> LookupUser(const std::string& user) {
   c.uid = pw.pw_uid;
   c.gid = pw.pw_gid;
   c.name = user;
+  int n = 32;
+  c.groups.resize(static_cast<size_t>(n));
+  if (getgrouplist(user.c_str(), c.gid, c.groups.data(), &n) < 0) {
+    c.groups.resize(static_cast<size_t>(n));
+    getgrouplist(user.c_str(), c.gid, c.groups.data(), &n);
+  }
+  c.groups.resize(static_cast<size_t>(std::max(n, 0)));
   return c;
 }
 
@@ -114,16 +158,34 @@ int PidfdOpen(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd) {
-  auto path = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
-  if (!path.ok())
-    return path.status();
-  if (access(path->c_str(), F_OK) != 0) {
-    return absl::NotFoundError("failed to start \"" + *path + "\": " + Errno(errno));
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
+                                            const std::vector<int>& cgroup_fds) {
+  const bool isolate = spec.isolation.enabled;
+  std::string path;
+  if (isolate) {
+    // The command is a path inside the task's root: check it through the binds.
+    auto inside = ResolveInRoot(spec);
+    if (!inside.ok())
+      return inside.status();
+    path = *inside;
+  } else {
+    auto resolved = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
+    if (!resolved.ok())
+      return resolved.status();
+    path = *resolved;
+    if (access(path.c_str(), F_OK) != 0)
+      return absl::NotFoundError("failed to start \"" + path + "\": " + Errno(errno));
   }
   auto creds = LookupUser(spec.user);
   if (!creds.ok())
     return creds.status();
+  std::optional<IsolationPlan> plan;
+  if (isolate) {
+    auto prepared = PrepareIsolation(spec.isolation);
+    if (!prepared.ok())
+      return prepared.status();
+    plan = std::move(*prepared);
+  }
   // Everything the child needs, prepared before fork (no allocation after it).
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : spec.env)
@@ -138,24 +200,36 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
   envp.push_back(nullptr);
 
   int report[2] = {-1, -1};
-  auto cleanup = [&] {
-    for (int* fd : {&report[0], &report[1]})
-      CloseIfOpen(*fd);
-  };
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    const int e = errno;
-    return absl::InternalError("failed to create a pipe: " + Errno(e));
-  }
-  const pid_t pid = fork();
+  if (pipe2(report, O_CLOEXEC) != 0)
+    return absl::InternalError("failed to create a pipe: " + Errno(errno));
+  // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
+  // namespaces: clone() without a new stack behaves as fork() does.
+  const pid_t pid =
+      isolate ? static_cast<pid_t>(syscall(
+                    SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+                    nullptr, nullptr, nullptr, nullptr))
+              : fork();
   if (pid < 0) {
     const int e = errno;
-    cleanup();
-    return absl::InternalError("fork: " + Errno(e));
+    CloseIfOpen(report[0]);
+    CloseIfOpen(report[1]);
+    return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls from here on.
     if (setsid() < 0)
       ChildFail(report[1], "setsid");
+    // Join the cgroup first, so everything the task does is accounted and limited.
+    for (int fd : cgroup_fds) {
+      if (write(fd, "0", 1) != 1)
+        ChildFail(report[1], "join cgroup");
+    }
+    // The supervisor's dispositions (SIGPIPE ignored) and mask are not the task's.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig)
+      signal(sig, SIG_DFL);
     const int devnull = open("/dev/null", O_RDWR);
     if (devnull < 0)
       ChildFail(report[1], "open /dev/null");
@@ -163,13 +237,17 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
         dup2(stderr_fd >= 0 ? stderr_fd : devnull, 2) < 0) {
       ChildFail(report[1], "dup2");
     }
+    if (plan) {
+      if (const char* failed = EnterIsolation(*plan); failed != nullptr)
+        ChildFail(report[1], failed);
+    }
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
       ChildFail(report[1], "chdir");
     if (spec.umask >= 0)
       umask(static_cast<mode_t>(spec.umask));
     if (creds->change) {
-      if (initgroups(creds->name.c_str(), creds->gid) != 0)
-        ChildFail(report[1], "initgroups");
+      if (setgroups(creds->groups.size(), creds->groups.data()) != 0)
+        ChildFail(report[1], "setgroups");
       if (setgid(creds->gid) != 0)
         ChildFail(report[1], "setgid");
       if (setuid(creds->uid) != 0)
@@ -177,7 +255,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     }
     // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
     syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-    execve(path->c_str(), argv.data(), envp.data());
+    execve(path.c_str(), argv.data(), envp.data());
     ChildFail(report[1], "exec");
   }
   CloseIfOpen(report[1]);
@@ -190,7 +268,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
   if (n > 0) {
     int status = 0;
     waitpid(pid, &status, 0);
-    return absl::FailedPreconditionError("failed to start \"" + *path +
+    return absl::FailedPreconditionError("failed to start \"" + path +
                                          "\": " + std::string(msg, static_cast<size_t>(n)));
   }
   SpawnedProcess p;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -28,6 +29,10 @@ struct SpawnedProcess {
 // binary, not executable, unknown user) are reported as errors, not as a task that
 // exits 127. The caller keeps ownership of the two descriptors.
 // REQUIRES: the caller is single-threaded (fork).
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd);
+// With `spec.isolation` the task is cloned into new namespaces and chrooted (see
+// IsolationSpec); it writes "0" into each of `cgroup_fds` (open cgroup.procs files)
+// before anything else, so it runs inside its cgroup from the start.
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
+                                            const std::vector<int>& cgroup_fds = {});
 
 }  // namespace drover::supervisor

@@ -48,8 +48,23 @@ std::string FifoPath(const LogSpec& logs, const std::string& base) {
 }
 
 Json ToJson(const SpawnSpec& s) {
-  return {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
-          {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
+  Json j = {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
+            {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
+  if (s.isolation.enabled) {
+    Json binds = Json::array();
+    for (const BindMount& b : s.isolation.binds)
+      binds.push_back({{"source", b.source}, {"target", b.target}, {"readonly", b.readonly}});
+    j["isolation"] = {{"root", s.isolation.root}, {"binds", binds}};
+  }
+  if (!s.cgroup.name.empty()) {
+    const CgroupLimits& l = s.cgroup.limits;
+    j["cgroup"] = {{"name", s.cgroup.name},
+                   {"memory_bytes", l.memory_bytes},
+                   {"memory_soft_bytes", l.memory_soft_bytes},
+                   {"cpu_shares", l.cpu_shares},
+                   {"pids_max", l.pids_max}};
+  }
+  return j;
 }
 
 Json ToJson(const ExitStatus& s) {
@@ -69,6 +84,8 @@ Json ToJson(const TaskInfo& s) {
     j["exit"] = ToJson(*s.exit);
   if (!s.logs.dir.empty())
     j["logs"] = ToJson(s.logs);
+  if (!s.cgroup.empty())
+    j["cgroup"] = s.cgroup;
   return j;
 }
 
@@ -121,6 +138,34 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
   DROVER_READ(j, "umask", s.umask, false);
   if (absl::Status st = ReadLogSpec(j, s.logs); !st.ok())
     return st;
+  if (auto it = j.find("isolation"); it != j.end() && it->is_object()) {
+    s.isolation.enabled = true;
+    DROVER_READ(*it, "root", s.isolation.root, true);
+    if (auto b = it->find("binds"); b != it->end() && b->is_array()) {
+      for (const Json& e : *b) {
+        BindMount m;
+        DROVER_READ(e, "source", m.source, true);
+        DROVER_READ(e, "target", m.target, true);
+        DROVER_READ(e, "readonly", m.readonly, false);
+        if (m.target.empty() || m.target[0] != '/' || m.target.find("..") != std::string::npos)
+          return absl::InvalidArgumentError("bind target \"" + m.target +
+                                            "\" must be an absolute path without \"..\"");
+        s.isolation.binds.push_back(m);
+      }
+    }
+    if (s.isolation.root.empty() || s.isolation.root[0] != '/')
+      return absl::InvalidArgumentError("isolation root must be an absolute path");
+  }
+  if (auto it = j.find("cgroup"); it != j.end() && it->is_object()) {
+    DROVER_READ(*it, "name", s.cgroup.name, true);
+    DROVER_READ(*it, "memory_bytes", s.cgroup.limits.memory_bytes, false);
+    DROVER_READ(*it, "memory_soft_bytes", s.cgroup.limits.memory_soft_bytes, false);
+    DROVER_READ(*it, "cpu_shares", s.cgroup.limits.cpu_shares, false);
+    DROVER_READ(*it, "pids_max", s.cgroup.limits.pids_max, false);
+    if (s.cgroup.name.empty() || s.cgroup.name.find('/') != std::string::npos ||
+        s.cgroup.name == "." || s.cgroup.name == "..")
+      return absl::InvalidArgumentError("bad cgroup name \"" + s.cgroup.name + "\"");
+  }
   if (s.task_id.empty())
     return absl::InvalidArgumentError("task_id must not be empty");
   if (s.argv.empty() || s.argv[0].empty())
@@ -147,6 +192,7 @@ absl::StatusOr<TaskInfo> TaskInfoFromJson(const Json& j) {
   }
   if (absl::Status st = ReadLogSpec(j, t.logs); !st.ok())
     return st;
+  DROVER_READ(j, "cgroup", t.cgroup, false);
   return t;
 }
 

@@ -20,6 +20,8 @@
 #include "absl/status/statusor.h"
 #include <nlohmann/json.hpp>
 
+#include "supervisor/cgroups.h"
+
 namespace drover::supervisor {
 
 using Json = nlohmann::json;
@@ -52,6 +54,29 @@ struct LogSpec {
   int64_t max_file_size = int64_t{10} << 20;
 };
 
+// A host path made visible inside an isolated task's root.
+struct BindMount {
+  std::string source;  // host path (a directory or a file)
+  std::string target;  // absolute path inside the task's root
+  bool readonly = true;
+  friend bool operator==(const BindMount&, const BindMount&) = default;
+};
+
+// Runs the task in new mount, pid, ipc and uts namespaces (it is pid 1 of its own pid
+// namespace, so everything it starts dies with it) chrooted into `root`, with the
+// binds mounted, a fresh /proc and a minimal /dev. The mounts exist only in the
+// task's mount namespace: nothing is left on the host when it ends.
+struct IsolationSpec {
+  bool enabled = false;
+  std::string root;  // host path that becomes the task's "/"
+  std::vector<BindMount> binds;
+};
+
+struct CgroupSpec {
+  std::string name;  // empty: no cgroup (see cgroups.h for where it lives)
+  CgroupLimits limits;
+};
+
 struct SpawnSpec {
   std::string task_id;
   std::vector<std::string> argv;  // argv[0] is a path or a name looked up in env PATH
@@ -60,6 +85,8 @@ struct SpawnSpec {
   std::string user;  // empty: the supervisor's own user
   int umask = 022;
   LogSpec logs;
+  IsolationSpec isolation;
+  CgroupSpec cgroup;
 };
 
 struct ExitStatus {
@@ -78,7 +105,8 @@ struct TaskInfo {
   uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22: with pid, the identity
   bool running = false;
   std::optional<ExitStatus> exit;
-  LogSpec logs;  // as spawned: lets a later supervisor resume pumping the task's output
+  LogSpec logs;        // as spawned: lets a later supervisor resume pumping the task's output
+  std::string cgroup;  // its cgroup's name, if it has one (OOM check, cleanup)
 };
 
 // The FIFO a task's stream is written into: `<dir>/.<base>.fifo`.

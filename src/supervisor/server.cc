@@ -136,6 +136,7 @@ absl::Status Server::Start() {
   if (!table.ok())
     return table.status();
   table_.emplace(std::move(*table));
+  cgroups_ = config_.cgroups ? *config_.cgroups : CgroupLayout::Detect();
   // Adopt what an earlier supervisor left running; settle what died meanwhile.
   for (const auto& [id, info] : table_->tasks()) {
     auto task = std::make_unique<Task>();
@@ -392,20 +393,46 @@ Json Server::Spawn(const Json& request) {
   if (tasks_.contains(spec->task_id))
     return Error(request, "task \"" + spec->task_id + "\" already exists");
   auto task = std::make_unique<Task>();
-  task->info = TaskInfo{.task_id = spec->task_id, .running = true, .logs = spec->logs};
+  task->info = TaskInfo{
+      .task_id = spec->task_id, .running = true, .logs = spec->logs, .cgroup = spec->cgroup.name};
+  std::vector<int> cgroup_fds;
+  std::optional<TaskCgroup> cgroup;
+  if (!spec->cgroup.name.empty()) {
+    cgroup.emplace(cgroups_, spec->cgroup.name);
+    if (absl::Status s = cgroup->Create(spec->cgroup.limits); !s.ok())
+      return Error(request, "failed to create cgroup: " + std::string(s.message()));
+    for (const fs::path& procs : cgroup->ProcsFiles()) {
+      const int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) {
+        const std::string msg = "failed to open " + procs.string() + ": " + std::strerror(errno);
+        for (int f : cgroup_fds)
+          close(f);
+        (void)cgroup->Remove();
+        return Error(request, msg);
+      }
+      cgroup_fds.push_back(fd);
+    }
+  }
   std::pair<int, int> writers{-1, -1};
-  if (absl::Status s = StartLogs(*task, &writers); !s.ok())
-    return Error(request, "failed to set up log files: " + std::string(s.message()));
-  auto proc = SpawnProcess(*spec, writers.first, writers.second);
+  absl::Status logs = StartLogs(*task, &writers);
+  absl::StatusOr<SpawnedProcess> proc = absl::InternalError("not started");
+  if (logs.ok())
+    proc = SpawnProcess(*spec, writers.first, writers.second, cgroup_fds);
   // The task holds its own write ends now: ours would keep the FIFOs from ever
   // reaching end of file.
   for (int fd : {writers.first, writers.second}) {
     if (fd >= 0)
       close(fd);
   }
-  if (!proc.ok()) {
+  for (int fd : cgroup_fds)
+    close(fd);
+  if (!logs.ok() || !proc.ok()) {
     for (auto& pump : task->pumps)
       pump->Finish();
+    if (cgroup)
+      (void)cgroup->Remove();
+    if (!logs.ok())
+      return Error(request, "failed to set up log files: " + std::string(logs.message()));
     return Error(request, std::string(proc.status().message()));
   }
   task->info.pid = proc->pid;
@@ -452,12 +479,17 @@ Json Server::SignalTask(const Json& request) {
     // pid was reused), and may lead a group of its own.
     if (ProcessStartTicks(info.pid) == 0 && kill(-info.pid, *sig) != 0 && errno != ESRCH)
       return Error(request, std::string("kill: ") + std::strerror(errno));
+    if (!info.cgroup.empty() && *sig == SIGKILL)
+      TaskCgroup(cgroups_, info.cgroup).KillAll();
     return Ok(request);
   }
   // The whole process group (the task's session) unless asked for the process alone.
   const pid_t target = group ? -info.pid : info.pid;
   if (kill(target, *sig) != 0 && errno != ESRCH)
     return Error(request, std::string("kill: ") + std::strerror(errno));
+  // A cgroup holds everything the task started, whatever process group it moved to.
+  if (group && !info.cgroup.empty() && *sig == SIGKILL)
+    TaskCgroup(cgroups_, info.cgroup).KillAll();
   return Ok(request);
 }
 
@@ -477,6 +509,10 @@ Json Server::AckExit(const Json& request) {
     return Error(request, "task \"" + id + "\" is still running");
   if (absl::Status s = table_->Remove(id); !s.ok())
     return Error(request, std::string(s.message()));
+  if (!it->second->info.cgroup.empty()) {
+    common::SpawnDetached(io_.get_executor(), RemoveCgroup(it->second->info.cgroup),
+                          "remove cgroup of " + id);
+  }
   tasks_.erase(it);
   return Ok(request);
 }
@@ -528,6 +564,8 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
   if (it == tasks_.end())
     return;
   Task& task = *it->second;
+  if (!task.info.cgroup.empty())
+    exit.oom_killed = TaskCgroup(cgroups_, task.info.cgroup).OomKilled();
   // What the task wrote before it exited is in its FIFOs: into the files with it
   // before anyone hears of the exit. (Grandchildren may still write; the pumps go on.)
   for (auto& pump : task.pumps)
@@ -539,6 +577,25 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
     DROVER_LOG_ERROR("supervisor: failed to record exit of {}: {}", task_id, s.ToString());
   }
   Broadcast({{"event", "exited"}, {"task", ToJson(task.info)}});
+}
+
+asio::awaitable<void> Server::RemoveCgroup(std::string name) {
+  const TaskCgroup cgroup(cgroups_, name);
+  asio::steady_timer timer(io_);
+  // Killed processes leave the cgroup once they are reaped: a few tries.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    cgroup.KillAll();
+    absl::Status s = cgroup.Remove();
+    if (s.ok())
+      co_return;
+    if (!absl::IsFailedPrecondition(s) || stopped_) {
+      DROVER_LOG_WARN("supervisor: {}", s.ToString());
+      co_return;
+    }
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  DROVER_LOG_WARN("supervisor: cgroup {} is still busy; left in place", name);
 }
 
 asio::awaitable<void> Server::PumpLog(std::shared_ptr<LogPump> pump) {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -43,6 +44,8 @@ struct ServerConfig {
   // it is gone or replaced (its data dir was removed, or another supervisor took
   // over), nobody can reach this server any more: it asks to exit (on_exit_requested).
   std::chrono::milliseconds socket_check_interval{2000};
+  // Where task cgroups go; detected from /proc/self/mountinfo when unset.
+  std::optional<CgroupLayout> cgroups;
 };
 
 class Server {
@@ -81,6 +84,8 @@ class Server {
   // `write_fds` (optional) receives write ends for a task about to be spawned.
   absl::Status StartLogs(Task& task, std::pair<int, int>* write_fds);
   void RequestExit();
+  // Kills what is left in a finished task's cgroup and removes it (retried while busy).
+  asio::awaitable<void> RemoveCgroup(std::string name);
 
   Json Handle(const Json& request, const std::shared_ptr<Connection>& conn);
   Json Spawn(const Json& request);
@@ -102,6 +107,7 @@ class Server {
   asio::signal_set sigchld_;
   std::map<std::string, std::unique_ptr<Task>> tasks_;
   std::map<int, std::string> pid_to_task_;  // our children only
+  CgroupLayout cgroups_;
   std::set<std::shared_ptr<Connection>> connections_;
   ino_t socket_inode_ = 0;
   asio::steady_timer socket_timer_;

@@ -8,6 +8,7 @@
 //   ready FILE       create FILE (write our pid into it): "I am up"
 //   pause            wait for a signal forever
 //   wait-usr1        block until SIGUSR1 arrives, then go on with the next action
+//   hog N            allocate and touch N MiB of memory, one MiB at a time
 // Without an exit action it exits 0 after the last one.
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +20,8 @@
 #include <string>
 
 namespace {
+
+volatile char g_sink = 0;
 
 void WriteBytes(int fd, long n, char c) {
   char buf[4096];
@@ -77,6 +80,15 @@ int main(int argc, char** argv) {
       sigprocmask(SIG_BLOCK, &set, nullptr);
       int sig = 0;
       sigwait(&set, &sig);
+    } else if (action == "hog" && arg) {
+      const long mib = std::atol(argv[++i]);
+      for (long m = 0; m < mib; ++m) {
+        auto* block = static_cast<char*>(std::malloc(1 << 20));
+        if (block == nullptr)
+          return 6;
+        std::memset(block, 1, 1 << 20);          // touched: charged to the cgroup
+        g_sink = g_sink + block[m % (1 << 20)];  // used: not optimised away
+      }
     } else if (action == "pause") {
       for (;;)
         pause();

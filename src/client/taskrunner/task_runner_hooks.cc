@@ -82,9 +82,16 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
   in.task = task_;
   in.node = config_.node;
   in.region = config_.region;
-  in.alloc_dir = config_.alloc_dir->shared_dir().string();
-  in.task_dir = task_dir_.local.string();
-  in.secrets_dir = task_dir_.secrets.string();
+  if (config_.driver != nullptr && config_.driver->GetCapabilities().fs_isolation == "chroot") {
+    // The task sees its task dir as / (exec): the paths as it sees them.
+    in.alloc_dir = "/alloc";
+    in.task_dir = "/local";
+    in.secrets_dir = "/secrets";
+  } else {
+    in.alloc_dir = config_.alloc_dir->shared_dir().string();
+    in.task_dir = task_dir_.local.string();
+    in.secrets_dir = task_dir_.secrets.string();
+  }
   in.host_env = config_.host_env;
   in.hook_env = std::move(hook_env);
   env_ = TaskEnv::Build(in);

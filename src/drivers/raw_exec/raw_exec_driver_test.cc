@@ -2,15 +2,9 @@
 // agent starts it.
 #include "drivers/raw_exec/raw_exec_driver.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-
 #include <filesystem>
 
-#include <gtest/gtest.h>
-
-#include "testing/test_util.h"
+#include "drivers/supervised/supervised_driver_fixture.h"
 
 namespace drover::drivers {
 namespace {
@@ -18,62 +12,16 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;  // NOLINT
 
-std::string Helper() {
-  return testing::BinaryPath("drover-test-helper").string();
-}
-
-int ReadPid(const fs::path& p) {
-  const std::string s = testing::ReadFile(p);
-  return s.empty() ? 0 : std::stoi(s);
-}
-
-bool Alive(int pid) {
-  return kill(pid, 0) == 0;
-}
-
-class RawExecDriverTest : public ::testing::Test {
+class RawExecDriverTest : public SupervisedDriverTest {
  protected:
   void SetUp() override {
-    // The supervisor double-forks away from us; as subreaper we get it back and can
-    // reap it (and any task it leaves) when the test ends.
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    fs::create_directories(logs_);
+    SupervisedDriverTest::SetUp();
     Connect();
   }
-
-  void TearDown() override {
-    for (int pid : pids_) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-    }
-    driver_.reset();
-    const int sup = link_ ? link_->supervisor_pid() : 0;
-    link_.reset();
-    for (int pid : supervisors_) {
-      kill(pid, SIGTERM);
-      EXPECT_TRUE(testing::WaitFor([&] {
-        while (waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
-        return !Alive(pid);
-      }));
-    }
-    (void)sup;
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-  }
-
-  // A new link and driver, as a restarted agent makes them.
   void Connect() {
-    driver_.reset();
-    link_ = std::make_unique<SupervisorLink>(
-        io_.get_executor(),
-        SupervisorLinkOptions{.binary = testing::BinaryPath("drover-supervisor"),
-                              .dir = dir_.path() / "sup",
-                              .log_level = "warn"});
-    absl::Status started = Run(link_->Start());
-    ASSERT_TRUE(started.ok()) << started;
-    supervisors_.insert(link_->supervisor_pid());
-    driver_ = std::make_unique<RawExecDriver>(io_.get_executor(), clock_, *link_);
+    SupervisedDriverTest::Connect([this](SupervisorLink& link) {
+      return std::make_unique<RawExecDriver>(io_.get_executor(), clock_, link);
+    });
   }
 
   TaskConfig Config(const std::string& id, std::vector<std::string> args) {
@@ -94,33 +42,6 @@ class RawExecDriverTest : public ::testing::Test {
         model::Value::Object{{"command", "/bin/sh"}, {"args", model::Value::Array{"-c", script}}};
     return c;
   }
-
-  absl::StatusOr<TaskHandle> Start(const TaskConfig& c) {
-    auto h = Run(driver_->StartTask(c));
-    if (h.ok())
-      pids_.push_back(h->pid);
-    return h;
-  }
-
-  template <typename T>
-  T Run(asio::awaitable<T> op) {
-    std::optional<T> out;
-    asio::co_spawn(
-        io_, [&]() -> asio::awaitable<void> { out = co_await std::move(op); }, asio::detached);
-    EXPECT_TRUE(testing::RunUntil(
-        io_, [&] { return out.has_value(); }, 20s));
-    return std::move(*out);
-  }
-  bool RunUntil(const std::function<bool()>& pred) { return testing::RunUntil(io_, pred, 20s); }
-
-  asio::io_context io_;
-  common::RealClock clock_;
-  testing::TempDir dir_;
-  fs::path logs_ = dir_.path() / "logs";
-  std::unique_ptr<SupervisorLink> link_;
-  std::unique_ptr<RawExecDriver> driver_;
-  std::vector<int> pids_;
-  std::set<int> supervisors_;
 };
 
 TEST_F(RawExecDriverTest, RunsCommandWithEnvAndCapturesExitCodeAndOutput) {
@@ -180,8 +101,7 @@ TEST_F(RawExecDriverTest, StopSignalsTheWholeProcessGroup) {
   EXPECT_EQ(r->signal, SIGTERM);
   EXPECT_EQ(r->exit_code, 128 + SIGTERM);
   EXPECT_TRUE(testing::WaitFor([&] {
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    Reap();
     return !Alive(grandchild);
   }));
 }
@@ -207,8 +127,7 @@ TEST_F(RawExecDriverTest, DestroyKillsWhatTheTaskLeftBehind) {
   EXPECT_TRUE(Alive(grandchild));
   ASSERT_TRUE(driver_->DestroyTask("t5", false).ok());
   EXPECT_TRUE(RunUntil([&] {
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    Reap();
     return !Alive(grandchild) && link_->Find("t5") == nullptr;
   }));
 }
@@ -245,8 +164,7 @@ TEST_F(RawExecDriverTest, AKilledSupervisorIsReplacedAndTheTaskLivesOnWithItsLog
   const int old_sup = link_->supervisor_pid();
   kill(old_sup, SIGKILL);
   ASSERT_TRUE(testing::WaitFor([&] {
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    Reap();
     return !Alive(old_sup);
   }));
   // Written while no supervisor reads: it waits in the FIFO (the driver holds it open).

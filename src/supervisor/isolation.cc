@@ -1,0 +1,137 @@
+#include "supervisor/isolation.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace drover::supervisor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The device nodes of a minimal /dev (what libcontainer gives a container).
+struct DevNode {
+  const char* name;
+  unsigned major;
+  unsigned minor;
+};
+constexpr DevNode kDevNodes[] = {{"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
+                                 {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0}};
+
+bool IsUnder(const std::string& path, const std::string& prefix) {
+  if (prefix == "/")
+    return true;
+  return path == prefix ||
+         (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+          path[prefix.size()] == '/');
+}
+
+}  // namespace
+
+std::string HostPathOf(const IsolationSpec& spec, const std::string& inside) {
+  // The longest bind target that contains the path wins (binds may nest).
+  const BindMount* best = nullptr;
+  for (const BindMount& b : spec.binds) {
+    if (IsUnder(inside, b.target) && (best == nullptr || b.target.size() > best->target.size()))
+      best = &b;
+  }
+  if (best == nullptr)
+    return spec.root + inside;
+  return best->source + inside.substr(best->target == "/" ? 0 : best->target.size());
+}
+
+absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec) {
+  IsolationPlan plan;
+  std::error_code ec;
+  if (!fs::is_directory(spec.root, ec))
+    return absl::FailedPreconditionError("task root '" + spec.root + "' is not a directory");
+  plan.root = spec.root;
+  for (const BindMount& b : spec.binds) {
+    const fs::file_status st = fs::status(b.source, ec);
+    if (ec || !fs::exists(st))
+      continue;
+    const fs::path target = fs::path(spec.root) / b.target.substr(1);
+    if (fs::is_directory(st)) {
+      fs::create_directories(target, ec);
+    } else {
+      fs::create_directories(target.parent_path(), ec);
+      if (!ec && !fs::exists(target)) {
+        const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+          close(fd);
+      }
+    }
+    if (ec) {
+      return absl::InternalError("failed to create mount point '" + target.string() +
+                                 "': " + ec.message());
+    }
+    plan.binds.push_back({b.source, target.string(), b.readonly});
+  }
+  const fs::path root(spec.root);
+  plan.proc = (root / "proc").string();
+  plan.dev = (root / "dev").string();
+  plan.dev_shm = (root / "dev" / "shm").string();
+  for (const fs::path& d : {root / "proc", root / "dev"}) {
+    fs::create_directories(d, ec);
+    if (ec)
+      return absl::InternalError("failed to create '" + d.string() + "': " + ec.message());
+  }
+  for (const DevNode& n : kDevNodes)
+    plan.nodes.push_back({(root / "dev" / n.name).string(), n.major, n.minor});
+  plan.links = {{(root / "dev" / "fd").string(), "/proc/self/fd"},
+                {(root / "dev" / "stdin").string(), "/proc/self/fd/0"},
+                {(root / "dev" / "stdout").string(), "/proc/self/fd/1"},
+                {(root / "dev" / "stderr").string(), "/proc/self/fd/2"}};
+  return plan;
+}
+
+const char* EnterIsolation(const IsolationPlan& plan) {
+  // Nothing mounted from here on may propagate back to the host.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return "make mounts private";
+  for (const IsolationPlan::Mount& m : plan.binds) {
+    if (mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+      return "bind mount";
+    if (m.readonly && mount(nullptr, m.target.c_str(), nullptr,
+                            MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, nullptr) != 0) {
+      return "remount read-only";
+    }
+  }
+  // /proc of the new pid namespace: the task sees only its own processes.
+  if (mount("proc", plan.proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    return "mount /proc";
+  if (mount("tmpfs", plan.dev.c_str(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0)
+    return "mount /dev";
+  const mode_t old = umask(0);
+  for (const IsolationPlan::Node& n : plan.nodes) {
+    if (mknod(n.path.c_str(), S_IFCHR | 0666, makedev(n.major, n.minor)) != 0) {
+      umask(old);
+      return "mknod";
+    }
+  }
+  if (mkdir(plan.dev_shm.c_str(), 01777) != 0 ||
+      mount("shm", plan.dev_shm.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=65536k") !=
+          0) {
+    umask(old);
+    return "mount /dev/shm";
+  }
+  umask(old);
+  for (const auto& [link, target] : plan.links) {
+    if (symlink(target.c_str(), link.c_str()) != 0)
+      return "symlink in /dev";
+  }
+  if (chroot(plan.root.c_str()) != 0)
+    return "chroot";
+  if (chdir("/") != 0)
+    return "chdir /";
+  return nullptr;
+}
+
+}  // namespace drover::supervisor
