@@ -1,11 +1,12 @@
-// /v1/client/fs/{ls,stat,cat,readat,logs}/:alloc and /v1/client/allocation/:id/snapshot:
-// read-only access to an allocation's directory on this node (reference http-api.md;
-// allocdir/fs_view.h does the confinement). Following a log or file (`follow=true`, `/fs/stream`)
-// needs streaming responses, which the HTTP server does not have yet: those answer 501 and say so.
+// /v1/client/fs/{ls,stat,cat,readat,stream,logs}/:alloc and
+// /v1/client/allocation/:id/snapshot: read-only access to an allocation's directory on
+// this node (reference http-api.md; allocdir/fs_view.h does the confinement). Following
+// a log or a file (`follow=true`, `/fs/stream`) streams the body (fs_follow.h).
 #include "absl/strings/escaping.h"
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
+#include "api/fs_follow.h"
 #include "api/query.h"
 #include "client/allocdir/fs_view.h"
 #include "client/allocdir/snapshot.h"
@@ -89,7 +90,7 @@ absl::StatusOr<std::string> ReadLogs(const AllocDir& dir, const std::string& tas
       out += *data;
     } else if (!data->empty()) {
       out += codec::Json{
-          {"Offset", skip},
+          {"Offset", skip + static_cast<int64_t>(data->size())},
           {"Data", absl::Base64Escape(*data)},
           {"File", f.rel_path},
           {"FileEvent",
@@ -182,42 +183,105 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  co_return Raw(*std::move(data));
                });
   }
-  router.Add({"GET"}, "/v1/client/fs/stream/:alloc", [](Request&) -> asio::awaitable<Response> {
-    co_return Response::Error(501,
-                              "streaming files is not supported yet; use /v1/client/fs/readat");
-  });
-  router.Add(
-      {"GET"}, "/v1/client/fs/logs/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
-        auto loc = Locate(ctx, req.Param("alloc"));
-        if (!loc.ok())
-          co_return ErrorResponse(loc.status());
-        const std::string task = req.Query("task");
-        const std::string type = req.Query("type");
-        if (task.empty())
-          co_return Response::Error(400, "must provide task name");
-        if (type != "stdout" && type != "stderr")
-          co_return Response::Error(400, "must provide log type (stdout/stderr)");
-        const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
-        if (origin != "start" && origin != "end")
-          co_return Response::Error(400, "origin must be start or end");
-        if (QueryBool(req, "follow", false)) {
-          co_return Response::Error(501, "following logs is not supported yet; omit follow=true");
-        }
-        auto offset = IntQuery(req, "offset", 0);
-        if (!offset.ok())
-          co_return ErrorResponse(offset.status());
-        const bool plain = QueryBool(req, "plain", false);
-        auto work = [loc = *loc, task, type, off = *offset, end = origin == "end", plain] {
-          return ReadLogs(AllocDir(loc.root, loc.id), task, type, off, end, plain);
-        };
-        auto logs = co_await common::Offload(*ctx.pool, std::move(work));
-        if (!logs.ok())
-          co_return ErrorResponse(logs.status());
-        Response r = Raw(*std::move(logs));
-        if (!plain)
-          r.content_type = "application/json";
-        co_return r;
-      });
+  // A file as it grows: frames (or raw bytes with plain=true) from `offset`, following
+  // by default until the client hangs up or the allocation is gone.
+  router.Add({"GET"}, "/v1/client/fs/stream/:alloc",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto loc = Locate(ctx, req.Param("alloc"));
+               if (!loc.ok())
+                 co_return ErrorResponse(loc.status());
+               const std::string path = req.Query("path");
+               if (path.empty())
+                 co_return Response::Error(400, "must provide a file name");
+               const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
+               if (origin != "start" && origin != "end")
+                 co_return Response::Error(400, "origin must be start or end");
+               auto offset = IntQuery(req, "offset", 0);
+               if (!offset.ok())
+                 co_return ErrorResponse(offset.status());
+               auto work = [loc = *loc, path]() -> absl::StatusOr<allocdir::FileInfo> {
+                 const AllocDir dir(loc.root, loc.id);
+                 auto info = allocdir::StatPath(dir, path);
+                 // Readable at all (secrets are not): checked while a status can say so.
+                 if (info.ok() && !info->is_dir) {
+                   if (absl::Status readable = allocdir::ReadFileAt(dir, path, 0, 0).status();
+                       !readable.ok())
+                     return readable;
+                 }
+                 return info;
+               };
+               auto info = co_await common::Offload(*ctx.pool, std::move(work));
+               if (!info.ok()) {
+                 // A missing file is a bad request here (there is nothing to stream); an
+                 // escape is still forbidden.
+                 co_return absl::IsNotFound(info.status())
+                     ? Response::Error(400, std::string(info.status().message()))
+                     : ErrorResponse(info.status());
+               }
+               if (info->is_dir)
+                 co_return Response::Error(400, "file \"" + path + "\" is a directory");
+               FollowSpec spec{.alloc_root = loc->root,
+                               .alloc_id = loc->id,
+                               .path = path,
+                               .offset = *offset,
+                               .from_end = origin == "end",
+                               .plain = QueryBool(req, "plain", false),
+                               .follow = QueryBool(req, "follow", true)};
+               Response r;
+               r.content_type = spec.plain ? "text/plain; charset=utf-8" : "application/json";
+               r.stream = [&ctx, spec](StreamWriter& out) { return FollowFiles(ctx, spec, out); };
+               co_return r;
+             });
+  router.Add({"GET"}, "/v1/client/fs/logs/:alloc",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto loc = Locate(ctx, req.Param("alloc"));
+               if (!loc.ok())
+                 co_return ErrorResponse(loc.status());
+               const std::string task = req.Query("task");
+               const std::string type = req.Query("type");
+               if (task.empty())
+                 co_return Response::Error(400, "must provide task name");
+               if (type != "stdout" && type != "stderr")
+                 co_return Response::Error(400, "must provide log type (stdout/stderr)");
+               const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
+               if (origin != "start" && origin != "end")
+                 co_return Response::Error(400, "origin must be start or end");
+               auto offset = IntQuery(req, "offset", 0);
+               if (!offset.ok())
+                 co_return ErrorResponse(offset.status());
+               const bool plain = QueryBool(req, "plain", false);
+               if (QueryBool(req, "follow", false)) {
+                 // Errors (an unknown task) while a status can still say so.
+                 auto check = [loc = *loc, task, type] {
+                   return allocdir::LogFiles(AllocDir(loc.root, loc.id), task, type).status();
+                 };
+                 absl::Status known = co_await common::Offload(*ctx.pool, std::move(check));
+                 if (!known.ok())
+                   co_return ErrorResponse(known);
+                 FollowSpec spec{.alloc_root = loc->root,
+                                 .alloc_id = loc->id,
+                                 .task = task,
+                                 .type = type,
+                                 .offset = *offset,
+                                 .from_end = origin == "end",
+                                 .plain = plain,
+                                 .follow = true};
+                 Response r;
+                 r.content_type = plain ? "text/plain; charset=utf-8" : "application/json";
+                 r.stream = [&ctx, spec](StreamWriter& out) { return FollowFiles(ctx, spec, out); };
+                 co_return r;
+               }
+               auto work = [loc = *loc, task, type, off = *offset, end = origin == "end", plain] {
+                 return ReadLogs(AllocDir(loc.root, loc.id), task, type, off, end, plain);
+               };
+               auto logs = co_await common::Offload(*ctx.pool, std::move(work));
+               if (!logs.ok())
+                 co_return ErrorResponse(logs.status());
+               Response r = Raw(*std::move(logs));
+               if (!plain)
+                 r.content_type = "application/json";
+               co_return r;
+             });
 }
 
 }  // namespace drover::api

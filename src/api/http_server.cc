@@ -5,6 +5,7 @@
 #include <set>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
@@ -27,6 +28,27 @@ void SetCloseOnExec(int fd) {
   if (flags >= 0)
     fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
+
+// Chunks onto the connection; remembers a failed write so the producer stops.
+class ChunkWriter final : public StreamWriter {
+ public:
+  explicit ChunkWriter(beast::tcp_stream& stream) : stream_(stream) {}
+  asio::awaitable<bool> Write(std::string data) override {
+    if (failed_)
+      co_return false;
+    if (data.empty())
+      co_return true;
+    auto chunk = http::make_chunk(asio::buffer(data));
+    auto [ec, n] = co_await asio::async_write(stream_, chunk, asio::as_tuple(asio::use_awaitable));
+    failed_ = static_cast<bool>(ec);
+    co_return !failed_;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  beast::tcp_stream& stream_;
+  bool failed_ = false;
+};
 
 }  // namespace
 
@@ -175,6 +197,37 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     } catch (const std::exception& e) {
       DROVER_LOG_ERROR("http: {} {} failed: {}", req.method, req.path, e.what());
       out = Response::Error(500, e.what());
+    }
+    if (out.stream) {
+      // Headers now, then chunks as the producer writes them.
+      http::response<http::empty_body> head{static_cast<http::status>(out.status), in.version()};
+      head.set(http::field::server, "drover");
+      head.set(http::field::content_type, out.content_type);
+      for (const auto& [k, v] : out.headers)
+        head.set(k, v);
+      head.chunked(true);
+      head.keep_alive(in.keep_alive());
+      stream->expires_never();
+      http::response_serializer<http::empty_body> serializer{head};
+      auto [hwec, hn] = co_await http::async_write_header(*stream, serializer,
+                                                          asio::as_tuple(asio::use_awaitable));
+      if (hwec)
+        break;
+      ChunkWriter writer(*stream);
+      try {
+        co_await out.stream(writer);
+      } catch (const std::exception& e) {
+        DROVER_LOG_ERROR("http: streaming {} {} failed: {}", req.method, req.path, e.what());
+        break;  // mid-body: the only honest end is closing the connection
+      }
+      if (writer.failed())
+        break;
+      auto last = http::make_chunk_last();
+      auto [lec, ln] =
+          co_await asio::async_write(*stream, last, asio::as_tuple(asio::use_awaitable));
+      if (lec || !head.keep_alive())
+        break;
+      continue;
     }
     http::response<http::string_body> res{static_cast<http::status>(out.status), in.version()};
     res.set(http::field::server, "drover");

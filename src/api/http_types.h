@@ -2,8 +2,11 @@
 // (only http_server.cc knows Beast).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+
+#include "common/asio.h"
 
 namespace drover::api {
 
@@ -24,11 +27,23 @@ struct Request {
   const std::string& Param(const std::string& key) const { return params.at(key); }
 };
 
+// Where a streamed response body goes (chunked transfer encoding).
+class StreamWriter {
+ public:
+  virtual ~StreamWriter() = default;
+  // Sends `data` as one chunk (nothing for empty data). False once the client is gone:
+  // the producer should stop.
+  virtual asio::awaitable<bool> Write(std::string data) = 0;
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::map<std::string, std::string> headers;
   std::string body;
+  // When set, the body is produced over time: the server sends the headers, then calls
+  // `stream`, which writes chunks until it returns (and `body` is ignored).
+  std::function<asio::awaitable<void>(StreamWriter&)> stream;
 
   // Nomad's errors: plain text, the message only.
   static Response Error(int status, std::string message) {

@@ -56,10 +56,6 @@ std::optional<std::string> PickTask(const model::Allocation& alloc, const std::s
 }  // namespace
 
 int RunAllocLogs(const AllocLogsOptions& options, HttpClient& client, Ui& ui) {
-  if (options.follow) {
-    ui.Error("Following logs (-f) is not supported yet; run without -f.");
-    return kExitError;
-  }
   if (options.lines < -1 || options.bytes < -1) {
     ui.Error("-n and -c must not be negative");
     return kExitError;
@@ -75,6 +71,33 @@ int RunAllocLogs(const AllocLogsOptions& options, HttpClient& client, Ui& ui) {
                                    "&type=", options.stderr_ ? "stderr" : "stdout", "&plain=true");
   if (options.bytes >= 0)
     absl::StrAppend(&query, "&origin=end&offset=", options.bytes);
+  // -tail alone shows the last 10 lines, as Nomad does; -n N the last N.
+  const int64_t lines = options.lines >= 0 ? options.lines : (options.tail ? 10 : -1);
+  if (options.follow) {
+    if (lines >= 0 && options.bytes < 0) {
+      // The last lines as of now, then everything after them as it comes.
+      absl::StatusOr<HttpResponse> now =
+          client.Do("GET", absl::StrCat("/v1/client/fs/logs/", PathEscape(alloc->id), query));
+      if (!now.ok()) {
+        ui.Error(absl::StrCat("Error reading file: ", now.status().message()));
+        return kExitError;
+      }
+      ui.Raw(LastLines(now->body, lines));
+      absl::StrAppend(&query, "&origin=start&offset=", now->body.size());
+    }
+    absl::StrAppend(&query, "&follow=true");
+    absl::Status s =
+        client.Stream(absl::StrCat("/v1/client/fs/logs/", PathEscape(alloc->id), query),
+                      [&ui](std::string_view data) {
+                        ui.Raw(data);
+                        return true;
+                      });
+    if (!s.ok()) {
+      ui.Error(absl::StrCat("Error reading file: ", s.message()));
+      return kExitError;
+    }
+    return kExitOk;
+  }
   absl::StatusOr<HttpResponse> r =
       client.Do("GET", absl::StrCat("/v1/client/fs/logs/", PathEscape(alloc->id), query));
   if (!r.ok()) {
@@ -82,8 +105,6 @@ int RunAllocLogs(const AllocLogsOptions& options, HttpClient& client, Ui& ui) {
     return kExitError;
   }
   std::string text = std::move(r->body);
-  // -tail alone shows the last 10 lines, as Nomad does; -n N the last N.
-  const int64_t lines = options.lines >= 0 ? options.lines : (options.tail ? 10 : -1);
   if (lines >= 0 && options.bytes < 0)
     text = LastLines(text, lines);
   ui.Raw(text);

@@ -3,6 +3,7 @@
 // request timeout (beast::tcp_stream timeouts apply to async operations only).
 #include "cli/http_client.h"
 
+#include <array>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -18,6 +19,7 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -58,10 +60,19 @@ class BeastHttpClient final : public HttpClient {
                                   std::string_view body,
                                   std::chrono::milliseconds timeout) override {
     try {
-      return DoUnchecked(method, path_with_query, body, timeout);
+      return DoUnchecked(method, path_with_query, body, timeout, nullptr);
     } catch (const std::exception& e) {
       return absl::InternalError(
           absl::StrCat(GoOp(method), " \"", Url(path_with_query), "\": ", e.what()));
+    }
+  }
+
+  absl::Status Stream(std::string_view path_with_query,
+                      const std::function<bool(std::string_view)>& on_data) override {
+    try {
+      return DoUnchecked("GET", path_with_query, {}, kDefaultRequestTimeout, &on_data).status();
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("Get \"", Url(path_with_query), "\": ", e.what()));
     }
   }
 
@@ -76,9 +87,11 @@ class BeastHttpClient final : public HttpClient {
     ioc.run();
   }
 
+  // With `on_data` the body is handed over piece by piece as it arrives.
   absl::StatusOr<HttpResponse> DoUnchecked(std::string_view method,
                                            std::string_view path_with_query, std::string_view body,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const std::function<bool(std::string_view)>* on_data) {
     const std::string url = Url(path_with_query);
     auto fail = [&](std::string_view what, absl::StatusCode code) {
       return absl::Status(code, absl::StrCat(GoOp(method), " \"", url, "\": ", std::string(what)));
@@ -148,6 +161,8 @@ class BeastHttpClient final : public HttpClient {
     }
 
     beast::flat_buffer buffer;
+    if (on_data != nullptr)
+      return ReadStreamed(stream, ioc, buffer, timeout, *on_data, fail);
     http::response_parser<http::string_body> parser;
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     stream.expires_after(timeout);
@@ -184,11 +199,68 @@ class BeastHttpClient final : public HttpClient {
     return response;
   }
 
+  template <typename Fail>
+  static absl::StatusOr<HttpResponse> ReadStreamed(
+      beast::tcp_stream& stream, boost::asio::io_context& ioc, beast::flat_buffer& buffer,
+      std::chrono::milliseconds timeout, const std::function<bool(std::string_view)>& on_data,
+      const Fail& fail) {
+    boost::system::error_code ec;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    stream.expires_after(timeout);
+    http::async_read_header(stream, buffer, parser,
+                            [&](const boost::system::error_code& e, std::size_t) { ec = e; });
+    RunUntilDone(ioc);
+    if (ec) {
+      return fail(ErrorText(ec), ec == beast::error::timeout ? absl::StatusCode::kDeadlineExceeded
+                                                             : absl::StatusCode::kUnavailable);
+    }
+    // A followed body has no deadline: it lasts as long as the task writes.
+    stream.expires_never();
+    HttpResponse response;
+    response.status = static_cast<int>(parser.get().result_int());
+    std::string error_body;
+    std::array<char, 16384> chunk{};
+    while (!parser.is_done()) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      // read_some: hand over what came now, not once the buffer is full.
+      http::async_read_some(stream, buffer, parser,
+                            [&](const boost::system::error_code& e, std::size_t) { ec = e; });
+      RunUntilDone(ioc);
+      if (ec == http::error::need_buffer)
+        ec = {};
+      if (ec)
+        return fail(ErrorText(ec), absl::StatusCode::kUnavailable);
+      const size_t n = chunk.size() - parser.get().body().size;
+      if (response.status != 200) {
+        error_body.append(chunk.data(), n);
+      } else if (n > 0 && !on_data(std::string_view(chunk.data(), n))) {
+        break;
+      }
+    }
+    boost::system::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    if (response.status != 200)
+      return UnexpectedResponse(response.status, error_body);
+    return response;
+  }
+
   const Address address_;
   const std::string token_;
 };
 
 }  // namespace
+
+absl::Status HttpClient::Stream(std::string_view path_with_query,
+                                const std::function<bool(std::string_view)>& on_data) {
+  absl::StatusOr<HttpResponse> r = Do("GET", path_with_query);
+  if (!r.ok())
+    return r.status();
+  if (!r->body.empty())
+    on_data(r->body);
+  return absl::OkStatus();
+}
 
 std::unique_ptr<HttpClient> NewHttpClient(Address address, std::string token) {
   return std::make_unique<BeastHttpClient>(std::move(address), std::move(token));

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,13 @@ class HttpClient {
   virtual absl::StatusOr<HttpResponse> Do(
       std::string_view method, std::string_view path_with_query, std::string_view body = {},
       std::chrono::milliseconds timeout = kDefaultRequestTimeout) = 0;
+
+  // GET whose body arrives over time (a followed log): `on_data` gets each piece as it
+  // comes and returns false to stop reading. OK once the body ended (or was stopped);
+  // errors as Do's (the timeout applies until the headers are in). The default reads
+  // the whole body with Do and hands it over at once (enough for fakes).
+  virtual absl::Status Stream(std::string_view path_with_query,
+                              const std::function<bool(std::string_view)>& on_data);
 };
 
 // The real client. `token`, when not empty, is sent as X-Nomad-Token.

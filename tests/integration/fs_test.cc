@@ -1,4 +1,9 @@
 // The client file-system and logs endpoints against a real agent and a real task.
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "cli/url.h"
 #include <gtest/gtest.h>
 
 #include "tests/integration/agent_fixture.h"
@@ -64,7 +69,11 @@ TEST_F(FsTest, BadRequestsGetClearErrors) {
   expect(fs + "logs/" + id + "?type=stdout", "400", "must provide task name");
   expect(fs + "logs/" + id + "?task=t&type=stdin", "400", "must provide log type");
   expect(fs + "logs/" + id + "?task=t&type=stdout&origin=middle", "400", "origin must be");
-  expect(fs + "logs/" + id + "?task=t&type=stdout&follow=true", "501", "not supported yet");
+  expect(fs + "stream/" + id + "?path=/nope", "400", "does not exist");
+  expect(fs + "stream/" + id + "?path=/t", "400", "is a directory");
+  expect(fs + "stream/" + id + "?path=/../../../etc/passwd", "403", "escapes");
+  expect(fs + "stream/" + id + "?path=/t/secrets/token", "403", "Reading secret file prohibited");
+  expect(fs + "stream/" + id, "400", "must provide a file name");
   expect(fs + "cat/" + id + "?path=/../../../etc/passwd", "403", "escapes");
   expect(fs + "cat/" + id + "?path=/t/secrets/token", "403", "Reading secret file prohibited");
   expect(fs + "cat/" + id + "?path=/t", "400", "is a directory");
@@ -92,9 +101,10 @@ TEST_F(FsTest, AllocLogsAndAllocFsCommands) {
   EXPECT_EQ(agent_.Cli({"alloc", "logs", "-n", "2", id}).out, "line14\nline15\n");
   EXPECT_EQ(agent_.Cli({"alloc", "logs", "-c", "3", id}).out, "15\n");
   EXPECT_EQ(agent_.Cli({"alloc", "logs", "-stderr", id}).out, "err\n");
-  CliResult follow = agent_.Cli({"alloc", "logs", "-f", id});
-  EXPECT_EQ(follow.exit_code, 1);
-  EXPECT_NE(follow.err.find("not supported yet"), std::string::npos) << follow.err;
+  // The task is dead: following ends once everything was shown.
+  CliResult follow = agent_.Cli({"alloc", "logs", "-f", "-n", "1", id});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "line15\n");
   CliResult wrong = agent_.Cli({"alloc", "logs", id, "nope"});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("Could not find task named: nope"), std::string::npos) << wrong.err;
@@ -110,6 +120,62 @@ TEST_F(FsTest, AllocLogsAndAllocFsCommands) {
   CliResult escape = agent_.Cli({"alloc", "fs", id, "../../etc/passwd"});
   EXPECT_EQ(escape.exit_code, 1);
   EXPECT_NE(escape.err.find("403"), std::string::npos) << escape.err;
+}
+
+TEST_F(FsTest, FollowingALogStreamsItUntilTheTaskEnds) {
+  const std::string file = agent_.WriteFile(
+      "f.json",
+      RawExecJob("follow", "batch",
+                 "echo first; while [ ! -e \"$NOMAD_TASK_DIR/go\" ]; do sleep 0.05; done; "
+                 "echo second"));
+  ASSERT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
+  const std::string id = WaitAlloc("follow", "running")["ID"];
+  // Followed on another thread, as `drover alloc logs -f` does, with its own client.
+  std::mutex mu;
+  std::string got;
+  absl::Status ended = absl::UnknownError("still following");
+  bool done = false;
+  std::thread follower([&] {
+    auto address = cli::ParseAddress("http://" + agent_.address());
+    auto client = cli::NewHttpClient(*address);
+    absl::Status s =
+        client->Stream("/v1/client/fs/logs/" + id + "?task=t&type=stdout&plain=true&follow=true",
+                       [&](std::string_view data) {
+                         std::lock_guard lock(mu);
+                         got += data;
+                         return true;
+                       });
+    std::lock_guard lock(mu);
+    ended = s;
+    done = true;
+  });
+  auto seen = [&](const std::string& want) {
+    std::lock_guard lock(mu);
+    return got == want;
+  };
+  EXPECT_TRUE(testing::WaitFor([&] { return seen("first\n"); }));
+  // The task carries on only now: what it writes next arrives on the open stream.
+  const auto go = agent_.data_dir() / "alloc" / id / "t" / "local" / "go";
+  std::ofstream{go};
+  EXPECT_TRUE(testing::WaitFor([&] { return seen("first\nsecond\n"); })) << got;
+  EXPECT_TRUE(testing::WaitFor([&] {
+    std::lock_guard lock(mu);
+    return done;
+  }));
+  follower.join();
+  EXPECT_TRUE(ended.ok()) << ended;
+  // Framed, from the end, of a finished task: the last bytes and the end offset.
+  auto tail =
+      Body("/v1/client/fs/logs/" + id + "?task=t&type=stdout&follow=true&origin=end&offset=7");
+  ASSERT_TRUE(tail.ok()) << tail.status();
+  auto framed = codec::ParseJson(*tail);
+  ASSERT_TRUE(framed.ok());
+  EXPECT_EQ((*framed)["Data"], "c2Vjb25kCg==");  // "second\n"
+  EXPECT_EQ((*framed)["Offset"], 13);
+  // One file, streamed without following.
+  EXPECT_EQ(
+      *Body("/v1/client/fs/stream/" + id + "?path=/alloc/logs/t.stdout.0&plain=true&follow=false"),
+      "first\nsecond\n");
 }
 
 }  // namespace

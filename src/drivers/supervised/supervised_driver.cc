@@ -213,7 +213,8 @@ asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task
   task = Find(task_id);
   if (task == nullptr || task->exited->IsSet())
     co_return absl::OkStatus();
-  absl::Status killed = co_await link_.Signal(task_id, "SIGKILL", /*group=*/true);
+  const std::string kill = "SIGKILL";  // named: see GCC 12 in docs/development.md
+  absl::Status killed = co_await link_.Signal(task_id, kill, /*group=*/true);
   if (!*alive)
     co_return absl::CancelledError("driver is gone");
   task = Find(task_id);
@@ -241,7 +242,8 @@ asio::awaitable<void> SupervisedDriver::Release(std::string task_id) {
   auto alive = alive_;
   // Kill whatever is left of the group: the task itself if it is still running (a
   // forced destroy), and children it left behind.
-  absl::Status killed = co_await link_.Signal(task_id, "SIGKILL", /*group=*/true);
+  const std::string kill = "SIGKILL";  // named: see GCC 12 in docs/development.md
+  absl::Status killed = co_await link_.Signal(task_id, kill, /*group=*/true);
   if (!*alive)
     co_return;
   if (!killed.ok())

@@ -132,7 +132,8 @@ asio::awaitable<absl::Status> SupervisorLink::EnsureConnected() {
 asio::awaitable<absl::Status> SupervisorLink::TryConnect() {
   auto alive = alive_;
   auto client = std::make_unique<supervisor::Client>(executor_);
-  absl::Status s = co_await client->Connect(options_.dir / "supervisor.sock");
+  const std::filesystem::path socket = options_.dir / "supervisor.sock";
+  absl::Status s = co_await client->Connect(socket);
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
   if (!s.ok())

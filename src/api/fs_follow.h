@@ -1,0 +1,34 @@
+// Streaming bodies of the fs endpoints: a task's log or one file of an allocation, sent
+// as it grows (`follow=true`, `/v1/client/fs/stream`).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "api/api_context.h"
+#include "api/http_types.h"
+
+namespace drover::api {
+
+struct FollowSpec {
+  std::filesystem::path alloc_root;
+  std::string alloc_id;
+  // Either a task's log (task + "stdout"/"stderr", across its rotated files) ...
+  std::string task;
+  std::string type;
+  // ... or one file (a path relative to the alloc dir).
+  std::string path;
+  int64_t offset = 0;
+  bool from_end = false;  // offset counts back from the end
+  bool plain = false;     // raw bytes instead of JSON frames
+  bool follow = true;     // keep going at end of data (else stop there)
+};
+
+// Writes what is there, then (with `follow`) what is added, until the client goes
+// away, the task is dead and everything was sent (logs), or the allocation is gone.
+// Frames are Nomad's StreamFrame objects {Offset (where the data ends), Data (base64),
+// File, FileEvent}, with `{}` as a heartbeat every 10 s of silence.
+asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter& out);
+
+}  // namespace drover::api
