@@ -47,5 +47,6 @@ void RegisterEvalRoutes(Router& router, ApiContext& ctx);
 void RegisterNodeRoutes(Router& router, ApiContext& ctx);
 void RegisterClientRoutes(Router& router, ApiContext& ctx);
 void RegisterFsRoutes(Router& router, ApiContext& ctx);
+void RegisterStatsRoutes(Router& router, ApiContext& ctx);
 
 }  // namespace drover::api

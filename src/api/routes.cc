@@ -10,6 +10,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterNodeRoutes(router, ctx);
   RegisterClientRoutes(router, ctx);
   RegisterFsRoutes(router, ctx);
+  RegisterStatsRoutes(router, ctx);
 }
 
 }  // namespace drover::api

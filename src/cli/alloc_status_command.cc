@@ -12,6 +12,7 @@
 #include "cli/format.h"
 #include "cli/json_fields.h"
 #include "cli/lookup.h"
+#include "cli/stats_format.h"
 #include "cli/url.h"
 #include <nlohmann/json.hpp>
 
@@ -222,7 +223,8 @@ void OutputShortTaskStatus(const model::Allocation& alloc, Ui& ui) {
   ui.Output(FormatList(rows));
 }
 
-void OutputTaskDetails(const model::Allocation& alloc, const codec::Json* stats, Ui& ui) {
+void OutputTaskDetails(const model::Allocation& alloc, const codec::Json* stats, bool detailed,
+                       Ui& ui) {
   const auto lcs = TaskLifecycles(alloc);
   for (const std::string& task : SortedTaskNames(alloc, lcs)) {
     const model::TaskState& state = alloc.task_states.at(task);
@@ -232,6 +234,10 @@ void OutputTaskDetails(const model::Allocation& alloc, const codec::Json* stats,
     }
     ui.Output(absl::StrCat("\nTask ", Quote(task), lifecycle, " is ", Quote(state.state)));
     OutputTaskResources(alloc, task, stats, ui);
+    if (detailed && stats != nullptr) {
+      if (std::string usage = FormatTaskUsage(*stats, task); !usage.empty())
+        ui.Output(absl::StrCat("\n", usage));
+    }
     ui.Output("");
     OutputTaskStatus(state, ui);
   }
@@ -266,7 +272,7 @@ int RunAllocStatus(const AllocStatusOptions& options, HttpClient& client, Ui& ui
   // Resource usage is best effort: the node may be down or not report stats.
   absl::StatusOr<codec::Json> stats =
       GetJson(client, absl::StrCat("/v1/client/allocation/", PathEscape(*alloc_id), "/stats"));
-  OutputTaskDetails(*alloc, stats.ok() ? &*stats : nullptr, ui);
+  OutputTaskDetails(*alloc, stats.ok() ? &*stats : nullptr, options.stats, ui);
   return kExitOk;
 }
 

@@ -148,6 +148,7 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
       alloc->add_subcommand("status", "Display allocation status information and metadata");
   alloc_status->add_flag("--short", alloc_options.short_output, "Tasks as a short table");
   alloc_status->add_flag("--verbose", alloc_options.verbose, "Full IDs and absolute times");
+  alloc_status->add_flag("--stats", alloc_options.stats, "Detailed resource usage per task");
   alloc_status->add_option("id", alloc_options.id, "Allocation ID or prefix")->required();
   AddApiFlags(alloc_status, &api);
   alloc_status->callback([&] {
@@ -232,6 +233,7 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   NodeStatusOptions node_options;
   CLI::App* node_status = node->add_subcommand("status", "Display status information about nodes");
   node_status->add_flag("--verbose", node_options.verbose, "Full IDs, drivers and attributes");
+  node_status->add_flag("--stats", node_options.stats, "Detailed CPU, memory and disk usage");
   node_status->add_option("id", node_options.id, "Node ID or prefix (omit to list nodes)");
   AddApiFlags(node_status, &api);
   node_status->callback([&] {

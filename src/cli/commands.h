@@ -44,11 +44,12 @@ struct JobStopOptions {
 };
 int RunJobStop(const JobStopOptions& options, HttpClient& client, Ui& ui);
 
-// drover alloc status [-short] [-verbose] ALLOC_ID.
+// drover alloc status [-short] [-verbose] [-stats] ALLOC_ID.
 struct AllocStatusOptions {
   std::string id;
   bool short_output = false;
   bool verbose = false;
+  bool stats = false;  // detailed memory and CPU usage per task
 };
 int RunAllocStatus(const AllocStatusOptions& options, HttpClient& client, Ui& ui);
 
@@ -97,10 +98,11 @@ struct AllocFsOptions {
 };
 int RunAllocFs(const AllocFsOptions& options, HttpClient& client, Ui& ui);
 
-// drover node status [-verbose] [ID].
+// drover node status [-verbose] [-stats] [ID].
 struct NodeStatusOptions {
   std::string id;
   bool verbose = false;
+  bool stats = false;  // per-CPU, memory and disk details of the node
 };
 int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 

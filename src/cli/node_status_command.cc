@@ -14,6 +14,7 @@
 #include "cli/json_fields.h"
 #include "cli/listing.h"
 #include "cli/lookup.h"
+#include "cli/stats_format.h"
 #include "cli/url.h"
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,17 @@ int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_
 
   ui.Output("\nAllocated Resources");
   ui.Output(AllocatedResources(*node, running));
+  if (host_stats.ok() && JsonMember(*host_stats, "Memory") != nullptr) {
+    uint64_t total_mhz = 0;
+    if (auto it = node->attributes.find("cpu.totalcompute"); it != node->attributes.end())
+      total_mhz = std::strtoull(it->second.c_str(), nullptr, 10);
+    ui.Output("\nHost Resource Utilization");
+    ui.Output(FormatHostUtilization(*host_stats, total_mhz));
+    if (options.stats) {
+      ui.Output("");
+      ui.Output(FormatHostStats(*host_stats));
+    }
+  }
 
   std::vector<AllocRow> allocs = AllocRowsFromJson(*allocs_json);
   std::stable_sort(allocs.begin(), allocs.end(), [](const AllocRow& a, const AllocRow& b) {

@@ -309,6 +309,16 @@ asio::awaitable<void> Client::CollectAll() {
   }
 }
 
+HostStatsCollector& Client::host_stats() {
+  if (!host_stats_) {
+    double mhz = 0;
+    if (auto it = node_.attributes.find("cpu.frequency"); it != node_.attributes.end())
+      mhz = std::strtod(it->second.c_str(), nullptr);
+    host_stats_ = std::make_unique<HostStatsCollector>(config_.data_dir / "alloc", mhz);
+  }
+  return *host_stats_;
+}
+
 allocrunner::AllocRunner* Client::GetAllocRunner(const std::string& alloc_id) {
   auto it = runners_.find(alloc_id);
   return it == runners_.end() ? nullptr : it->second.get();

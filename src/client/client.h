@@ -15,6 +15,7 @@
 
 #include "client/allocrunner/alloc_runner.h"
 #include "client/gc.h"
+#include "client/host_stats.h"
 #include "client/server_rpc.h"
 #include "common/cancellation.h"
 #include "common/event.h"
@@ -53,6 +54,8 @@ class Client {
   asio::awaitable<void> ShutdownAndDestroy();
 
   const model::Node& node() const { return node_; }
+  // The node's own usage (GET /v1/client/stats). Collect() on the blocking pool.
+  HostStatsCollector& host_stats();
   allocrunner::AllocRunner* GetAllocRunner(const std::string& alloc_id);
   size_t num_allocs() const { return runners_.size(); }
 
@@ -100,6 +103,7 @@ class Client {
   bool shutting_down_ = false;
   int loops_running_ = 0;
   common::Notifier loop_exited_;
+  std::unique_ptr<HostStatsCollector> host_stats_;
 };
 
 }  // namespace drover::client

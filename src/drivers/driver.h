@@ -111,20 +111,28 @@ struct MemoryUsage {
   std::vector<std::string> measured;
 };
 
+// Percentages are of one core over the time since the previous sample (Nomad's).
 struct CpuUsage {
-  double system_mode = 0;
-  double user_mode = 0;
-  double total_ticks = 0;
+  double system_mode = 0;  // percent in the kernel
+  double user_mode = 0;    // percent in user space
+  double total_ticks = 0;  // MHz in use; filled in by the client (it knows the clock)
   uint64_t throttled_periods = 0;
   uint64_t throttled_time = 0;
   double percent = 0;
   std::vector<std::string> measured;
 };
 
+struct ResourceUsage {
+  MemoryUsage memory;
+  CpuUsage cpu;
+};
+
 struct TaskResourceUsage {
   MemoryUsage memory;
   CpuUsage cpu;
   int64_t timestamp = 0;  // Unix nanoseconds
+  // Per process (pid as a string), where the driver can tell (raw_exec).
+  std::map<std::string, ResourceUsage> pids;
 };
 
 class Driver {

@@ -103,17 +103,10 @@ absl::StatusOr<TaskResourceUsage> ExecDriver::TaskStats(const std::string& task_
   usage.memory.swap = u.swap;
   usage.memory.usage = u.memory_usage;
   usage.memory.max_usage = u.memory_max_usage;
-  usage.cpu.user_mode = u.cpu_user_seconds;
-  usage.cpu.system_mode = u.cpu_system_seconds;
-  usage.cpu.total_ticks = u.cpu_total_seconds;
   usage.cpu.throttled_periods = u.throttled_periods;
   usage.cpu.throttled_time = u.throttled_time_ns;
-  if (task->last_sample_ns != 0 && usage.timestamp > task->last_sample_ns) {
-    const double wall = static_cast<double>(usage.timestamp - task->last_sample_ns) / 1e9;
-    usage.cpu.percent =
-        std::max(0.0, 100.0 * (u.cpu_total_seconds - task->last_cpu_seconds) / wall);
-  }
-  task->last_cpu_seconds = u.cpu_total_seconds;
+  CpuPercents({.user = u.cpu_user_seconds, .system = u.cpu_system_seconds}, &task->last_cpu,
+              task->last_sample_ns, usage.timestamp, usage.cpu);
   task->last_sample_ns = usage.timestamp;
   return usage;
 }

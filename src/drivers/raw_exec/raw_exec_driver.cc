@@ -32,23 +32,27 @@ absl::StatusOr<TaskResourceUsage> RawExecDriver::TaskStats(const std::string& ta
   usage.cpu.measured = {"System Mode", "User Mode", "Percent"};
   if (task->exited->IsSet())
     return usage;
-  // Everything in the task's process group (it leads its own session).
+  // Everything in the task's process group (it leads its own session), and each
+  // process on its own.
   const double ticks = static_cast<double>(ClockTicksPerSecond());
-  double user = 0;
-  double system = 0;
+  Task::CpuSample total;
+  std::map<int, Task::CpuSample> pid_cpu;
   for (const ProcSample& p : ProcessGroupSamples(task->handle.pid)) {
+    const Task::CpuSample cpu{.user = static_cast<double>(p.utime_ticks) / ticks,
+                              .system = static_cast<double>(p.stime_ticks) / ticks};
+    total.user += cpu.user;
+    total.system += cpu.system;
     usage.memory.rss += p.rss_bytes;
-    user += static_cast<double>(p.utime_ticks) / ticks;
-    system += static_cast<double>(p.stime_ticks) / ticks;
+    ResourceUsage& per = usage.pids[std::to_string(p.pid)];
+    per.memory.rss = p.rss_bytes;
+    per.memory.measured = usage.memory.measured;
+    per.cpu.measured = usage.cpu.measured;
+    Task::CpuSample last = task->last_pid_cpu[p.pid];
+    CpuPercents(cpu, &last, task->last_sample_ns, usage.timestamp, per.cpu);
+    pid_cpu[p.pid] = cpu;
   }
-  usage.cpu.user_mode = user;
-  usage.cpu.system_mode = system;
-  usage.cpu.total_ticks = user + system;
-  if (task->last_sample_ns != 0 && usage.timestamp > task->last_sample_ns) {
-    const double wall = static_cast<double>(usage.timestamp - task->last_sample_ns) / 1e9;
-    usage.cpu.percent = std::max(0.0, 100.0 * (user + system - task->last_cpu_seconds) / wall);
-  }
-  task->last_cpu_seconds = user + system;
+  CpuPercents(total, &task->last_cpu, task->last_sample_ns, usage.timestamp, usage.cpu);
+  task->last_pid_cpu = std::move(pid_cpu);  // processes that are gone are forgotten
   task->last_sample_ns = usage.timestamp;
   return usage;
 }

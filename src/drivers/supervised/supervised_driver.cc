@@ -61,6 +61,17 @@ SupervisedDriver::~SupervisedDriver() {
   link_.Unsubscribe(subscription_);
 }
 
+void SupervisedDriver::CpuPercents(Task::CpuSample now, Task::CpuSample* last, int64_t last_ns,
+                                   int64_t now_ns, CpuUsage& out) {
+  if (last_ns != 0 && now_ns > last_ns) {
+    const double wall = static_cast<double>(now_ns - last_ns) / 1e9;
+    out.user_mode = std::max(0.0, 100.0 * (now.user - last->user) / wall);
+    out.system_mode = std::max(0.0, 100.0 * (now.system - last->system) / wall);
+    out.percent = out.user_mode + out.system_mode;
+  }
+  *last = now;
+}
+
 SupervisedDriver::Task::~Task() {
   for (int fd : held_fifos)
     close(fd);

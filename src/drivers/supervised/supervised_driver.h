@@ -57,10 +57,20 @@ class SupervisedDriver : public Driver {
     Time started_at{};
     Time completed_at{};
     std::vector<int> held_fifos;
-    // Previous CPU sample, for percentages.
-    double last_cpu_seconds = 0;
+    // Previous CPU samples (user, system seconds), for percentages.
+    struct CpuSample {
+      double user = 0;
+      double system = 0;
+    };
+    CpuSample last_cpu;
+    std::map<int, CpuSample> last_pid_cpu;
     int64_t last_sample_ns = 0;
   };
+
+  // Fills `out`'s percentages from cumulative CPU seconds and the previous sample (none
+  // on the first call), and records this one.
+  static void CpuPercents(Task::CpuSample now, Task::CpuSample* last, int64_t last_ns,
+                          int64_t now_ns, CpuUsage& out);
   Task* Find(const std::string& task_id) const;
   common::Clock& clock() { return clock_; }
 

@@ -1,0 +1,139 @@
+// GET /v1/client/allocation/:id/stats and GET /v1/client/stats: resource usage of an
+// allocation's tasks (sampled by each task's stats hook) and of the node itself, with
+// Nomad's field names.
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "client/client.h"
+#include "common/offload.h"
+
+namespace drover::api {
+
+namespace {
+
+codec::Json MemoryJson(const drivers::MemoryUsage& m) {
+  return {{"RSS", m.rss},        {"Cache", m.cache},        {"Swap", m.swap},
+          {"Usage", m.usage},    {"MaxUsage", m.max_usage}, {"KernelUsage", 0},
+          {"KernelMaxUsage", 0}, {"Measured", m.measured}};
+}
+
+// TotalTicks: the MHz in use, from the percentage of one core and the core's clock.
+codec::Json CpuJson(const drivers::CpuUsage& c, double mhz) {
+  return {{"SystemMode", c.system_mode},
+          {"UserMode", c.user_mode},
+          {"TotalTicks", c.percent / 100.0 * mhz},
+          {"ThrottledPeriods", c.throttled_periods},
+          {"ThrottledTime", c.throttled_time},
+          {"Percent", c.percent},
+          {"Measured", c.measured}};
+}
+
+codec::Json UsageJson(const drivers::MemoryUsage& m, const drivers::CpuUsage& c, double mhz) {
+  return {{"MemoryStats", MemoryJson(m)},
+          {"CpuStats", CpuJson(c, mhz)},
+          {"DeviceStats", codec::Json::array()}};
+}
+
+codec::Json DiskJson(const client::HostDiskStats& d) {
+  return {{"Device", d.device},
+          {"Mountpoint", d.mountpoint},
+          {"Size", d.size},
+          {"Used", d.used},
+          {"Available", d.available},
+          {"UsedPercent", d.used_percent},
+          {"InodesUsedPercent", d.inodes_used_percent}};
+}
+
+double CoreMhz(const model::Node& node) {
+  auto it = node.attributes.find("cpu.frequency");
+  return it == node.attributes.end() ? 0 : std::strtod(it->second.c_str(), nullptr);
+}
+
+}  // namespace
+
+void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"GET"}, "/v1/client/allocation/:id/stats",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               allocrunner::AllocRunner* runner =
+                   ctx.client ? ctx.client->GetAllocRunner(req.Param("id")) : nullptr;
+               if (runner == nullptr || runner->destroyed())
+                 co_return Response::Error(404, "Unknown allocation \"" + req.Param("id") + "\"");
+               const double mhz = CoreMhz(ctx.client->node());
+               drivers::MemoryUsage mem;
+               drivers::CpuUsage cpu;
+               int64_t latest = 0;
+               codec::Json tasks = codec::Json::object();
+               for (taskrunner::TaskRunner* tr : runner->task_runners()) {
+                 const std::optional<drivers::TaskResourceUsage> u = tr->LatestStats();
+                 if (!u)
+                   continue;  // not running, or not sampled yet
+                 codec::Json pids = nullptr;
+                 if (!u->pids.empty()) {
+                   pids = codec::Json::object();
+                   for (const auto& [pid, p] : u->pids)
+                     pids[pid] = UsageJson(p.memory, p.cpu, mhz);
+                 }
+                 tasks[tr->name()] = {{"ResourceUsage", UsageJson(u->memory, u->cpu, mhz)},
+                                      {"Timestamp", u->timestamp},
+                                      {"Pids", pids}};
+                 // The allocation's usage is the sum of its tasks'.
+                 mem.rss += u->memory.rss;
+                 mem.cache += u->memory.cache;
+                 mem.swap += u->memory.swap;
+                 mem.usage += u->memory.usage;
+                 mem.max_usage += u->memory.max_usage;
+                 cpu.system_mode += u->cpu.system_mode;
+                 cpu.user_mode += u->cpu.user_mode;
+                 cpu.percent += u->cpu.percent;
+                 cpu.throttled_periods += u->cpu.throttled_periods;
+                 cpu.throttled_time += u->cpu.throttled_time;
+                 if (mem.measured.empty())
+                   mem.measured = u->memory.measured;
+                 if (cpu.measured.empty())
+                   cpu.measured = u->cpu.measured;
+                 latest = std::max(latest, u->timestamp);
+               }
+               codec::Json body = {{"ResourceUsage", UsageJson(mem, cpu, mhz)},
+                                   {"Tasks", tasks},
+                                   {"Timestamp", latest}};
+               co_return JsonResponse(req, body, 0);
+             });
+  router.Add({"GET"}, "/v1/client/stats", [&ctx](Request& req) -> asio::awaitable<Response> {
+    if (ctx.client == nullptr)
+      co_return Response::Error(400, "No local client and no node_id to forward to");
+    if (const std::string node = req.Query("node_id");
+        !node.empty() && node != ctx.client->node().id) {
+      co_return Response::Error(404, "Unknown node \"" + node + "\"");
+    }
+    client::HostStatsCollector* collector = &ctx.client->host_stats();
+    auto work = [collector] { return collector->Collect(); };
+    const client::HostStats s = co_await common::Offload(*ctx.pool, std::move(work));
+    codec::Json cpus = codec::Json::array();
+    for (const auto& c : s.cpus) {
+      cpus.push_back({{"CPU", c.cpu},
+                      {"User", c.user},
+                      {"System", c.system},
+                      {"Idle", c.idle},
+                      {"Total", c.total}});
+    }
+    codec::Json disks = codec::Json::array();
+    for (const auto& d : s.disks)
+      disks.push_back(DiskJson(d));
+    codec::Json body = {{"Memory",
+                         {{"Total", s.memory_total},
+                          {"Available", s.memory_available},
+                          {"Used", s.memory_used},
+                          {"Free", s.memory_free}}},
+                        {"CPU", cpus},
+                        {"DiskStats", disks},
+                        {"AllocDirStats", DiskJson(s.alloc_dir)},
+                        {"DeviceStats", codec::Json::array()},
+                        {"Uptime", s.uptime_seconds},
+                        {"Timestamp", s.timestamp},
+                        {"CPUTicksConsumed", s.cpu_ticks_consumed}};
+    co_return JsonResponse(req, body, 0);
+  });
+}
+
+}  // namespace drover::api
