@@ -32,13 +32,14 @@ asio::awaitable<absl::Status> Client::Start() {
   fc.datacenter = config_.datacenter;
   fc.http_addr = config_.http_addr;
   fc.dev_mode = config_.dev_mode;
-  auto drivers = drivers_;
-  auto work = [fc, drivers] { return fingerprint::FingerprintNode(fc, drivers); };
+  // The host on the pool; the drivers here, where they live.
+  auto work = [fc] { return fingerprint::FingerprintNode(fc, {}); };
   auto node = co_await common::Offload(pool_, std::move(work));  // named: see Offload()
   if (!node.ok()) {
     co_return common::Annotate(node.status(), "failed to fingerprint node");
   }
   node_ = *node;
+  fingerprint::ApplyDriverFingerprints(node_, drivers_);
   if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
     co_return common::Annotate(s, "failed to register node");
   }
@@ -66,7 +67,15 @@ asio::awaitable<void> Client::HeartbeatLoop() {
     auto r = co_await (clock_.Sleep(config_.heartbeat_interval) || stop_->Wait());
     if (r.index() == 1)
       break;
-    absl::Status s = co_await rpc_.Heartbeat(node_.id);
+    // A driver's health can change (its supervisor went away and came back): the
+    // servers hear of it with the next heartbeat.
+    const bool drivers_changed = fingerprint::ApplyDriverFingerprints(node_, drivers_);
+    absl::Status s;
+    if (drivers_changed) {
+      s = co_await rpc_.RegisterNode(node_);
+    } else {
+      s = co_await rpc_.Heartbeat(node_.id);
+    }
     if (absl::IsNotFound(s)) {
       s = co_await rpc_.RegisterNode(node_);
     }

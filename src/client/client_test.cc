@@ -143,6 +143,18 @@ TEST_F(ClientTest, StopUpdateAndRemovalDestroyTheAlloc) {
 TEST_F(ClientTest, HeartbeatsPeriodically) {
   StartClient();
   ASSERT_TRUE(RunUntil([&] { return rpc_.heartbeats >= 3; }));
+  EXPECT_EQ(rpc_.registered.size(), 1u);  // nothing changed: no re-registration
+}
+
+TEST_F(ClientTest, ADriverHealthChangeReachesTheServersWithTheNextHeartbeat) {
+  StartClient();
+  driver_.SetHealth(false, "supervisor unavailable: gone");
+  ASSERT_TRUE(RunUntil([&] { return rpc_.registered.size() == 2; }));
+  const model::DriverInfo& info = rpc_.registered[1].drivers.at("mock_driver");
+  EXPECT_FALSE(info.healthy);
+  EXPECT_EQ(info.health_description, "supervisor unavailable: gone");
+  EXPECT_GE(info.update_time, rpc_.registered[0].drivers.at("mock_driver").update_time);
+  EXPECT_EQ(client_->node().drivers.at("mock_driver").healthy, false);
 }
 
 }  // namespace

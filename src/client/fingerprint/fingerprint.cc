@@ -175,7 +175,14 @@ absl::StatusOr<model::Node> FingerprintNode(
   n.node_resources.networks.push_back(net);
   n.attributes["unique.network.ip-address"] = net.ip;
 
-  const auto now = std::chrono::system_clock::now();
+  ApplyDriverFingerprints(n, drivers);
+  return n;
+}
+
+bool ApplyDriverFingerprints(model::Node& n,
+                             const std::map<std::string, drivers::Driver*>& drivers) {
+  const auto now = std::chrono::time_point_cast<common::Duration>(std::chrono::system_clock::now());
+  bool changed = false;
   for (const auto& [name, driver] : drivers) {
     const drivers::DriverFingerprint fp = driver->Fingerprint();
     model::DriverInfo info;
@@ -183,15 +190,24 @@ absl::StatusOr<model::Node> FingerprintNode(
     info.healthy = fp.healthy;
     info.health_description = fp.health_description;
     info.attributes = fp.attributes;
-    info.update_time = std::chrono::time_point_cast<common::Duration>(now);
+    auto it = n.drivers.find(name);
+    if (it != n.drivers.end()) {
+      info.update_time = it->second.update_time;
+      if (it->second == info)
+        continue;  // unchanged: keep its update time
+    }
+    info.update_time = now;
     n.drivers[name] = info;
+    changed = true;
     if (fp.detected) {
       for (const auto& [k, v] : fp.attributes)
         n.attributes[k] = v;
       n.attributes["driver." + name] = "1";
+    } else {
+      n.attributes.erase("driver." + name);
     }
   }
-  return n;
+  return changed;
 }
 
 }  // namespace drover::fingerprint

@@ -28,6 +28,12 @@ struct FingerprintConfig {
 absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
                                             const std::map<std::string, drivers::Driver*>& drivers);
 
+// Sets `n.drivers` (and the driver.* attributes) from each driver's fingerprint.
+// Returns whether anything changed; an unchanged driver keeps its UpdateTime. Calls
+// Driver::Fingerprint, so it runs where the drivers live (the control loop).
+bool ApplyDriverFingerprints(model::Node& n,
+                             const std::map<std::string, drivers::Driver*>& drivers);
+
 // Reads <dir>/<name>, or creates it with a new UUID (mode 0600).
 absl::StatusOr<std::string> LoadOrCreateId(const std::filesystem::path& dir,
                                            const std::string& name);

@@ -83,8 +83,8 @@ Capabilities MockDriver::GetCapabilities() const {
 
 DriverFingerprint MockDriver::Fingerprint() const {
   return DriverFingerprint{.detected = true,
-                           .healthy = true,
-                           .health_description = "Healthy",
+                           .healthy = healthy_,
+                           .health_description = health_description_,
                            .attributes = {{"driver.mock_driver", "true"}}};
 }
 

@@ -42,6 +42,11 @@ class MockDriver final : public Driver {
   int starts() const { return starts_; }
   // The configs of those starts, in order (for tests).
   const std::vector<TaskConfig>& started_configs() const { return started_configs_; }
+  // What Fingerprint reports from now on (tests of driver health changes).
+  void SetHealth(bool healthy, std::string description) {
+    healthy_ = healthy;
+    health_description_ = std::move(description);
+  }
   // Signals delivered to `task_id` via SignalTask (for tests).
   std::vector<std::string> SignalsFor(const std::string& task_id) const;
 
@@ -55,6 +60,8 @@ class MockDriver final : public Driver {
   std::map<std::string, std::shared_ptr<Task>> tasks_;
   int starts_ = 0;
   std::vector<TaskConfig> started_configs_;
+  bool healthy_ = true;
+  std::string health_description_ = "Healthy";
 };
 
 }  // namespace drover::drivers
