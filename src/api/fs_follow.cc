@@ -124,7 +124,7 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
       last_write = std::chrono::steady_clock::now();
       continue;
     }
-    if (!may_grow)
+    if (!may_grow || out.ClientGone())
       co_return;
     if (!spec.plain && std::chrono::steady_clock::now() - last_write >= kHeartbeat) {
       std::string heartbeat = "{}";

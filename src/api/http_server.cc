@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 
 #include <set>
 
@@ -44,6 +45,13 @@ class ChunkWriter final : public StreamWriter {
     co_return !failed_;
   }
   bool failed() const { return failed_; }
+  bool ClientGone() override {
+    char byte;
+    const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    // 0: the client closed; an error other than "nothing there yet": the connection is
+    // broken. (Bytes waiting are a next request: the client is still there.)
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
 
  private:
   beast::tcp_stream& stream_;

@@ -34,6 +34,9 @@ class StreamWriter {
   // Sends `data` as one chunk (nothing for empty data). False once the client is gone:
   // the producer should stop.
   virtual asio::awaitable<bool> Write(std::string data) = 0;
+  // Whether the client has closed its side (checked without blocking), so a producer
+  // with nothing to send notices too.
+  virtual bool ClientGone() = 0;
 };
 
 struct Response {

@@ -1,5 +1,6 @@
 #include "supervisor/file_rotator.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +49,8 @@ FileRotator::FileRotator(fs::path dir, std::string base, int max_files, int64_t 
 
 FileRotator::~FileRotator() {
   (void)Close();
+  if (dir_fd_ >= 0)
+    ::close(dir_fd_);
 }
 
 absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std::string base,
@@ -67,21 +70,33 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
   std::unique_ptr<FileRotator> r(
       new FileRotator(std::move(dir), std::move(base), max_files, max_file_size_bytes));
 
-  std::error_code ec;
-  fs::directory_iterator it(r->dir_, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const std::optional<int64_t> index = ParseIndex(it->path().filename().native(), r->base_);
-    // Only regular files, not symlinks: the logs dir is writable by tasks, and we must
-    // not be led into appending to (or deleting) a file elsewhere.
-    std::error_code type_ec;
-    if (index.has_value() && it->symlink_status(type_ec).type() == fs::file_type::regular) {
+  // Everything below goes through this descriptor: the directory is writable by tasks,
+  // and a task that swaps it (or a file in it) for a symlink must not lead us, root,
+  // into writing or deleting files elsewhere.
+  r->dir_fd_ = ::open(r->dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (r->dir_fd_ < 0) {
+    return absl::InternalError("failed to open log dir '" + r->dir_.string() +
+                               "': " + Errno(errno));
+  }
+  const int scan_fd = ::dup(r->dir_fd_);
+  DIR* scan = scan_fd < 0 ? nullptr : ::fdopendir(scan_fd);
+  if (scan == nullptr) {
+    const int err = errno;
+    if (scan_fd >= 0)
+      ::close(scan_fd);
+    return absl::InternalError("failed to list log dir '" + r->dir_.string() + "': " + Errno(err));
+  }
+  ::rewinddir(scan);
+  while (const dirent* e = ::readdir(scan)) {
+    const std::optional<int64_t> index = ParseIndex(e->d_name, r->base_);
+    // Only regular files, not symlinks.
+    struct stat st {};
+    if (index.has_value() && ::fstatat(r->dir_fd_, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode)) {
       r->indices_.push_back(*index);
     }
   }
-  if (ec) {
-    return absl::InternalError("failed to list log dir '" + r->dir_.string() +
-                               "': " + ec.message());
-  }
+  ::closedir(scan);
   std::sort(r->indices_.begin(), r->indices_.end());
 
   DROVER_RETURN_IF_ERROR(r->OpenFile(r->indices_.empty() ? 0 : r->indices_.back()));
@@ -97,14 +112,15 @@ fs::path FileRotator::PathOf(int64_t index) const {
 
 absl::Status FileRotator::OpenFile(int64_t index) {
   const fs::path path = PathOf(index);
+  const std::string name = path.filename().string();
   // O_EXCL first so we know whether we created the file (and must set its mode, which
   // the umask may have narrowed); O_NOFOLLOW because tasks can write to the logs dir.
   bool created = true;
-  int fd =
-      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int fd = ::openat(dir_fd_, name.c_str(),
+                    O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0 && errno == EEXIST) {
     created = false;
-    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    fd = ::openat(dir_fd_, name.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   }
   if (fd < 0) {
     return absl::InternalError("failed to open log file '" + path.string() + "': " + Errno(errno));
@@ -152,7 +168,7 @@ void FileRotator::Purge() {
   while (indices_.size() > static_cast<size_t>(max_files_)) {
     const fs::path old = PathOf(indices_.front());
     indices_.erase(indices_.begin());
-    if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
+    if (::unlinkat(dir_fd_, old.filename().c_str(), 0) != 0 && errno != ENOENT) {
       DROVER_LOG_WARN("logs: failed to delete old log file '{}': {}", old.string(), Errno(errno));
     }
   }

@@ -68,6 +68,7 @@ class FileRotator {
   const std::string base_;
   const int max_files_;
   const int64_t max_size_;
+  int dir_fd_ = -1;  // the directory, opened once (O_NOFOLLOW): every file op is relative
   int fd_ = -1;
   bool closed_ = false;
   int64_t index_ = 0;

@@ -175,5 +175,32 @@ TEST(FileRotatorTest, MissingDirIsAnErrorNamingIt) {
       << r.status();
 }
 
+// The logs dir is writable by tasks: one that swaps it (or a file in it) for a symlink
+// must not make the supervisor, root, write or delete anything outside it.
+TEST(FileRotatorTest, SymlinksNeverLeadOutOfTheLogDir) {
+  testing::TempDir tmp;
+  const fs::path outside = tmp.path() / "outside";
+  const fs::path logs = tmp.path() / "logs";
+  fs::create_directories(outside);
+  fs::create_directories(logs);
+  fs::create_directory_symlink(outside, tmp.path() / "linked");
+  EXPECT_FALSE(FileRotator::Open(tmp.path() / "linked", "web.stdout", 2, 10).ok());
+  // A file named like ours that is a symlink is neither appended to nor deleted.
+  std::ofstream(outside / "victim") << "keep";
+  fs::create_symlink(outside / "victim", logs / "web.stdout.0");
+  auto r = FileRotator::Open(logs, "web.stdout", 1, 10);
+  EXPECT_FALSE(r.ok());  // the current file would be the symlink: refused
+  EXPECT_EQ(testing::ReadFile(outside / "victim"), "keep");
+  fs::remove(logs / "web.stdout.0");
+  r = FileRotator::Open(logs, "web.stdout", 1, 4);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The directory is swapped for a symlink after opening: writes stay in the real one.
+  fs::rename(logs, tmp.path() / "moved");
+  fs::create_directory_symlink(outside, logs);
+  ASSERT_TRUE((*r)->Write("12345678").ok());
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "moved" / "web.stdout.1"), "5678");
+  EXPECT_FALSE(fs::exists(outside / "web.stdout.1"));
+}
+
 }  // namespace
 }  // namespace drover::supervisor

@@ -123,13 +123,22 @@ void CloseIfOpen(int& fd) {
   fd = -1;
 }
 
-// In the child: reports `what` and errno on the error pipe and exits.
+// In the child: reports `what` and errno on the error pipe and exits. Async-signal-safe
+// (no snprintf, no locale-dependent strerror): the child of a raw clone() may not even
+// have a consistent libc state.
 [[noreturn]] void ChildFail(int err_fd, const char* what) {
   const int e = errno;
   char msg[256];
-  const int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
-  if (n > 0)
-    (void)!write(err_fd, msg, static_cast<size_t>(std::min(n, static_cast<int>(sizeof msg) - 1)));
+  size_t n = 0;
+  auto append = [&](const char* text) {
+    while (*text != '\0' && n < sizeof msg)
+      msg[n++] = *text++;
+  };
+  append(what);
+  append(": ");
+  const char* desc = strerrordesc_np(e);
+  append(desc != nullptr ? desc : "unknown error");
+  (void)!write(err_fd, msg, n);
   _exit(127);
 }
 

@@ -43,10 +43,6 @@ Json ToJson(const LogSpec& s) {
           {"max_file_size", s.max_file_size}};
 }
 
-std::string FifoPath(const LogSpec& logs, const std::string& base) {
-  return logs.dir + "/." + base + ".fifo";
-}
-
 Json ToJson(const SpawnSpec& s) {
   Json j = {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
             {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
@@ -84,6 +80,8 @@ Json ToJson(const TaskInfo& s) {
     j["exit"] = ToJson(*s.exit);
   if (!s.logs.dir.empty())
     j["logs"] = ToJson(s.logs);
+  if (!s.stdout_fifo.empty())
+    j["fifos"] = {{"stdout", s.stdout_fifo}, {"stderr", s.stderr_fifo}};
   if (!s.cgroup.empty())
     j["cgroup"] = s.cgroup;
   return j;
@@ -193,6 +191,10 @@ absl::StatusOr<TaskInfo> TaskInfoFromJson(const Json& j) {
   if (absl::Status st = ReadLogSpec(j, t.logs); !st.ok())
     return st;
   DROVER_READ(j, "cgroup", t.cgroup, false);
+  if (auto it = j.find("fifos"); it != j.end() && it->is_object()) {
+    DROVER_READ(*it, "stdout", t.stdout_fifo, false);
+    DROVER_READ(*it, "stderr", t.stderr_fifo, false);
+  }
   return t;
 }
 

@@ -44,8 +44,8 @@ class FrameDecoder {
 };
 
 // Where a task's stdout and stderr go: `<dir>/<stdout_base>.N`, rotated. An empty dir
-// discards the output. The task writes into FIFOs `<dir>/.<base>.fifo` that the
-// supervisor reads, so a supervisor started after a crash can reopen them by path.
+// discards the output. The task writes into FIFOs in the supervisor's own state dir
+// (TaskInfo names them), so a supervisor started after a crash can reopen them.
 struct LogSpec {
   std::string dir;
   std::string stdout_base;
@@ -105,12 +105,12 @@ struct TaskInfo {
   uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22: with pid, the identity
   bool running = false;
   std::optional<ExitStatus> exit;
-  LogSpec logs;        // as spawned: lets a later supervisor resume pumping the task's output
+  LogSpec logs;  // as spawned: lets a later supervisor resume pumping the task's output
+  // The FIFOs its stdout and stderr are written into (empty without logs).
+  std::string stdout_fifo;
+  std::string stderr_fifo;
   std::string cgroup;  // its cgroup's name, if it has one (OOM check, cleanup)
 };
-
-// The FIFO a task's stream is written into: `<dir>/.<base>.fifo`.
-std::string FifoPath(const LogSpec& logs, const std::string& base);
 
 Json ToJson(const LogSpec& s);
 Json ToJson(const SpawnSpec& s);

@@ -87,20 +87,21 @@ constexpr size_t kDrainBytes = 1 << 20;
 constexpr size_t kExitDrainBytes = 16 << 20;
 
 // Opens (creating it if needed) the FIFO a task stream is written into; returns the
-// non-blocking read end, and in `*write_fd` a write end when asked for one.
+// non-blocking read end, and in `*write_fd` a write end when asked for one. The FIFOs
+// live in the supervisor's own 0700 dir; O_NOFOLLOW and the type check all the same.
 absl::StatusOr<int> OpenFifo(const std::string& path, int* write_fd) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISFIFO(st.st_mode))
-      return absl::FailedPreconditionError("'" + path + "' exists and is not a FIFO");
-  } else if (mkfifo(path.c_str(), 0600) != 0 && errno != EEXIST) {
+  if (mkfifo(path.c_str(), 0600) != 0 && errno != EEXIST)
     return absl::InternalError("mkfifo '" + path + "': " + std::strerror(errno));
-  }
-  const int rd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int rd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
   if (rd < 0)
     return absl::InternalError("open '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(rd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+    close(rd);
+    return absl::FailedPreconditionError("'" + path + "' is not a FIFO");
+  }
   if (write_fd != nullptr) {
-    *write_fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    *write_fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (*write_fd < 0) {
       const int e = errno;
       close(rd);
@@ -137,14 +138,27 @@ absl::Status Server::Start() {
     return table.status();
   table_.emplace(std::move(*table));
   cgroups_ = config_.cgroups ? *config_.cgroups : CgroupLayout::Detect();
+  {
+    std::error_code ec;
+    fs::create_directories(config_.state_dir / "fifos", ec);
+    fs::permissions(config_.state_dir / "fifos", fs::perms::owner_all, ec);
+    if (ec) {
+      return absl::InternalError("failed to create '" + (config_.state_dir / "fifos").string() +
+                                 "': " + ec.message());
+    }
+  }
   // Adopt what an earlier supervisor left running; settle what died meanwhile.
   for (const auto& [id, info] : table_->tasks()) {
     auto task = std::make_unique<Task>();
     task->info = info;
     if (info.running) {
-      const int fd = info.start_ticks != 0 && ProcessStartTicks(info.pid) == info.start_ticks
-                         ? PidfdOpen(info.pid)
-                         : -1;
+      // The pidfd first, then the identity check: a pid reused in between would
+      // otherwise be watched as ours.
+      int fd = info.start_ticks != 0 ? PidfdOpen(info.pid) : -1;
+      if (fd >= 0 && ProcessStartTicks(info.pid) != info.start_ticks) {
+        close(fd);
+        fd = -1;
+      }
       if (fd >= 0) {
         task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
         if (absl::Status s = StartLogs(*task, nullptr); !s.ok())
@@ -352,9 +366,15 @@ absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
   const LogSpec& logs = task.info.logs;
   if (logs.dir.empty())
     return absl::OkStatus();
+  if (task.info.stdout_fifo.empty()) {
+    const std::string base = (config_.state_dir / "fifos" / CgroupName(task.info.task_id)).string();
+    task.info.stdout_fifo = base + ".stdout";
+    task.info.stderr_fifo = base + ".stderr";
+  }
   std::vector<std::shared_ptr<LogPump>> pumps;
   int writers[2] = {-1, -1};
   const std::string bases[2] = {logs.stdout_base, logs.stderr_base};
+  const std::string fifos[2] = {task.info.stdout_fifo, task.info.stderr_fifo};
   absl::Status status;
   for (int i = 0; i < 2 && status.ok(); ++i) {
     auto rotator = FileRotator::Open(logs.dir, bases[i], logs.max_files, logs.max_file_size);
@@ -362,7 +382,7 @@ absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
       status = rotator.status();
       break;
     }
-    auto fd = OpenFifo(FifoPath(logs, bases[i]), write_fds != nullptr ? &writers[i] : nullptr);
+    auto fd = OpenFifo(fifos[i], write_fds != nullptr ? &writers[i] : nullptr);
     if (!fd.ok()) {
       status = fd.status();
       break;
@@ -438,8 +458,11 @@ Json Server::Spawn(const Json& request) {
   task->info.pid = proc->pid;
   task->info.start_ticks = proc->start_ticks;
   if (absl::Status s = table_->Put(task->info); !s.ok()) {
-    // Without a record a later supervisor could not adopt it: refuse the task.
+    // Without a record a later supervisor could not adopt it: refuse the task. It is
+    // our child: the reaper finds no task for it and lets it go.
     kill(-proc->pid, SIGKILL);
+    if (cgroup)
+      common::SpawnDetached(io_.get_executor(), RemoveCgroup(spec->cgroup.name), "remove cgroup");
     return Error(request, "failed to record task: " + std::string(s.message()));
   }
   pid_to_task_[proc->pid] = spec->task_id;
@@ -512,6 +535,11 @@ Json Server::AckExit(const Json& request) {
   if (!it->second->info.cgroup.empty()) {
     common::SpawnDetached(io_.get_executor(), RemoveCgroup(it->second->info.cgroup),
                           "remove cgroup of " + id);
+  }
+  // Pumps still reading (a grandchild's output) keep their descriptors.
+  for (const std::string& fifo : {it->second->info.stdout_fifo, it->second->info.stderr_fifo}) {
+    if (!fifo.empty())
+      unlink(fifo.c_str());
   }
   tasks_.erase(it);
   return Ok(request);

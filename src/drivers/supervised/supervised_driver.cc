@@ -11,6 +11,12 @@ namespace drover::drivers {
 
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
+namespace {
+// Calls that only failed because no supervisor could be reached are retried this often.
+constexpr int kMaxRetries = 60;
+constexpr auto kRetryDelay = std::chrono::seconds(1);
+}  // namespace
+
 ExitResult ToExitResult(const supervisor::ExitStatus& exit) {
   ExitResult r;
   if (exit.unknown) {
@@ -93,18 +99,17 @@ SupervisedDriver::Task* SupervisedDriver::Find(const std::string& task_id) const
 }
 
 SupervisedDriver::Task* SupervisedDriver::Register(const TaskHandle& handle,
-                                                   const supervisor::LogSpec& logs) {
+                                                   const supervisor::TaskInfo& info) {
   auto task = std::make_unique<Task>();
   task->handle = handle;
   task->exited = std::make_unique<common::Event>(executor_);
   task->started_at = common::FromUnixNanos(handle.started_at);
-  if (!logs.dir.empty()) {
-    for (const std::string& base : {logs.stdout_base, logs.stderr_base}) {
-      const int fd =
-          open(supervisor::FifoPath(logs, base).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-      if (fd >= 0)
-        task->held_fifos.push_back(fd);
-    }
+  for (const std::string& fifo : {info.stdout_fifo, info.stderr_fifo}) {
+    if (fifo.empty())
+      continue;
+    const int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0)
+      task->held_fifos.push_back(fd);
   }
   Task* raw = task.get();
   tasks_[handle.task_id] = std::move(task);
@@ -146,7 +151,7 @@ absl::Status SupervisedDriver::RecoverTask(const TaskHandle& handle) {
                                " at the supervisor, not the recorded pid " +
                                std::to_string(handle.pid));
   }
-  Register(handle, info->logs);
+  Register(handle, *info);
   return absl::OkStatus();
 }
 
@@ -164,8 +169,12 @@ asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const Ta
     const std::string msg =
         "failed to launch command with executor: " + std::string(spawned.status().message());
     // No supervisor to talk to is a node problem that may pass; a bad command is not.
-    if (absl::IsUnavailable(spawned.status()))
+    if (absl::IsUnavailable(spawned.status())) {
+      // The connection may have dropped after the supervisor started the task: make
+      // sure no such task is left behind, unowned, once it can be reached again.
+      common::SpawnDetached(executor_, ReapOrphan(config.id), "reap " + config.id);
       co_return RecoverableError(msg);
+    }
     co_return absl::FailedPreconditionError(msg);
   }
   const TaskHandle handle{.version = 1,
@@ -174,7 +183,7 @@ asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const Ta
                           .pid = spawned->pid,
                           .started_at = common::ToUnixNanos(clock_.Now()),
                           .proc_start_ticks = spawned->start_ticks};
-  Register(handle, spec->logs);
+  Register(handle, *spawned);
   DROVER_LOG_DEBUG("{}: started task {} as pid {}", Name(), config.id, spawned->pid);
   co_return handle;
 }
@@ -266,14 +275,50 @@ asio::awaitable<void> SupervisedDriver::Release(std::string task_id) {
   if (!*alive)
     co_return;
   dying_.erase(task_id);  // closes the held FIFOs
-  absl::Status acked = co_await link_.AckExit(task_id);
-  if (!*alive)
-    co_return;
-  if (!acked.ok()) {
-    DROVER_LOG_WARN("{}: failed to acknowledge the exit of {}: {}", Name(), task_id,
-                    acked.ToString());
+  // Until acknowledged the supervisor keeps the task (and its cgroup): retry while it
+  // cannot be reached.
+  for (int attempt = 0;; ++attempt) {
+    absl::Status acked = co_await link_.AckExit(task_id);
+    if (!*alive)
+      co_return;
+    if (acked.ok())
+      break;
+    if (!absl::IsUnavailable(acked) || attempt >= kMaxRetries) {
+      DROVER_LOG_WARN("{}: failed to acknowledge the exit of {}: {}", Name(), task_id,
+                      acked.ToString());
+      break;
+    }
+    co_await clock_.Sleep(kRetryDelay);
+    if (!*alive)
+      co_return;
   }
   ReleaseTask(task_id);
+}
+
+asio::awaitable<void> SupervisedDriver::ReapOrphan(std::string task_id) {
+  auto alive = alive_;
+  const std::string kill = "SIGKILL";  // named: see GCC 12 in docs/development.md
+  for (int attempt = 0;; ++attempt) {
+    absl::Status s = co_await link_.Signal(task_id, kill, /*group=*/true);
+    if (!*alive)
+      co_return;
+    if (s.ok())
+      break;  // it was started: now release it like any destroyed task
+    if (!absl::IsUnavailable(s) || attempt >= kMaxRetries)
+      co_return;  // never started (the supervisor does not know it), or out of tries
+    co_await clock_.Sleep(kRetryDelay);
+    if (!*alive)
+      co_return;
+  }
+  auto task = std::make_unique<Task>();
+  task->handle.task_id = task_id;
+  task->exited = std::make_unique<common::Event>(executor_);
+  dying_[task_id] = std::move(task);
+  if (const supervisor::TaskInfo* info = link_.Find(task_id); info != nullptr && !info->running)
+    OnExit(*info);
+  DROVER_LOG_WARN("{}: killed task {}, started while its start was reported failed", Name(),
+                  task_id);
+  co_await Release(task_id);
 }
 
 absl::StatusOr<TaskStatus> SupervisedDriver::InspectTask(const std::string& task_id) const {

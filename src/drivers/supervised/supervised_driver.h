@@ -76,10 +76,13 @@ class SupervisedDriver : public Driver {
 
  private:
   void OnExit(const supervisor::TaskInfo& info);
-  Task* Register(const TaskHandle& handle, const supervisor::LogSpec& logs);
+  Task* Register(const TaskHandle& handle, const supervisor::TaskInfo& info);
   // SIGKILLs what is left of the task's group, waits for the exit, acknowledges it and
   // frees the task (kept in dying_ meanwhile).
   asio::awaitable<void> Release(std::string task_id);
+  // After a spawn whose answer was lost: kills and releases the task if the supervisor
+  // did start it.
+  asio::awaitable<void> ReapOrphan(std::string task_id);
 
   asio::any_io_executor executor_;
   common::Clock& clock_;

@@ -123,6 +123,12 @@ asio::awaitable<absl::Status> SupervisorLink::EnsureConnected() {
     s = co_await Sync();
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
+  if (!s.ok() && client_ != nullptr && client_->connected()) {
+    // Connected but not in sync (exits may be missing): not usable; the next call or
+    // the reconnect loop starts over.
+    client_->on_disconnect = nullptr;
+    client_->Close();
+  }
   health_ = s;
   connecting_ = false;
   done->Set();
