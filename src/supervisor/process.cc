@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -84,8 +86,20 @@ absl::StatusOr<std::string> ResolveInRoot(const SpawnSpec& spec) {
   return absl::NotFoundError("executable \"" + command + "\" not found in PATH");
 }
 
+absl::StatusOr<int> RlimitResource(const std::string& name) {
+  static const std::map<std::string, int> kResources = {
+      {"as", RLIMIT_AS},         {"core", RLIMIT_CORE},   {"cpu", RLIMIT_CPU},
+      {"data", RLIMIT_DATA},     {"fsize", RLIMIT_FSIZE}, {"memlock", RLIMIT_MEMLOCK},
+      {"nofile", RLIMIT_NOFILE}, {"nproc", RLIMIT_NPROC}, {"stack", RLIMIT_STACK}};
+  auto it = kResources.find(name);
+  if (it == kResources.end())
+    return absl::InvalidArgumentError("unknown rlimit resource \"" + name + "\"");
+  return it->second;
+}
+
 struct Credentials {
   bool change = false;
+  bool change_group = false;  // a group was named (alone or with the user)
   uid_t uid = 0;
   gid_t gid = 0;
   std::string name;
@@ -188,6 +202,24 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
   auto creds = LookupUser(spec.user);
   if (!creds.ok())
     return creds.status();
+  if (!spec.group.empty()) {
+    std::vector<char> buf(16384);
+    group gr{};
+    group* found = nullptr;
+    if (getgrnam_r(spec.group.c_str(), &gr, buf.data(), buf.size(), &found) != 0 ||
+        found == nullptr) {
+      return absl::NotFoundError("group \"" + spec.group + "\" not found");
+    }
+    creds->gid = gr.gr_gid;
+    creds->change_group = true;
+  }
+  std::vector<std::pair<int, rlimit>> limits;
+  for (const Rlimit& r : spec.rlimits) {
+    auto resource = RlimitResource(r.resource);
+    if (!resource.ok())
+      return resource.status();
+    limits.emplace_back(*resource, rlimit{.rlim_cur = r.soft, .rlim_max = r.hard});
+  }
   std::optional<IsolationPlan> plan;
   if (isolate) {
     auto prepared = PrepareIsolation(spec.isolation);
@@ -254,14 +286,17 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
       ChildFail(report[1], "chdir");
     if (spec.umask >= 0)
       umask(static_cast<mode_t>(spec.umask));
-    if (creds->change) {
-      if (setgroups(creds->groups.size(), creds->groups.data()) != 0)
-        ChildFail(report[1], "setgroups");
-      if (setgid(creds->gid) != 0)
-        ChildFail(report[1], "setgid");
-      if (setuid(creds->uid) != 0)
-        ChildFail(report[1], "setuid");
+    // Limits before privileges are dropped: raising a hard limit needs them.
+    for (const auto& [resource, limit] : limits) {
+      if (setrlimit(resource, &limit) != 0)
+        ChildFail(report[1], "setrlimit");
     }
+    if (creds->change && setgroups(creds->groups.size(), creds->groups.data()) != 0)
+      ChildFail(report[1], "setgroups");
+    if ((creds->change || creds->change_group) && setgid(creds->gid) != 0)
+      ChildFail(report[1], "setgid");
+    if (creds->change && setuid(creds->uid) != 0)
+      ChildFail(report[1], "setuid");
     // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
     syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     execve(path.c_str(), argv.data(), envp.data());

@@ -46,6 +46,14 @@ Json ToJson(const LogSpec& s) {
 Json ToJson(const SpawnSpec& s) {
   Json j = {{"task_id", s.task_id}, {"argv", s.argv},   {"env", s.env},          {"cwd", s.cwd},
             {"user", s.user},       {"umask", s.umask}, {"logs", ToJson(s.logs)}};
+  if (!s.group.empty())
+    j["group"] = s.group;
+  if (!s.rlimits.empty()) {
+    Json limits = Json::array();
+    for (const Rlimit& r : s.rlimits)
+      limits.push_back({{"resource", r.resource}, {"soft", r.soft}, {"hard", r.hard}});
+    j["rlimits"] = limits;
+  }
   if (s.isolation.enabled) {
     Json binds = Json::array();
     for (const BindMount& b : s.isolation.binds)
@@ -134,6 +142,18 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
   DROVER_READ(j, "cwd", s.cwd, false);
   DROVER_READ(j, "user", s.user, false);
   DROVER_READ(j, "umask", s.umask, false);
+  DROVER_READ(j, "group", s.group, false);
+  if (auto it = j.find("rlimits"); it != j.end() && it->is_array()) {
+    for (const Json& e : *it) {
+      Rlimit r;
+      DROVER_READ(e, "resource", r.resource, true);
+      DROVER_READ(e, "soft", r.soft, true);
+      DROVER_READ(e, "hard", r.hard, true);
+      if (r.soft > r.hard)
+        return absl::InvalidArgumentError("rlimit " + r.resource + ": soft limit above hard limit");
+      s.rlimits.push_back(r);
+    }
+  }
   if (absl::Status st = ReadLogSpec(j, s.logs); !st.ok())
     return st;
   if (auto it = j.find("isolation"); it != j.end() && it->is_object()) {

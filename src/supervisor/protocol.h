@@ -77,13 +77,24 @@ struct CgroupSpec {
   CgroupLimits limits;
 };
 
+// A resource limit for the task (setrlimit): `resource` is one of as, core, cpu, data,
+// fsize, memlock, nofile, nproc, stack.
+struct Rlimit {
+  std::string resource;
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+  friend bool operator==(const Rlimit&, const Rlimit&) = default;
+};
+
 struct SpawnSpec {
   std::string task_id;
   std::vector<std::string> argv;  // argv[0] is a path or a name looked up in env PATH
   std::map<std::string, std::string> env;
   std::string cwd;
-  std::string user;  // empty: the supervisor's own user
+  std::string user;   // empty: the supervisor's own user
+  std::string group;  // empty: the user's primary group
   int umask = 022;
+  std::vector<Rlimit> rlimits;
   LogSpec logs;
   IsolationSpec isolation;
   CgroupSpec cgroup;

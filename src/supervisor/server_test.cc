@@ -238,6 +238,31 @@ TEST_F(SupervisorTest, SignalReachesTheWholeProcessGroup) {
   EXPECT_FALSE(Await(client_.Signal("nope", "SIGTERM")).ok());
 }
 
+TEST_F(SupervisorTest, ROOT_AppliesRlimitsAndTheGroup) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "changing the group needs root";
+  std::vector<TaskInfo> exits;
+  client_.on_exit = [&](const TaskInfo& t) { exits.push_back(t); };
+  SpawnSpec spec = Spec("limits", {});
+  const fs::path out = dir_.path() / "out";
+  spec.argv = {"/bin/sh", "-c", "ulimit -n > " + out.string() + "; id -g >> " + out.string()};
+  spec.rlimits = {{.resource = "nofile", .soft = 123, .hard = 456}};
+  spec.group = "nogroup";
+  ASSERT_TRUE(Spawn(spec).ok());
+  ASSERT_TRUE(RunUntil([&] { return !exits.empty(); }));
+  EXPECT_EQ(exits[0].exit->exit_code, 0);
+  EXPECT_EQ(testing::ReadFile(out), "123\n65534\n");
+  spec = Spec("bad", {});
+  spec.rlimits = {{.resource = "widgets", .soft = 1, .hard = 1}};
+  EXPECT_NE(Spawn(spec).status().message().find("unknown rlimit resource"), std::string::npos);
+  spec.rlimits = {{.resource = "nofile", .soft = 9, .hard = 1}};
+  EXPECT_NE(Spawn(spec).status().message().find("soft limit above hard limit"), std::string::npos);
+  spec.rlimits.clear();
+  spec.group = "no-such-group-here";
+  EXPECT_NE(Spawn(spec).status().message().find("group \"no-such-group-here\" not found"),
+            std::string::npos);
+}
+
 TEST_F(SupervisorTest, StartFailuresAreClearErrors) {
   auto missing = Spawn(Spec("m", {}));
   ASSERT_TRUE(missing.ok());  // control: the helper itself starts

@@ -18,7 +18,8 @@ class FsTest : public AgentTest {
     const std::string file = agent_.WriteFile(
         "w.json", RawExecJob("writer", "batch",
                              "echo hello; echo oops >&2; printf 'abcdef' > \"$NOMAD_TASK_DIR/f\"; "
-                             "echo token > \"$NOMAD_SECRETS_DIR/token\""));
+                             "echo token > \"$NOMAD_SECRETS_DIR/token\"; "
+                             "ln -s /etc \"$NOMAD_TASK_DIR/out\""));
     EXPECT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
     return WaitAlloc("writer", "complete")["ID"];
   }
@@ -74,7 +75,14 @@ TEST_F(FsTest, BadRequestsGetClearErrors) {
   expect(fs + "stream/" + id + "?path=/../../../etc/passwd", "403", "escapes");
   expect(fs + "stream/" + id + "?path=/t/secrets/token", "403", "Reading secret file prohibited");
   expect(fs + "stream/" + id, "400", "must provide a file name");
-  expect(fs + "cat/" + id + "?path=/../../../etc/passwd", "403", "escapes");
+  // Escapes through every endpoint: `..`, an absolute path is relative to the alloc
+  // dir, and a symlink a task planted pointing outside.
+  for (const char* op : {"ls", "stat", "cat", "readat", "stream"}) {
+    expect(fs + op + "/" + id + "?path=/../../../etc/passwd", "403", "escapes");
+    expect(fs + op + "/" + id + "?path=t/local/../../../../etc", "403", "escapes");
+    expect(fs + op + "/" + id + "?path=/t/local/out", "403", "escapes");
+  }
+  expect(fs + "logs/" + id + "?task=../../etc&type=stdout", "400", "invalid task name");
   expect(fs + "cat/" + id + "?path=/t/secrets/token", "403", "Reading secret file prohibited");
   expect(fs + "cat/" + id + "?path=/t", "400", "is a directory");
   expect(fs + "cat/" + id + "?path=/nope", "404", "does not exist");

@@ -83,5 +83,30 @@ TEST_F(NodeSupervisorTest, ROOT_CGROUPS_AnExecJobRunsIsolated) {
   EXPECT_TRUE(node["Drivers"]["exec"]["Healthy"].get<bool>()) << node["Drivers"].dump();
 }
 
+TEST_F(NodeSupervisorTest, ROOT_CGROUPS_AnExecTaskOverItsMemoryIsOomKilledAndTheEventSaysSo) {
+  if (geteuid() != 0 || supervisor::CgroupLayout::Detect().mode == supervisor::CgroupMode::kNone) {
+    GTEST_SKIP() << "exec needs root and cgroups";
+  }
+  // The shell holds 200 MB in a variable; the task has 32 MB.
+  codec::Json job =
+      codec::ParseJson(RawExecJob("hog", "batch",
+                                  "a=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#a}",
+                                  R"({"RestartPolicy": {"Attempts": 0, "Delay": 1000000000,
+                                            "Interval": 300000000000, "Mode": "fail"}})"))
+          .value();
+  job["Job"]["TaskGroups"][0]["Tasks"][0]["Driver"] = "exec";
+  const std::string file = agent_.WriteFile("h.json", codec::Dump(job));
+  ASSERT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
+  const codec::Json alloc = WaitAlloc("hog", "failed");
+  bool oom = false;
+  for (const auto& e : alloc["TaskStates"]["t"]["Events"]) {
+    if (e["Type"] == "Terminated")
+      oom = oom || e["Details"].value("oom_killed", "") == "true";
+  }
+  EXPECT_TRUE(oom) << alloc["TaskStates"]["t"]["Events"].dump();
+  CliResult status = agent_.Cli({"alloc", "status", alloc["ID"]});
+  EXPECT_NE(status.out.find("Exit Message: \"OOM Killed\""), std::string::npos) << status.out;
+}
+
 }  // namespace
 }  // namespace drover::integration

@@ -28,6 +28,8 @@ ExitResult ToExitResult(const supervisor::ExitStatus& exit) {
   // As a shell reports it (and Nomad's executor): 128 + the signal that ended it.
   r.exit_code = exit.signal != 0 ? 128 + exit.signal : exit.exit_code;
   r.oom_killed = exit.oom_killed;
+  if (r.oom_killed)
+    r.err = "OOM Killed";  // as Nomad's docker driver says it: shown in the Terminated event
   return r;
 }
 
