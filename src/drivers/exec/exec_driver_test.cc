@@ -160,8 +160,12 @@ TEST_F(ExecDriverTest, ROOT_CGROUPS_StopKillsEverythingAndUsageComesFromTheCgrou
   ASSERT_TRUE(h.ok()) << h.status();
   ASSERT_TRUE(testing::WaitFor([&] { return fs::exists(task_dir() / "local" / "ready"); }));
   const fs::path procs = CgroupDir(c.id) / "cgroup.procs";
-  const std::string members = testing::ReadFile(procs);
-  EXPECT_EQ(std::count(members.begin(), members.end(), '\n'), 2) << members;
+  // The two sleeps (`touch` may still be on its way out when the file appears).
+  std::string members;
+  EXPECT_TRUE(testing::WaitFor([&] {
+    members = testing::ReadFile(procs);
+    return std::count(members.begin(), members.end(), '\n') == 2;
+  })) << members;
   auto usage = driver_->TaskStats(c.id);
   ASSERT_TRUE(usage.ok());
   EXPECT_GT(usage->memory.usage, 0u);
