@@ -15,8 +15,6 @@ namespace {
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
 constexpr int64_t kChunkBytes = 64 << 10;
-constexpr auto kPollInterval = 200ms;
-constexpr auto kHeartbeat = 10s;
 
 struct Cursor {
   std::string rel_path;  // file being read ("" before the first)
@@ -106,10 +104,11 @@ std::string Frame(const Chunk& c) {
 
 asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter& out) {
   auto cursor = std::make_shared<Cursor>();
-  auto last_write = std::chrono::steady_clock::now();
+  common::Clock& clock = *ctx.clock;
+  auto last_write = clock.Now();
   for (;;) {
     // Decided before reading: data written just before the task died is still read.
-    const bool may_grow = spec.follow && MayGrow(ctx, spec);
+    const bool may_grow = spec.follow && (spec.may_grow ? spec.may_grow() : MayGrow(ctx, spec));
     auto work = [spec, cursor] { return ReadNext(spec, *cursor); };
     auto chunk = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload()
     if (!chunk.ok()) {
@@ -121,18 +120,18 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
       std::string piece = spec.plain ? std::move(chunk->data) : Frame(*chunk);
       if (!co_await out.Write(std::move(piece)))
         co_return;
-      last_write = std::chrono::steady_clock::now();
+      last_write = clock.Now();
       continue;
     }
     if (!may_grow || out.ClientGone())
       co_return;
-    if (!spec.plain && std::chrono::steady_clock::now() - last_write >= kHeartbeat) {
+    if (!spec.plain && clock.Now() - last_write >= spec.heartbeat) {
       std::string heartbeat = "{}";
       if (!co_await out.Write(std::move(heartbeat)))
         co_return;
-      last_write = std::chrono::steady_clock::now();
+      last_write = clock.Now();
     }
-    co_await ctx.clock->Sleep(kPollInterval);
+    co_await clock.Sleep(spec.poll);
   }
 }
 

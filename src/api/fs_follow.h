@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "api/api_context.h"
@@ -23,12 +24,18 @@ struct FollowSpec {
   bool from_end = false;  // offset counts back from the end
   bool plain = false;     // raw bytes instead of JSON frames
   bool follow = true;     // keep going at end of data (else stop there)
+  // Whether more data may still come (the task is alive, the allocation is here);
+  // asked at every end of data. Unset: the endpoint's check against the client.
+  std::function<bool()> may_grow;
+  common::Duration heartbeat = std::chrono::seconds(10);
+  common::Duration poll = std::chrono::milliseconds(200);
 };
 
 // Writes what is there, then (with `follow`) what is added, until the client goes
-// away, the task is dead and everything was sent (logs), or the allocation is gone.
-// Frames are Nomad's StreamFrame objects {Offset (where the data ends), Data (base64),
-// File, FileEvent}, with `{}` as a heartbeat every 10 s of silence.
+// away, `may_grow` says no more will come and everything was sent, or the allocation
+// is gone. Frames are Nomad's StreamFrame objects {Offset (where the data ends), Data
+// (base64), File, FileEvent}, with `{}` as a heartbeat after `heartbeat` of silence.
+// Uses ctx.pool for reads and ctx.clock for time.
 asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter& out);
 
 }  // namespace drover::api
