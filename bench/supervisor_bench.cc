@@ -102,8 +102,9 @@ int main(int argc, char** argv) {
   const fs::path dir = mkdtemp(tmpl);
   fs::create_directories(dir / "logs");
   const fs::path sock = dir / "s.sock";
-  std::vector<std::string> args = {binary,  "-socket", sock.string(), "-state-dir",
-                                   (dir / "state").string(), "-log-level", "warn"};
+  std::vector<std::string> args = {
+      binary,       "-socket", sock.string(), "-state-dir", (dir / "state").string(),
+      "-log-level", "warn"};
   std::vector<char*> cargs;
   for (auto& a : args)
     cargs.push_back(a.data());
@@ -130,7 +131,8 @@ int main(int argc, char** argv) {
     s.task_id = id;
     s.argv = std::move(argv);
     s.cwd = dir.string();
-    s.logs = {.dir = (dir / "logs").string(), .stdout_base = id + ".stdout",
+    s.logs = {.dir = (dir / "logs").string(),
+              .stdout_base = id + ".stdout",
               .stderr_base = id + ".stderr"};
     return s;
   };

@@ -101,6 +101,31 @@ absl::StatusOr<std::string> ReadLogs(const AllocDir& dir, const std::string& tas
   return out;
 }
 
+// `origin` (start|end) and `offset` of the logs and stream endpoints.
+struct Position {
+  int64_t offset = 0;
+  bool from_end = false;
+};
+absl::StatusOr<Position> ParsePosition(const Request& req) {
+  const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
+  if (origin != "start" && origin != "end")
+    return absl::InvalidArgumentError("origin must be start or end");
+  auto offset = IntQuery(req, "offset", 0);
+  if (!offset.ok())
+    return offset.status();
+  return Position{*offset, origin == "end"};
+}
+
+// A response whose body follows files (fs_follow.h).
+Response Streamed(ApiContext& ctx, FollowSpec spec) {
+  Response r;
+  r.content_type = spec.plain ? "text/plain; charset=utf-8" : "application/json";
+  r.stream = [&ctx, spec = std::move(spec)](StreamWriter& out) {
+    return FollowFiles(ctx, spec, out);
+  };
+  return r;
+}
+
 }  // namespace
 
 void RegisterFsRoutes(Router& router, ApiContext& ctx) {
@@ -193,12 +218,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                const std::string path = req.Query("path");
                if (path.empty())
                  co_return Response::Error(400, "must provide a file name");
-               const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
-               if (origin != "start" && origin != "end")
-                 co_return Response::Error(400, "origin must be start or end");
-               auto offset = IntQuery(req, "offset", 0);
-               if (!offset.ok())
-                 co_return ErrorResponse(offset.status());
+               auto pos = ParsePosition(req);
+               if (!pos.ok())
+                 co_return ErrorResponse(pos.status());
                auto work = [loc = *loc, path]() -> absl::StatusOr<allocdir::FileInfo> {
                  const AllocDir dir(loc.root, loc.id);
                  auto info = allocdir::StatPath(dir, path);
@@ -220,17 +242,13 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                }
                if (info->is_dir)
                  co_return Response::Error(400, "file \"" + path + "\" is a directory");
-               FollowSpec spec{.alloc_root = loc->root,
-                               .alloc_id = loc->id,
-                               .path = path,
-                               .offset = *offset,
-                               .from_end = origin == "end",
-                               .plain = QueryBool(req, "plain", false),
-                               .follow = QueryBool(req, "follow", true)};
-               Response r;
-               r.content_type = spec.plain ? "text/plain; charset=utf-8" : "application/json";
-               r.stream = [&ctx, spec](StreamWriter& out) { return FollowFiles(ctx, spec, out); };
-               co_return r;
+               co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
+                                                  .alloc_id = loc->id,
+                                                  .path = path,
+                                                  .offset = pos->offset,
+                                                  .from_end = pos->from_end,
+                                                  .plain = QueryBool(req, "plain", false),
+                                                  .follow = QueryBool(req, "follow", true)});
              });
   router.Add({"GET"}, "/v1/client/fs/logs/:alloc",
              [&ctx](Request& req) -> asio::awaitable<Response> {
@@ -243,12 +261,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  co_return Response::Error(400, "must provide task name");
                if (type != "stdout" && type != "stderr")
                  co_return Response::Error(400, "must provide log type (stdout/stderr)");
-               const std::string origin = req.HasQuery("origin") ? req.Query("origin") : "start";
-               if (origin != "start" && origin != "end")
-                 co_return Response::Error(400, "origin must be start or end");
-               auto offset = IntQuery(req, "offset", 0);
-               if (!offset.ok())
-                 co_return ErrorResponse(offset.status());
+               auto pos = ParsePosition(req);
+               if (!pos.ok())
+                 co_return ErrorResponse(pos.status());
                const bool plain = QueryBool(req, "plain", false);
                if (QueryBool(req, "follow", false)) {
                  // Errors (an unknown task) while a status can still say so.
@@ -258,20 +273,16 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  absl::Status known = co_await common::Offload(*ctx.pool, std::move(check));
                  if (!known.ok())
                    co_return ErrorResponse(known);
-                 FollowSpec spec{.alloc_root = loc->root,
-                                 .alloc_id = loc->id,
-                                 .task = task,
-                                 .type = type,
-                                 .offset = *offset,
-                                 .from_end = origin == "end",
-                                 .plain = plain,
-                                 .follow = true};
-                 Response r;
-                 r.content_type = plain ? "text/plain; charset=utf-8" : "application/json";
-                 r.stream = [&ctx, spec](StreamWriter& out) { return FollowFiles(ctx, spec, out); };
-                 co_return r;
+                 co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
+                                                    .alloc_id = loc->id,
+                                                    .task = task,
+                                                    .type = type,
+                                                    .offset = pos->offset,
+                                                    .from_end = pos->from_end,
+                                                    .plain = plain,
+                                                    .follow = true});
                }
-               auto work = [loc = *loc, task, type, off = *offset, end = origin == "end", plain] {
+               auto work = [loc = *loc, task, type, off = pos->offset, end = pos->from_end, plain] {
                  return ReadLogs(AllocDir(loc.root, loc.id), task, type, off, end, plain);
                };
                auto logs = co_await common::Offload(*ctx.pool, std::move(work));

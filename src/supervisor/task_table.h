@@ -3,8 +3,12 @@
 // acknowledges its exit, so an exit that happens while the agent is down is reported
 // when it reconnects; a new supervisor reads the table to adopt running tasks.
 //
-// Every change rewrites the file atomically (write, fsync, rename, fsync dir): after a
-// crash the table is the old or the new version, never a torn one. Not thread-safe.
+// Every change rewrites the file atomically (write aside, rename over): after a crash of
+// the supervisor the table is the old or the new version, never a torn one. It is not
+// fsynced: only a machine crash could lose a write, and that kills the tasks too. The
+// table records the kernel's boot id, so tasks of an earlier boot are known dead (their
+// pid and start time may match a new process), and a table torn by a machine crash is
+// dropped. Not thread-safe.
 #pragma once
 
 #include <filesystem>
@@ -35,6 +39,7 @@ class TaskTable {
   absl::Status Save();
 
   std::filesystem::path file_;
+  std::string boot_id_;
   std::map<std::string, TaskInfo> tasks_;
 };
 

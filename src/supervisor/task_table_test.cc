@@ -39,11 +39,33 @@ TEST(TaskTableTest, PersistsAcrossReopenAndForgetsRemovedTasks) {
   EXPECT_EQ(t->Find("a"), nullptr);
 }
 
-TEST(TaskTableTest, AnUnreadableTableIsDataLoss) {
+TEST(TaskTableTest, AnUnreadableTableOfThisBootIsDataLoss) {
   testing::TempDir tmp;
   std::ofstream(tmp.path() / "tasks.json") << "{not json";
   auto t = TaskTable::Open(tmp.path());
   EXPECT_TRUE(absl::IsDataLoss(t.status())) << t.status();
+}
+
+TEST(TaskTableTest, ATableFromAnEarlierBootHoldsNoLiveTasks) {
+  testing::TempDir tmp;
+  // Torn by a machine crash (written before this boot): its tasks died with it.
+  std::ofstream(tmp.path() / "tasks.json") << "{not json";
+  fs::last_write_time(tmp.path() / "tasks.json",
+                      fs::file_time_type::clock::now() - std::chrono::hours(24 * 365 * 30));
+  auto t = TaskTable::Open(tmp.path());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->tasks().empty());
+  // Readable, but of another boot: a matching pid and start time mean nothing now.
+  std::ofstream(tmp.path() / "tasks.json", std::ios::trunc)
+      << R"({"version": 1, "boot_id": "another-boot", "tasks": [
+           {"task_id": "a", "pid": 1, "start_ticks": 1, "running": true},
+           {"task_id": "b", "pid": 2, "running": false, "exit": {"exit_code": 3}}]})";
+  t = TaskTable::Open(tmp.path());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->tasks().size(), 2u);
+  EXPECT_FALSE(t->Find("a")->running);
+  EXPECT_TRUE(t->Find("a")->exit->unknown);
+  EXPECT_EQ(t->Find("b")->exit->exit_code, 3);  // a recorded exit stays as it was
 }
 
 }  // namespace

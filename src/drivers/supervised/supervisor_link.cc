@@ -334,14 +334,21 @@ asio::awaitable<absl::Status> SupervisorLink::Shutdown() {
   co_return absl::OkStatus();
 }
 
-asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
-    const supervisor::SpawnSpec& spec) {
+asio::awaitable<absl::Status> SupervisorLink::Ready() {
   auto alive = alive_;
   absl::Status s = co_await EnsureConnected();
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
   if (!s.ok())
     co_return absl::UnavailableError("supervisor unavailable: " + std::string(s.message()));
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
+    const supervisor::SpawnSpec& spec) {
+  auto alive = alive_;
+  if (absl::Status s = co_await Ready(); !s.ok())
+    co_return s;
   auto r = co_await client_->Spawn(spec);
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
@@ -353,22 +360,16 @@ asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
 asio::awaitable<absl::Status> SupervisorLink::Signal(const std::string& task_id,
                                                      const std::string& signal, bool group) {
   auto alive = alive_;
-  absl::Status s = co_await EnsureConnected();
-  if (!*alive)
-    co_return absl::UnavailableError("the supervisor link is gone");
-  if (!s.ok())
-    co_return absl::UnavailableError("supervisor unavailable: " + std::string(s.message()));
+  if (absl::Status s = co_await Ready(); !s.ok())
+    co_return s;
   co_return co_await client_->Signal(task_id, signal, group);
 }
 
 asio::awaitable<absl::Status> SupervisorLink::AckExit(const std::string& task_id) {
   auto alive = alive_;
-  absl::Status s = co_await EnsureConnected();
-  if (!*alive)
-    co_return absl::UnavailableError("the supervisor link is gone");
-  if (!s.ok())
-    co_return absl::UnavailableError("supervisor unavailable: " + std::string(s.message()));
-  s = co_await client_->AckExit(task_id);
+  if (absl::Status s = co_await Ready(); !s.ok())
+    co_return s;
+  absl::Status s = co_await client_->AckExit(task_id);
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
   if (s.ok())

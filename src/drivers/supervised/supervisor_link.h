@@ -80,6 +80,9 @@ class SupervisorLink {
 
  private:
   asio::awaitable<absl::Status> EnsureConnected();
+  // EnsureConnected for a call: Unavailable, saying why, unless connected. Safe to
+  // return from when the link was destroyed meanwhile (it then touches nothing).
+  asio::awaitable<absl::Status> Ready();
   asio::awaitable<absl::Status> ConnectOrLaunch();
   asio::awaitable<absl::Status> TryConnect();
   // Loads the supervisor's list, delivering exits the link has not seen.
