@@ -1,0 +1,175 @@
+#include "state/lmdb_backend.h"
+
+#include <string>
+
+#include <lmdb.h>
+
+namespace drover::state {
+
+namespace {
+
+absl::Status LmdbError(const std::string& what, int rc) {
+  return absl::InternalError(what + ": " + mdb_strerror(rc));
+}
+
+MDB_val Val(std::string_view s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+
+std::string_view View(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+// A read-only transaction, aborted when it goes out of scope.
+class ReadTxn {
+ public:
+  explicit ReadTxn(MDB_env* env) { rc_ = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn_); }
+  ~ReadTxn() {
+    if (rc_ == 0)
+      mdb_txn_abort(txn_);
+  }
+  ReadTxn(const ReadTxn&) = delete;
+  ReadTxn& operator=(const ReadTxn&) = delete;
+  int rc() const { return rc_; }
+  MDB_txn* get() const { return txn_; }
+
+ private:
+  MDB_txn* txn_ = nullptr;
+  int rc_ = 0;
+};
+
+class LmdbBackend final : public KvBackend {
+ public:
+  LmdbBackend(MDB_env* env, MDB_dbi dbi, std::string path) : env_(env), dbi_(dbi), path_(path) {}
+  ~LmdbBackend() override { mdb_env_close(env_); }
+
+  std::string Name() const override { return "lmdb"; }
+
+  absl::Status Commit(const std::vector<KvOp>& ops) override {
+    MDB_txn* txn = nullptr;
+    if (int rc = mdb_txn_begin(env_, nullptr, 0, &txn); rc != 0)
+      return LmdbError("failed to begin a write transaction on " + path_, rc);
+    absl::Status status = Apply(txn, ops);
+    if (!status.ok()) {
+      mdb_txn_abort(txn);
+      return status;
+    }
+    if (int rc = mdb_txn_commit(txn); rc != 0)
+      return LmdbError("failed to commit to " + path_, rc);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
+    ReadTxn txn(env_);
+    if (txn.rc() != 0)
+      return LmdbError("failed to read " + path_, txn.rc());
+    MDB_val k = Val(key);
+    MDB_val v;
+    const int rc = mdb_get(txn.get(), dbi_, &k, &v);
+    if (rc == MDB_NOTFOUND)
+      return std::optional<std::string>();
+    if (rc != 0)
+      return LmdbError("failed to read " + path_, rc);
+    return std::optional<std::string>(std::string(View(v)));
+  }
+
+  absl::StatusOr<KvPairs> Scan(std::string_view prefix) override {
+    ReadTxn txn(env_);
+    if (txn.rc() != 0)
+      return LmdbError("failed to read " + path_, txn.rc());
+    MDB_cursor* cursor = nullptr;
+    if (int rc = mdb_cursor_open(txn.get(), dbi_, &cursor); rc != 0)
+      return LmdbError("failed to read " + path_, rc);
+    KvPairs out;
+    MDB_val k = Val(prefix);
+    MDB_val v;
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
+      out.emplace_back(std::string(View(k)), std::string(View(v)));
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cursor);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+      return LmdbError("failed to read " + path_, rc);
+    return out;
+  }
+
+ private:
+  absl::Status Apply(MDB_txn* txn, const std::vector<KvOp>& ops) {
+    for (const KvOp& op : ops) {
+      MDB_val k = Val(op.key);
+      int rc = 0;
+      switch (op.kind) {
+        case KvOp::Kind::kPut: {
+          MDB_val v = Val(op.value);
+          rc = mdb_put(txn, dbi_, &k, &v, 0);
+          break;
+        }
+        case KvOp::Kind::kDelete:
+          rc = mdb_del(txn, dbi_, &k, nullptr);
+          if (rc == MDB_NOTFOUND)
+            rc = 0;
+          break;
+        case KvOp::Kind::kDeletePrefix:
+          rc = DeletePrefix(txn, op.key);
+          break;
+      }
+      if (rc != 0)
+        return LmdbError("failed to write '" + op.key + "' to " + path_, rc);
+    }
+    return absl::OkStatus();
+  }
+
+  int DeletePrefix(MDB_txn* txn, std::string_view prefix) {
+    MDB_cursor* cursor = nullptr;
+    if (int rc = mdb_cursor_open(txn, dbi_, &cursor); rc != 0)
+      return rc;
+    MDB_val k = Val(prefix);
+    MDB_val v;
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
+      if ((rc = mdb_cursor_del(cursor, 0)) != 0)
+        break;
+      // After a delete the cursor rests on the next item.
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT);
+    }
+    mdb_cursor_close(cursor);
+    return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+  }
+
+  MDB_env* env_;
+  MDB_dbi dbi_;
+  std::string path_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path& path,
+                                                    LmdbOptions options) {
+  const std::string p = path.string();
+  MDB_env* env = nullptr;
+  if (int rc = mdb_env_create(&env); rc != 0)
+    return LmdbError("failed to open state DB " + p, rc);
+  auto fail = [&](const std::string& what, int rc) {
+    mdb_env_close(env);
+    return LmdbError(what + " " + p, rc);
+  };
+  if (int rc = mdb_env_set_mapsize(env, options.map_size); rc != 0)
+    return fail("failed to size state DB", rc);
+  // One file (no directory of its own); read transactions may move between threads.
+  if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
+    return fail("failed to open state DB", rc);
+  MDB_txn* txn = nullptr;
+  if (int rc = mdb_txn_begin(env, nullptr, 0, &txn); rc != 0)
+    return fail("failed to open state DB", rc);
+  MDB_dbi dbi = 0;
+  if (int rc = mdb_dbi_open(txn, nullptr, 0, &dbi); rc != 0) {
+    mdb_txn_abort(txn);
+    return fail("failed to open state DB", rc);
+  }
+  if (int rc = mdb_txn_commit(txn); rc != 0)
+    return fail("failed to open state DB", rc);
+  return std::unique_ptr<KvBackend>(new LmdbBackend(env, dbi, p));
+}
+
+}  // namespace drover::state

@@ -1,0 +1,221 @@
+#include "state/store.h"
+
+#include <utility>
+
+#include <xxhash.h>
+
+#include "common/event.h"
+
+namespace drover::state {
+
+namespace {
+
+bool HasPrefix(std::string_view key, std::string_view prefix) {
+  return key.substr(0, prefix.size()) == prefix;
+}
+
+// Erases every entry of `m` whose key starts with `prefix`.
+template <typename Map>
+void ErasePrefix(Map& m, std::string_view prefix) {
+  auto it = m.lower_bound(prefix);
+  while (it != m.end() && HasPrefix(it->first, prefix))
+    it = m.erase(it);
+}
+
+}  // namespace
+
+Store::Hash Store::HashOf(std::string_view bytes) {
+  const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  return Hash{h.low64, h.high64};
+}
+
+Store::Store(std::unique_ptr<KvBackend> backend, StoreOptions options)
+    : backend_(std::move(backend)), options_(options), writer_([this] { WriterLoop(); }) {}
+
+Store::~Store() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  writer_.join();
+}
+
+void Store::Put(std::string key, std::string value, Done done) {
+  const Hash hash = HashOf(value);
+  bool duplicate = false;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.writes;
+    if (options_.dedup) {
+      // The latest value this key will have: the last queued write, else the last
+      // committed one.
+      std::optional<Hash> latest;
+      if (auto p = pending_.find(key); p != pending_.end()) {
+        latest = p->second.hash;
+      } else if (auto c = committed_.find(key); c != committed_.end()) {
+        latest = c->second;
+      }
+      duplicate = latest == hash;
+      stats_.deduplicated += duplicate ? 1 : 0;
+    }
+  }
+  if (duplicate) {
+    if (done)
+      done(absl::OkStatus());  // already durable: nothing to wait for
+    return;
+  }
+  Enqueue(KvOp{KvOp::Kind::kPut, std::move(key), std::move(value)}, hash, std::move(done));
+}
+
+void Store::Delete(std::string key, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.writes;
+  }
+  Enqueue(KvOp{KvOp::Kind::kDelete, std::move(key), {}}, std::nullopt, std::move(done));
+}
+
+void Store::DeletePrefix(std::string prefix, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.writes;
+  }
+  Enqueue(KvOp{KvOp::Kind::kDeletePrefix, std::move(prefix), {}}, std::nullopt, std::move(done));
+}
+
+void Store::Enqueue(KvOp op, std::optional<Hash> hash, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    const uint64_t seq = next_seq_++;
+    // What each affected key will be once this is committed: a later Put of the same
+    // bytes as a deleted key must not be mistaken for a duplicate.
+    if (op.kind == KvOp::Kind::kDeletePrefix) {
+      for (auto it = committed_.lower_bound(op.key);
+           it != committed_.end() && HasPrefix(it->first, op.key); ++it) {
+        pending_[it->first] = Pending{std::nullopt, seq};
+      }
+      for (auto it = pending_.lower_bound(op.key);
+           it != pending_.end() && HasPrefix(it->first, op.key); ++it) {
+        it->second = Pending{std::nullopt, seq};
+      }
+    } else {
+      pending_[op.key] = Pending{hash, seq};
+    }
+    queue_.push_back(Queued{std::move(op), hash, seq, std::move(done)});
+  }
+  wake_.notify_one();
+}
+
+void Store::WriterLoop() {
+  for (;;) {
+    std::vector<Queued> batch;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty())
+        return;  // stopping, and everything queued is committed
+      if (options_.batch) {
+        while (!queue_.empty()) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      } else {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<KvOp> ops;
+    ops.reserve(batch.size());
+    for (const Queued& q : batch)
+      ops.push_back(q.op);
+    const absl::Status status = backend_->Commit(ops);
+    Apply(batch, status);
+    for (Queued& q : batch) {
+      if (q.done)
+        q.done(status);
+    }
+  }
+}
+
+void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status) {
+  std::lock_guard lock(mu_);
+  ++stats_.transactions;
+  if (!status.ok())
+    ++stats_.failed;
+  for (const Queued& q : batch) {
+    if (status.ok()) {
+      // Published only now that the bytes are on disk.
+      switch (q.op.kind) {
+        case KvOp::Kind::kPut:
+          committed_[q.op.key] = *q.hash;
+          break;
+        case KvOp::Kind::kDelete:
+          committed_.erase(q.op.key);
+          break;
+        case KvOp::Kind::kDeletePrefix:
+          ErasePrefix(committed_, q.op.key);
+          break;
+      }
+    }
+    // The queued state of a key is settled unless a later write of it is still queued.
+    auto settle = [&](auto it) {
+      return it->second.seq <= q.seq ? pending_.erase(it) : std::next(it);
+    };
+    if (q.op.kind == KvOp::Kind::kDeletePrefix) {
+      for (auto it = pending_.lower_bound(q.op.key);
+           it != pending_.end() && HasPrefix(it->first, q.op.key);) {
+        it = settle(it);
+      }
+    } else if (auto it = pending_.find(q.op.key); it != pending_.end()) {
+      settle(it);
+    }
+  }
+}
+
+StoreStats Store::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+asio::awaitable<absl::Status> Store::Await(std::function<void(Done)> start) {
+  // The completion may run on the writer thread: hand the result back to the caller's
+  // executor, where the event lives.
+  auto executor = co_await asio::this_coro::executor;
+  auto done = std::make_shared<common::Event>(executor);
+  auto result = std::make_shared<absl::Status>();
+  start([executor, done, result](absl::Status s) {
+    asio::post(executor, [done, result, s = std::move(s)]() mutable {
+      *result = std::move(s);
+      done->Set();
+    });
+  });
+  co_await done->Wait();
+  co_return *result;
+}
+
+asio::awaitable<absl::Status> Store::PutAsync(std::string key, std::string value) {
+  auto start = [this, key = std::move(key), value = std::move(value)](Done d) mutable {
+    Put(std::move(key), std::move(value), std::move(d));
+  };
+  std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
+  co_return co_await Await(std::move(fn));
+}
+
+asio::awaitable<absl::Status> Store::DeleteAsync(std::string key) {
+  auto start = [this, key = std::move(key)](Done d) mutable {
+    Delete(std::move(key), std::move(d));
+  };
+  std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
+  co_return co_await Await(std::move(fn));
+}
+
+asio::awaitable<absl::Status> Store::DeletePrefixAsync(std::string prefix) {
+  auto start = [this, prefix = std::move(prefix)](Done d) mutable {
+    DeletePrefix(std::move(prefix), std::move(d));
+  };
+  std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
+  co_return co_await Await(std::move(fn));
+}
+
+}  // namespace drover::state

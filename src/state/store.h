@@ -1,0 +1,113 @@
+// The client state DB's write path (DESIGN.md §5): write deduplication and group
+// commit over a KvBackend.
+//
+// Deduplication: the Store remembers an XXH3-128 hash of the bytes last committed for
+// each key (and of the latest write still queued). A Put whose bytes hash to the
+// latest known value of the key is dropped before any transaction exists: an
+// unchanged write costs no transaction and no sync. Hashes become "committed" only
+// after the commit succeeded; a failed commit forgets the queued ones, so the same
+// write is tried again; a delete (or a deleted prefix) forgets them too.
+//
+// Group commit: one writer thread takes every queued write and commits them as one
+// transaction (one sync), in the order they were queued, then tells each caller. With
+// `batch = false` (the benchmark's baseline) each write is its own transaction.
+//
+// Thread-safe. Completions run on the writer thread (or on the caller's, at once, for
+// a deduplicated write); `PutAsync` and friends resume the caller on its executor.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/asio.h"
+#include "state/kv_backend.h"
+
+namespace drover::state {
+
+struct StoreOptions {
+  bool dedup = true;
+  bool batch = true;
+};
+
+struct StoreStats {
+  uint64_t writes = 0;        // Put/Delete/DeletePrefix calls
+  uint64_t deduplicated = 0;  // puts dropped as unchanged
+  uint64_t transactions = 0;  // commits (each one sync)
+  uint64_t failed = 0;        // commits that failed
+};
+
+class Store {
+ public:
+  using Done = std::function<void(absl::Status)>;
+
+  Store(std::unique_ptr<KvBackend> backend, StoreOptions options = {});
+  // Commits what is queued, then stops the writer.
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Queue a write; `done` (may be empty) learns when it is durable or failed.
+  void Put(std::string key, std::string value, Done done = nullptr);
+  void Delete(std::string key, Done done = nullptr);
+  void DeletePrefix(std::string prefix, Done done = nullptr);
+
+  // The same, awaited on the caller's executor (the control loop).
+  asio::awaitable<absl::Status> PutAsync(std::string key, std::string value);
+  asio::awaitable<absl::Status> DeleteAsync(std::string key);
+  asio::awaitable<absl::Status> DeletePrefixAsync(std::string prefix);
+
+  // Reads see committed data only.
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) {
+    return backend_->Get(key);
+  }
+  absl::StatusOr<KvPairs> Scan(std::string_view prefix) { return backend_->Scan(prefix); }
+
+  StoreStats stats() const;
+  const KvBackend& backend() const { return *backend_; }
+
+ private:
+  struct Hash {
+    uint64_t low = 0;
+    uint64_t high = 0;
+    friend bool operator==(const Hash&, const Hash&) = default;
+  };
+  // The latest queued write of a key: its hash (nullopt: deleted) and sequence number.
+  struct Pending {
+    std::optional<Hash> hash;
+    uint64_t seq = 0;
+  };
+  struct Queued {
+    KvOp op;
+    std::optional<Hash> hash;  // of a put's value
+    uint64_t seq = 0;
+    Done done;
+  };
+
+  void Enqueue(KvOp op, std::optional<Hash> hash, Done done);
+  void WriterLoop();
+  void Apply(const std::vector<Queued>& batch, const absl::Status& status);
+  static Hash HashOf(std::string_view bytes);
+  asio::awaitable<absl::Status> Await(std::function<void(Done)> start);
+
+  std::unique_ptr<KvBackend> backend_;
+  const StoreOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Queued> queue_;
+  std::map<std::string, Hash, std::less<>> committed_;
+  std::map<std::string, Pending, std::less<>> pending_;
+  uint64_t next_seq_ = 1;
+  bool stopping_ = false;
+  StoreStats stats_;
+  std::thread writer_;
+};
+
+}  // namespace drover::state
