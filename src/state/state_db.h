@@ -1,0 +1,115 @@
+// The client state DB (reference §4.1, DESIGN.md §5): what the client persists about
+// its allocations, their tasks, and the node, so that an agent restart picks up where
+// it left off.
+//
+// Layout (keys of the Store; nested buckets are prefixes, as in Nomad's bolt file):
+//
+//   meta/version                               "1" (raw bytes, not MessagePack)
+//   allocations/<alloc>/alloc                  {Alloc}
+//   allocations/<alloc>/acknowledged_state     {State}
+//   allocations/<alloc>/deploy_status          {DeploymentStatus}
+//   allocations/<alloc>/network_status         {NetworkStatus}
+//   allocations/<alloc>/task-<task>/local_state {LocalState}
+//   allocations/<alloc>/task-<task>/task_state  {TaskState}
+//   devicemanager/plugin_state                 {PluginState}
+//   drivermanager/plugin_state                 {PluginState}
+//   nodemeta/meta                              {Meta}
+//   node/node_registration                     {Registration}
+//
+// Values are MessagePack of a canonical JSON form (object keys sorted, so equal values
+// are equal bytes and the Store's deduplication works), each wrapped in a one-field
+// object so fields can be added later. Types the state library does not know (the task
+// runner's LocalState, plugin state) are passed as JSON.
+//
+// Writes are awaited on the caller's executor (the control loop) and complete once
+// durable; reads are synchronous and see committed data.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "common/asio.h"
+#include "model/allocation.h"
+#include "state/store.h"
+
+namespace drover::state {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct AllocationsRead {
+  std::vector<model::Allocation> allocs;
+  // Allocations whose record could not be decoded (they are skipped), by id.
+  std::map<std::string, absl::Status> errors;
+};
+
+struct TaskRunnerState {
+  std::optional<codec::Json> local_state;  // the task runner's LocalState
+  std::optional<model::TaskState> task_state;
+};
+
+// Per-allocation records besides the allocation itself.
+enum class AllocRecord { kAcknowledgedState, kDeployStatus, kNetworkStatus };
+
+class StateDb {
+ public:
+  virtual ~StateDb() = default;
+  virtual std::string Name() const = 0;
+
+  virtual absl::StatusOr<AllocationsRead> GetAllAllocations() = 0;
+  virtual asio::awaitable<absl::Status> PutAllocation(const model::Allocation& alloc) = 0;
+  // Removes the allocation and everything under it (its tasks too). OK if absent.
+  virtual asio::awaitable<absl::Status> DeleteAllocationBucket(const std::string& alloc_id) = 0;
+  virtual absl::StatusOr<std::optional<codec::Json>> GetAllocRecord(const std::string& alloc_id,
+                                                                    AllocRecord record) = 0;
+  virtual asio::awaitable<absl::Status> PutAllocRecord(const std::string& alloc_id,
+                                                       AllocRecord record,
+                                                       const codec::Json& value) = 0;
+
+  virtual absl::StatusOr<TaskRunnerState> GetTaskRunnerState(const std::string& alloc_id,
+                                                             const std::string& task) = 0;
+  virtual asio::awaitable<absl::Status> PutTaskRunnerLocalState(const std::string& alloc_id,
+                                                                const std::string& task,
+                                                                const codec::Json& local) = 0;
+  virtual asio::awaitable<absl::Status> PutTaskState(const std::string& alloc_id,
+                                                     const std::string& task,
+                                                     const model::TaskState& state) = 0;
+  virtual asio::awaitable<absl::Status> DeleteTaskBucket(const std::string& alloc_id,
+                                                         const std::string& task) = 0;
+
+  // "devicemanager" or "drivermanager" plugin state, node metadata, node registration.
+  virtual absl::StatusOr<std::optional<codec::Json>> GetNodeRecord(const std::string& key) = 0;
+  virtual asio::awaitable<absl::Status> PutNodeRecord(const std::string& key,
+                                                      const codec::Json& value) = 0;
+};
+
+// Node record keys.
+inline constexpr char kDevicePluginState[] = "devicemanager/plugin_state";
+inline constexpr char kDriverPluginState[] = "drivermanager/plugin_state";
+inline constexpr char kNodeMeta[] = "nodemeta/meta";
+inline constexpr char kNodeRegistration[] = "node/node_registration";
+
+// The LMDB-backed DB at `<data_dir>/state.db` (created 0600). A DB written by a newer
+// agent (a schema version above kSchemaVersion) is refused with a clear error.
+absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir);
+// The same over any backend (in-memory and always-failing ones for tests).
+absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> backend,
+                                                    StoreOptions options = {});
+// Accepts every write and remembers nothing (Nomad's NoopDB).
+std::unique_ptr<StateDb> NewNoopStateDb();
+// Every write fails with `error`; reads find nothing (fault tests).
+absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error);
+
+// The canonical encoding: MessagePack of `{field: value}`.
+std::string Encode(const char* field, const codec::Json& value);
+absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes);
+
+}  // namespace drover::state

@@ -1,0 +1,192 @@
+// The typed state DB: one conformance suite over the LMDB and in-memory
+// implementations, the canonical encoding, schema versions, and the no-op and failing
+// implementations.
+#include "state/state_db.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "state/lmdb_backend.h"
+#include "testing/test_util.h"
+
+namespace drover::state {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename T>
+T Await(asio::io_context& io, asio::awaitable<T> op) {
+  std::optional<T> out;
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(op)); }, asio::detached);
+  EXPECT_TRUE(testing::RunUntil(io, [&] { return out.has_value(); }));
+  return std::move(*out);
+}
+
+model::Allocation Alloc(const std::string& id) {
+  model::Allocation a;
+  a.id = id;
+  a.name = "web.g[0]";
+  a.job_id = "web";
+  a.task_group = "g";
+  a.client_status = "running";
+  auto job = std::make_shared<model::Job>();
+  job->id = "web";
+  job->name = "web";
+  a.job = job;
+  return a;
+}
+
+model::TaskState Running() {
+  model::TaskState ts;
+  ts.state = "running";
+  ts.restarts = 2;
+  ts.AppendEvent(model::TaskEvent(model::kEventStarted, {}));
+  return ts;
+}
+
+class StateDbTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "lmdb") {
+      auto db = OpenStateDb(dir_.path());
+      ASSERT_TRUE(db.ok()) << db.status();
+      db_ = std::move(*db);
+    } else {
+      auto db = NewStateDb(NewMemoryBackend());
+      ASSERT_TRUE(db.ok()) << db.status();
+      db_ = std::move(*db);
+    }
+  }
+  absl::Status Do(asio::awaitable<absl::Status> op) { return Await(io_, std::move(op)); }
+
+  asio::io_context io_;
+  testing::TempDir dir_;
+  std::unique_ptr<StateDb> db_;
+};
+
+TEST_P(StateDbTest, AllocationsRoundTripAndDeleteTakesEverythingUnderThem) {
+  EXPECT_EQ(db_->Name(), GetParam());
+  ASSERT_TRUE(Do(db_->PutAllocation(Alloc("a1"))).ok());
+  ASSERT_TRUE(Do(db_->PutAllocation(Alloc("a2"))).ok());
+  ASSERT_TRUE(Do(db_->PutTaskState("a1", "web", Running())).ok());
+  ASSERT_TRUE(Do(db_->PutTaskRunnerLocalState("a1", "web", {{"RunComplete", false}})).ok());
+  ASSERT_TRUE(
+      Do(db_->PutAllocRecord("a1", AllocRecord::kAcknowledgedState, {{"ClientStatus", "running"}}))
+          .ok());
+  auto read = db_->GetAllAllocations();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->allocs.size(), 2u);
+  EXPECT_TRUE(read->errors.empty());
+  EXPECT_EQ(read->allocs[0].id, "a1");
+  EXPECT_EQ(read->allocs[0].job->name, "web");
+  EXPECT_EQ(read->allocs[0].client_status, "running");
+
+  auto tr = db_->GetTaskRunnerState("a1", "web");
+  ASSERT_TRUE(tr.ok()) << tr.status();
+  ASSERT_TRUE(tr->task_state.has_value());
+  EXPECT_EQ(tr->task_state->restarts, 2);
+  EXPECT_EQ(tr->task_state->events.size(), 1u);
+  ASSERT_TRUE(tr->local_state.has_value());
+  EXPECT_EQ((*tr->local_state)["RunComplete"], false);
+  auto none = db_->GetTaskRunnerState("a1", "db");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->task_state || none->local_state);
+
+  ASSERT_TRUE(Do(db_->DeleteAllocationBucket("a1")).ok());
+  ASSERT_TRUE(Do(db_->DeleteAllocationBucket("never")).ok());
+  read = db_->GetAllAllocations();
+  ASSERT_EQ(read->allocs.size(), 1u);
+  EXPECT_EQ(read->allocs[0].id, "a2");
+  EXPECT_FALSE(db_->GetTaskRunnerState("a1", "web")->task_state);
+  EXPECT_FALSE(db_->GetAllocRecord("a1", AllocRecord::kAcknowledgedState)->has_value());
+}
+
+TEST_P(StateDbTest, TaskBucketsAndNodeRecords) {
+  ASSERT_TRUE(Do(db_->PutTaskState("a1", "web", Running())).ok());
+  ASSERT_TRUE(Do(db_->PutTaskState("a1", "sidecar", Running())).ok());
+  ASSERT_TRUE(Do(db_->DeleteTaskBucket("a1", "web")).ok());
+  EXPECT_FALSE(db_->GetTaskRunnerState("a1", "web")->task_state);
+  EXPECT_TRUE(db_->GetTaskRunnerState("a1", "sidecar")->task_state);
+  ASSERT_TRUE(Do(db_->PutNodeRecord(kNodeMeta, {{"rack", "r1"}})).ok());
+  auto meta = db_->GetNodeRecord(kNodeMeta);
+  ASSERT_TRUE(meta.ok() && meta->has_value());
+  EXPECT_EQ((**meta)["rack"], "r1");
+  EXPECT_FALSE(db_->GetNodeRecord(kDriverPluginState)->has_value());
+}
+
+TEST_P(StateDbTest, KeysThatWouldReachAnotherBucketAreRefused) {
+  EXPECT_TRUE(absl::IsInvalidArgument(Do(db_->PutTaskState("a1/task-x", "web", Running()))));
+  EXPECT_TRUE(absl::IsInvalidArgument(Do(db_->PutTaskState("a1", "../x", Running()))));
+  EXPECT_TRUE(absl::IsInvalidArgument(Do(db_->DeleteAllocationBucket(""))));
+}
+
+INSTANTIATE_TEST_SUITE_P(Implementations, StateDbTest, ::testing::Values("lmdb", "memory"),
+                         [](const auto& info) { return info.param; });
+
+TEST(StateDbEncodingTest, EqualValuesAreEqualBytesWhateverTheirOrder) {
+  codec::Json a = codec::Json::object();
+  a["b"] = 1;
+  a["a"] = {{"y", 2}, {"x", 3}};
+  codec::Json b = codec::Json::object();
+  b["a"] = {{"x", 3}, {"y", 2}};
+  b["b"] = 1;
+  EXPECT_EQ(Encode("V", a), Encode("V", b));
+  auto back = Decode("V", Encode("V", a));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, a);
+  EXPECT_TRUE(absl::IsDataLoss(Decode("Other", Encode("V", a)).status()));
+  EXPECT_TRUE(absl::IsDataLoss(Decode("V", "\xc1garbage").status()));
+}
+
+TEST(StateDbVersionTest, ANewDbGetsTheVersionAndANewerOneIsRefused) {
+  testing::TempDir dir;
+  {
+    auto db = OpenStateDb(dir.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+  }
+  {
+    auto b = OpenLmdb(dir.path() / "state.db");
+    ASSERT_TRUE(b.ok());
+    auto v = (*b)->Get("meta/version");
+    ASSERT_TRUE(v.ok() && v->has_value());
+    EXPECT_EQ(**v, "1");
+    ASSERT_TRUE((*b)->Commit({KvOp{KvOp::Kind::kPut, "meta/version", "2"}}).ok());
+  }
+  auto db = OpenStateDb(dir.path());
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("incompatible state DB schema version \"2\""),
+            std::string::npos)
+      << db.status();
+}
+
+TEST(StateDbFakesTest, AnUndecodableAllocationIsReportedAndSkipped) {
+  auto backend = NewMemoryBackend();
+  ASSERT_TRUE(backend
+                  ->Commit({KvOp{KvOp::Kind::kPut, "allocations/bad/alloc", "not msgpack"},
+                            KvOp{KvOp::Kind::kPut, "allocations/good/alloc",
+                                 Encode("Alloc", codec::ToJson(Alloc("good")))}})
+                  .ok());
+  auto db = NewStateDb(std::move(backend));
+  ASSERT_TRUE(db.ok());
+  auto read = (*db)->GetAllAllocations();
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->allocs.size(), 1u);
+  EXPECT_EQ(read->allocs[0].id, "good");
+  ASSERT_EQ(read->errors.count("bad"), 1u);
+}
+
+TEST(StateDbFakesTest, NoopAcceptsEverythingAndFailingRefusesEveryWrite) {
+  asio::io_context io;
+  auto noop = NewNoopStateDb();
+  EXPECT_TRUE(Await(io, noop->PutAllocation(Alloc("a"))).ok());
+  EXPECT_TRUE(noop->GetAllAllocations()->allocs.empty());
+  auto failing = NewFailingStateDb(absl::UnavailableError("disk gone"));
+  ASSERT_TRUE(failing.ok()) << failing.status();
+  EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutAllocation(Alloc("a")))));
+  EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutTaskState("a", "t", Running()))));
+  EXPECT_TRUE((*failing)->GetAllAllocations()->allocs.empty());
+}
+
+}  // namespace
+}  // namespace drover::state
