@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "client/fingerprint/fingerprint.h"
+#include "client/taskrunner/local_state_json.h"
 #include "client/taskrunner/task_env.h"
 #include "common/logging.h"
 #include "common/offload.h"
@@ -23,7 +24,10 @@ Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::
       host_env_(taskrunner::HostEnvironment()),
       urgent_update_(executor),
       stop_(common::CancellationScope::Create(executor)),
-      loop_exited_(executor) {}
+      loop_exited_(executor),
+      noop_db_(config_.state_db == nullptr ? state::NewNoopStateDb() : nullptr),
+      db_(config_.state_db != nullptr ? config_.state_db : noop_db_.get()),
+      servers_contacted_(executor) {}
 
 asio::awaitable<absl::Status> Client::Start() {
   fingerprint::FingerprintConfig fc;
@@ -44,6 +48,7 @@ asio::awaitable<absl::Status> Client::Start() {
     co_return common::Annotate(s, "failed to register node");
   }
   DROVER_LOG_INFO("client: node {} ({}) registered", node_.id, node_.name);
+  co_await RestoreAllocs();
   auto spawn = [this](asio::awaitable<void> loop, const char* what) {
     ++loops_running_;
     common::SpawnDetached(
@@ -98,6 +103,7 @@ asio::awaitable<void> Client::WatchAllocations() {
       co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
       continue;
     }
+    servers_contacted_.Set();
     RunAllocs(*got);
     index = got->index;
   }
@@ -124,9 +130,10 @@ void Client::RunAllocs(const NodeAllocations& update) {
     collected_.erase(id);
     common::SpawnDetached(
         executor_,
-        [](std::unique_ptr<allocrunner::AllocRunner> r) -> asio::awaitable<void> {
+        [](Client* self, std::unique_ptr<allocrunner::AllocRunner> r) -> asio::awaitable<void> {
           co_await r->Destroy();
-        }(std::move(runner)),
+          co_await self->Forget(r->id());
+        }(this, std::move(runner)),
         "destroy alloc " + id);
   }
   for (const auto& [id, alloc] : server) {
@@ -136,6 +143,7 @@ void Client::RunAllocs(const NodeAllocations& update) {
         continue;  // finished before we knew it
       AddAlloc(alloc);
     } else if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
+      Persist(id, [this, alloc]() { return db_->PutAllocation(*alloc); });
       it->second->Update(alloc);
     }
   }
@@ -154,9 +162,20 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
     return;
   }
   MakeRoomFor(1);
+  // Recorded before anything runs: a restart then knows the allocation was here.
+  Persist(alloc->id, [this, alloc]() { return db_->PutAllocation(*alloc); });
+  auto runner = MakeRunner(alloc, PrevAllocWatcherFor(*alloc));
+  allocrunner::AllocRunner* raw = runner.get();
+  runners_[alloc->id] = std::move(runner);
+  common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
+}
+
+std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
+    std::shared_ptr<const model::Allocation> alloc,
+    std::unique_ptr<allocwatcher::PrevAllocWatcher> prev) {
   allocrunner::AllocRunnerConfig c;
   c.alloc = alloc;
-  c.prev_alloc = PrevAllocWatcherFor(*alloc);
+  c.prev_alloc = std::move(prev);
   c.alloc_root = config_.data_dir / "alloc";
   c.alloc_dir_options.mount_tmpfs = config_.secrets_tmpfs && geteuid() == 0;
   c.node = &node_;
@@ -166,10 +185,85 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
   c.pool = &pool_;
   c.host_env = host_env_;
   c.on_update = [this](const model::AllocClientUpdate& u) { AllocStateUpdated(u); };
-  auto runner = std::make_unique<allocrunner::AllocRunner>(executor_, std::move(c));
-  allocrunner::AllocRunner* raw = runner.get();
-  runners_[alloc->id] = std::move(runner);
-  common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
+  c.on_local_state = [this, id = alloc->id](const std::string& task,
+                                            const taskrunner::LocalState& ls) {
+    Persist(id, [this, id, task, json = taskrunner::ToJson(ls)]() {
+      return db_->PutTaskRunnerLocalState(id, task, json);
+    });
+  };
+  c.wait_servers_contacted = [this] { return servers_contacted_.Wait(); };
+  return std::make_unique<allocrunner::AllocRunner>(executor_, std::move(c));
+}
+
+asio::awaitable<void> Client::RestoreAllocs() {
+  auto read = db_->GetAllAllocations();
+  if (!read.ok()) {
+    DROVER_LOG_ERROR("client: failed to read the state DB: {}", read.status().ToString());
+    co_return;
+  }
+  for (const auto& [id, error] : read->errors)
+    DROVER_LOG_ERROR("client: alloc {} in the state DB is unreadable: {}", id, error.ToString());
+  for (model::Allocation& stored : read->allocs) {
+    auto alloc = std::make_shared<const model::Allocation>(std::move(stored));
+    const model::TaskGroup* group = alloc->Group();
+    std::map<std::string, model::TaskState> states;
+    std::map<std::string, taskrunner::LocalState> locals;
+    for (size_t i = 0; group != nullptr && i < group->tasks.size(); ++i) {
+      const std::string& task = group->tasks[i].name;
+      auto st = db_->GetTaskRunnerState(alloc->id, task);
+      if (!st.ok()) {
+        DROVER_LOG_ERROR("client: alloc {} task {}: {}", alloc->id, task, st.status().ToString());
+        continue;
+      }
+      if (st->task_state)
+        states[task] = *st->task_state;
+      if (st->local_state) {
+        auto ls = taskrunner::LocalStateFromJson(*st->local_state);
+        if (ls.ok())
+          locals[task] = std::move(*ls);
+      }
+    }
+    // Nothing ran yet (the agent died between recording the alloc and starting its
+    // tasks), or not ours to run: the servers send it again if it is still wanted.
+    if (group == nullptr || (states.empty() && locals.empty())) {
+      co_await Forget(alloc->id);
+      continue;
+    }
+    auto runner = MakeRunner(alloc, nullptr);
+    if (absl::Status s = runner->Restore(states, locals); !s.ok()) {
+      DROVER_LOG_ERROR("client: failed to restore alloc {}: {}", alloc->id, s.ToString());
+      co_await runner->Destroy();
+      co_await Forget(alloc->id);
+      continue;
+    }
+    DROVER_LOG_INFO("client: restored alloc {}", alloc->id);
+    allocrunner::AllocRunner* raw = runner.get();
+    runners_[alloc->id] = std::move(runner);
+    common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
+  }
+}
+
+void Client::Persist(const std::string& alloc_id,
+                     std::function<asio::awaitable<absl::Status>()> write) {
+  if (forgotten_.contains(alloc_id))
+    return;
+  common::SpawnDetached(
+      executor_,
+      [](std::string id,
+         std::function<asio::awaitable<absl::Status>()> w) -> asio::awaitable<void> {
+        absl::Status s = co_await w();
+        if (!s.ok())
+          DROVER_LOG_WARN("client: failed to persist alloc {}: {}", id, s.ToString());
+      }(alloc_id, std::move(write)),
+      "persist alloc " + alloc_id);
+}
+
+asio::awaitable<void> Client::Forget(std::string alloc_id) {
+  forgotten_.insert(alloc_id);
+  absl::Status s = co_await db_->DeleteAllocationBucket(alloc_id);
+  if (!s.ok())
+    DROVER_LOG_WARN("client: failed to delete alloc {} from the state DB: {}", alloc_id,
+                    s.ToString());
 }
 
 std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
@@ -195,6 +289,12 @@ std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
 }
 
 void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
+  // Every task's state; unchanged ones cost nothing (the state DB drops identical
+  // writes before any transaction).
+  for (const auto& [task, ts] : update.task_states) {
+    Persist(update.id,
+            [this, id = update.id, task, ts]() { return db_->PutTaskState(id, task, ts); });
+  }
   if (update.client_status == model::kClientComplete ||
       update.client_status == model::kClientFailed || update.client_status == model::kClientLost) {
     if (GetAllocRunner(update.id) != nullptr && !collected_.contains(update.id))
@@ -296,6 +396,7 @@ asio::awaitable<void> Client::DestroyRunner(std::string alloc_id) {
   collected_.insert(alloc_id);
   if (allocrunner::AllocRunner* r = GetAllocRunner(alloc_id))
     co_await r->Destroy();
+  co_await Forget(alloc_id);
 }
 
 asio::awaitable<absl::Status> Client::CollectAllocation(const std::string& alloc_id) {
@@ -333,6 +434,17 @@ allocrunner::AllocRunner* Client::GetAllocRunner(const std::string& alloc_id) {
   return it == runners_.end() ? nullptr : it->second.get();
 }
 
+asio::awaitable<void> Client::Shutdown() {
+  shutting_down_ = true;
+  stop_->Cancel();
+  // Runners stop watching and leave their tasks running; their state is in the DB.
+  for (auto& [id, r] : runners_)
+    co_await r->Shutdown();
+  while (loops_running_ > 0) {
+    co_await loop_exited_.Wait();
+  }
+}
+
 asio::awaitable<void> Client::ShutdownAndDestroy() {
   // Take no new work first: the watch loop stops and RunAllocs ignores late results.
   shutting_down_ = true;
@@ -347,6 +459,7 @@ asio::awaitable<void> Client::ShutdownAndDestroy() {
   for (const std::string& id : ids) {
     if (allocrunner::AllocRunner* r = GetAllocRunner(id))
       co_await r->Destroy();
+    co_await Forget(id);  // nothing of it may be restored later
   }
   // Report the final task states before leaving.
   if (!pending_updates_.empty()) {

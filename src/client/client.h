@@ -21,6 +21,7 @@
 #include "common/event.h"
 #include "drivers/driver.h"
 #include "model/node.h"
+#include "state/state_db.h"
 
 namespace drover::client {
 
@@ -37,6 +38,9 @@ struct ClientConfig {
   GcConfig gc;
   // tmpfs for task secrets/ and private/ (needs root; on by default when root).
   bool secrets_tmpfs = true;
+  // Where allocations and task state are persisted and restored from (must outlive
+  // the client); null: nothing is persisted.
+  state::StateDb* state_db = nullptr;
 };
 
 class Client {
@@ -52,6 +56,8 @@ class Client {
   asio::awaitable<absl::Status> Start();
   // Stops the loops and destroys every allocation (dev mode: tasks are killed).
   asio::awaitable<void> ShutdownAndDestroy();
+  // Stops the loops and leaves every task running, for the next agent to restore.
+  asio::awaitable<void> Shutdown();
 
   const model::Node& node() const { return node_; }
   // The node's own usage (GET /v1/client/stats). Collect() on the blocking pool.
@@ -71,6 +77,16 @@ class Client {
   asio::awaitable<void> SyncLoop();
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
+  std::unique_ptr<allocrunner::AllocRunner> MakeRunner(
+      std::shared_ptr<const model::Allocation> alloc,
+      std::unique_ptr<allocwatcher::PrevAllocWatcher> prev);
+  // Rebuilds the runners persisted by an earlier agent and re-attaches their tasks
+  // (reference §4.7).
+  asio::awaitable<void> RestoreAllocs();
+  // Persistence, fire and forget (errors are logged; a failed write is retried by the
+  // next change). Nothing is written for an allocation whose bucket was deleted.
+  void Persist(const std::string& alloc_id, std::function<asio::awaitable<absl::Status>()> write);
+  asio::awaitable<void> Forget(std::string alloc_id);
   void AllocStateUpdated(const model::AllocClientUpdate& update);
   asio::awaitable<void> GcLoop();
   // Destroys terminal runners, oldest first, until adding `incoming` allocations keeps
@@ -104,6 +120,11 @@ class Client {
   int loops_running_ = 0;
   common::Notifier loop_exited_;
   std::unique_ptr<HostStatsCollector> host_stats_;
+  std::unique_ptr<state::StateDb> noop_db_;
+  state::StateDb* db_;
+  std::set<std::string> forgotten_;  // buckets deleted: late writes must not revive them
+  // Set once the servers answered (restored tasks that could not be re-attached wait).
+  common::Event servers_contacted_;
 };
 
 }  // namespace drover::client

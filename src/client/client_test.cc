@@ -5,6 +5,7 @@
 #include "client/client_test_util.h"
 #include "common/event.h"
 #include "drivers/mock/mock_driver.h"
+#include "state/kv_backend.h"
 #include "testing/test_util.h"
 
 namespace drover::client {
@@ -62,6 +63,7 @@ class ClientTest : public ::testing::Test {
     c.data_dir = dir_.path();
     c.node_name = "test-node";
     c.dev_mode = true;
+    c.state_db = db_.get();
     client_ = std::make_unique<Client>(
         io_.get_executor(), pool_, clock_, rpc_,
         std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
@@ -96,7 +98,9 @@ class ClientTest : public ::testing::Test {
   drivers::MockDriver driver_{io_.get_executor(), clock_};
   testing::TempDir dir_;
   FakeRpc rpc_{io_.get_executor()};
+  std::unique_ptr<state::StateDb> db_ = *state::NewStateDb(state::NewMemoryBackend());
   std::unique_ptr<Client> client_;
+  std::vector<std::unique_ptr<Client>> retired_;  // shut down; destroyed last
 };
 
 TEST_F(ClientTest, RegistersFingerprintedNodeWithDrivers) {
@@ -138,6 +142,70 @@ TEST_F(ClientTest, StopUpdateAndRemovalDestroyTheAlloc) {
   rpc_.SetAllocs({});
   ASSERT_TRUE(RunUntil([&] { return client_->GetAllocRunner(alloc->id) == nullptr; }));
   ASSERT_TRUE(RunUntil([&] { return !std::filesystem::exists(dir); }));
+}
+
+TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks) {
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  alloc->node_id = client_->node().id;
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
+  // What a restarted agent needs is persisted: the alloc, the task's state and handle.
+  ASSERT_TRUE(RunUntil([&] {
+    auto st = db_->GetTaskRunnerState(alloc->id, "t");
+    return st.ok() && st->task_state && st->task_state->state == "running" && st->local_state &&
+           st->local_state->contains("TaskHandle") && !(*st->local_state)["TaskHandle"].is_null();
+  }));
+  ASSERT_EQ(db_->GetAllAllocations()->allocs.size(), 1u);
+
+  // The agent goes away, leaving the task running; another one starts on the same DB.
+  bool down = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        co_await client_->Shutdown();
+        down = true;
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return down; }));
+  ClientConfig c;
+  c.data_dir = dir_.path();
+  c.node_name = "test-node";
+  c.dev_mode = true;
+  c.state_db = db_.get();
+  retired_.push_back(std::move(client_));
+  client_ = std::make_unique<Client>(
+      io_.get_executor(), pool_, clock_, rpc_,
+      std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
+  StartClient();
+  allocrunner::AllocRunner* restored = client_->GetAllocRunner(alloc->id);
+  ASSERT_NE(restored, nullptr);
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
+  EXPECT_EQ(driver_.starts(), 1);  // re-attached, not started again
+  const model::TaskState& ts = rpc_.latest[alloc->id].task_states.at("t");
+  EXPECT_EQ(ts.restarts, 0);
+  EXPECT_EQ(ts.events.back().type, model::kEventStarted);
+
+  // Once the servers no longer want it, its records go with it.
+  rpc_.SetAllocs({});
+  ASSERT_TRUE(RunUntil([&] { return db_->GetAllAllocations()->allocs.empty(); }));
+  EXPECT_FALSE(db_->GetTaskRunnerState(alloc->id, "t")->task_state);
+}
+
+TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestored) {
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  bool put = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        (void)co_await db_->PutAllocation(*alloc);
+        put = true;
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return put; }));
+  StartClient();
+  EXPECT_EQ(client_->GetAllocRunner(alloc->id), nullptr);
+  EXPECT_TRUE(db_->GetAllAllocations()->allocs.empty());
 }
 
 TEST_F(ClientTest, HeartbeatsPeriodically) {

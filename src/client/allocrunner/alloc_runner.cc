@@ -69,6 +69,10 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.pool = config_.pool;
     trc.host_env = config_.host_env;
     trc.on_state_change = [this] { task_state_changed_.Notify(); };
+    if (config_.on_local_state) {
+      trc.on_local_state_change = [f = config_.on_local_state, name = task.name](
+                                      const taskrunner::LocalState& ls) { f(name, ls); };
+    }
     trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
     trc.skip_shutdown_delay = skip_shutdown_delay_;

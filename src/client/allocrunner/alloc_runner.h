@@ -48,6 +48,8 @@ struct AllocRunnerConfig {
   std::map<std::string, std::string> host_env;
   // Receives the client-owned view of the alloc whenever it changes.
   std::function<void(const model::AllocClientUpdate&)> on_update;
+  // Receives a task's LocalState whenever it changes (to persist it).
+  std::function<void(const std::string& task, const taskrunner::LocalState&)> on_local_state;
   std::function<double()> restart_jitter;
   common::Duration stats_interval = std::chrono::seconds(1);
   // The allocation this one replaces (none: a no-op watcher).
