@@ -36,6 +36,18 @@ model::RestartPolicy DefaultRestartPolicy(const std::string& job_type) {
   return p;
 }
 
+// A partial policy takes what it left out from `defaults` (Nomad's RestartPolicy.Merge).
+void FillRestartPolicy(model::RestartPolicy& p, const model::RestartPolicy& defaults) {
+  if (p.attempts == model::RestartPolicy::kUnsetAttempts)
+    p.attempts = defaults.attempts;
+  if (p.interval == model::RestartPolicy::kUnsetDuration)
+    p.interval = defaults.interval;
+  if (p.delay == model::RestartPolicy::kUnsetDuration)
+    p.delay = defaults.delay;
+  if (p.mode.empty())
+    p.mode = defaults.mode.empty() ? model::kRestartModeFail : defaults.mode;
+}
+
 // structs.DefaultServiceJobReschedulePolicy / DefaultBatchJobReschedulePolicy; system
 // and sysbatch jobs are never rescheduled.
 std::optional<model::ReschedulePolicy> DefaultReschedulePolicy(const std::string& job_type) {
@@ -72,8 +84,8 @@ void CanonicalizeTask(model::Task& task, const model::TaskGroup& group) {
   }
   if (!task.restart_policy) {
     task.restart_policy = group.restart_policy;
-  } else if (task.restart_policy->mode.empty() && group.restart_policy) {
-    task.restart_policy->mode = group.restart_policy->mode;
+  } else if (group.restart_policy) {
+    FillRestartPolicy(*task.restart_policy, *group.restart_policy);
   }
   if (task.kill_timeout == model::Duration::zero()) {
     task.kill_timeout = kDefaultKillTimeout;
@@ -98,8 +110,8 @@ void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
   }
   if (!group.restart_policy) {
     group.restart_policy = DefaultRestartPolicy(job.type);
-  } else if (group.restart_policy->mode.empty()) {
-    group.restart_policy->mode = model::kRestartModeFail;
+  } else {
+    FillRestartPolicy(*group.restart_policy, DefaultRestartPolicy(job.type));
   }
   const std::optional<model::ReschedulePolicy> reschedule = DefaultReschedulePolicy(job.type);
   if (!group.reschedule_policy) {

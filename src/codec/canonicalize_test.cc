@@ -202,5 +202,30 @@ TEST(CanonicalizeJobTest, DecodedJsonJobBecomesValid) {
   EXPECT_EQ(out["Datacenters"], Json::array({"*"}));
 }
 
+// Nomad merges a partial policy with the defaults: a group's with its job type's, a
+// task's with its group's. Zero given explicitly stays zero.
+TEST(CanonicalizeJobTest, PartialRestartPoliciesTakeTheRestFromTheDefaults) {
+  absl::StatusOr<Json> j = ParseJson(R"({
+    "ID": "b", "Type": "batch",
+    "TaskGroups": [{"Name": "g", "RestartPolicy": {"Attempts": 0, "Mode": "fail"},
+                    "Tasks": [{"Name": "t", "Driver": "raw_exec",
+                               "RestartPolicy": {"Delay": 1000000000}}]}]
+  })");
+  ASSERT_TRUE(j.ok());
+  absl::StatusOr<model::Job> job = JobFromJson(*j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  CanonicalizeJob(*job);
+  EXPECT_TRUE(ValidateJob(*job).ok()) << ValidateJob(*job);
+  const model::RestartPolicy& g = *job->task_groups[0].restart_policy;
+  EXPECT_EQ(g.attempts, 0);
+  EXPECT_EQ(g.interval, hours(24));
+  EXPECT_EQ(g.delay, seconds(15));
+  EXPECT_EQ(g.mode, "fail");
+  const model::RestartPolicy& t = *job->task_groups[0].tasks[0].restart_policy;
+  EXPECT_EQ(t.attempts, 0);
+  EXPECT_EQ(t.interval, hours(24));
+  EXPECT_EQ(t.delay, seconds(1));
+}
+
 }  // namespace
 }  // namespace drover::codec

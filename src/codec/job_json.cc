@@ -214,7 +214,12 @@ Json TaskGroupJson(const model::TaskGroup& g) {
 
 absl::StatusOr<model::RestartPolicy> DecodeRestartPolicy(const Json& j, const std::string& path) {
   Reader r(j, path);
-  model::RestartPolicy p;
+  // Fields left out stay "unset" so that canonicalization fills them from the defaults
+  // (of the job type for a group, of the group for a task), as Nomad merges a partial
+  // policy.
+  model::RestartPolicy p{.attempts = model::RestartPolicy::kUnsetAttempts,
+                         .interval = model::RestartPolicy::kUnsetDuration,
+                         .delay = model::RestartPolicy::kUnsetDuration};
   if (!r.ExpectObject()) {
     return r.status();
   }

@@ -74,6 +74,10 @@ inline constexpr char kRestartModeFail[] = "fail";
 inline constexpr char kRestartModeDelay[] = "delay";
 
 struct RestartPolicy {
+  // A decoded policy that left a field out marks it so; canonicalization replaces the
+  // marks with defaults. Never seen after canonicalization.
+  static constexpr int kUnsetAttempts = -1;
+  static constexpr Duration kUnsetDuration{-1};
   int attempts = 0;
   Duration interval{0};
   Duration delay{0};
