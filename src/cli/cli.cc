@@ -243,6 +243,16 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
+  // drover operator client-state
+  CLI::App* op = app.add_subcommand("operator", "Operator tools");
+  op->require_subcommand(1);
+  std::string state_data_dir;
+  CLI::App* client_state =
+      op->add_subcommand("client-state", "Dump the client state DB of a data dir as JSON");
+  client_state->add_option("--data-dir", state_data_dir, "The agent's data directory");
+  client_state->callback(
+      [&] { action = [&] { return RunOperatorClientState(state_data_dir, ui); }; });
+
   // drover version
   CLI::App* version = app.add_subcommand("version", "Prints the Drover version");
   version->callback([&] { action = [&] { return RunVersion(ui); }; });

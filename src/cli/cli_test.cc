@@ -11,6 +11,10 @@
 
 #include "cli/fake_http_client.h"
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "state/state_db.h"
+#include "testing/test_util.h"
 
 namespace drover::cli {
 namespace {
@@ -50,6 +54,19 @@ class CliTest : public ::testing::Test {
   std::ostringstream out_;
   std::ostringstream err_;
 };
+
+TEST_F(CliTest, OperatorClientStateDumpsTheStateDb) {
+  testing::TempDir dir;
+  ASSERT_TRUE(state::OpenStateDb(dir.path()).ok());
+  EXPECT_EQ(Run({"operator", "client-state", "-data-dir", dir.path().string()}), 0) << err_.str();
+  auto dump = codec::ParseJson(out_.str());
+  ASSERT_TRUE(dump.ok()) << out_.str();
+  EXPECT_EQ((*dump)["meta"]["version"], "1");
+  EXPECT_EQ(Run({"operator", "client-state", "-data-dir", (dir.path() / "nope").string()}), 1);
+  EXPECT_NE(err_.str().find("no client state DB"), std::string::npos) << err_.str();
+  EXPECT_EQ(Run({"operator", "client-state"}), 1);
+  EXPECT_NE(err_.str().find("-data-dir is required"), std::string::npos) << err_.str();
+}
 
 TEST_F(CliTest, Version) {
   EXPECT_EQ(Run({"version"}), 0);

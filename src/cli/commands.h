@@ -129,4 +129,7 @@ int RunAgentCommand(const AgentOptions& options, Ui& ui,
 std::string VersionString();
 int RunVersion(Ui& ui);
 
+// drover operator client-state -data-dir DIR: the client state DB as JSON.
+int RunOperatorClientState(const std::string& data_dir, Ui& ui);
+
 }  // namespace drover::cli

@@ -83,7 +83,8 @@ class LmdbBackend final : public KvBackend {
     KvPairs out;
     MDB_val k = Val(prefix);
     MDB_val v;
-    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    // LMDB has no empty keys: an empty prefix starts at the first one.
+    int rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
     while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
       out.emplace_back(std::string(View(k)), std::string(View(v)));
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
@@ -126,7 +127,7 @@ class LmdbBackend final : public KvBackend {
       return rc;
     MDB_val k = Val(prefix);
     MDB_val v;
-    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    int rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
     while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
       if ((rc = mdb_cursor_del(cursor, 0)) != 0)
         break;

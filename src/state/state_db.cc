@@ -291,8 +291,20 @@ absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> b
   return std::unique_ptr<StateDb>(new KvStateDb(std::move(store)));
 }
 
+std::filesystem::path StateDbFile(const std::filesystem::path& data_dir) {
+  return data_dir / "client" / "state.db";
+}
+
 absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir) {
-  auto backend = OpenLmdb(data_dir / "state.db");
+  const std::filesystem::path file = StateDbFile(data_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  std::filesystem::permissions(file.parent_path(), std::filesystem::perms::owner_all, ec);
+  if (ec) {
+    return absl::InternalError("failed to create '" + file.parent_path().string() +
+                               "': " + ec.message());
+  }
+  auto backend = OpenLmdb(file);
   if (!backend.ok())
     return backend.status();
   return NewStateDb(std::move(*backend));
@@ -302,6 +314,36 @@ absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error) {
   // The version is already there: opening reads it and writes nothing.
   return NewStateDb(
       NewFailingBackend(std::move(error), {{kVersionKey, std::to_string(kSchemaVersion)}}));
+}
+
+absl::StatusOr<codec::Json> DumpStateDb(const std::filesystem::path& db_file) {
+  if (!std::filesystem::exists(db_file))
+    return absl::NotFoundError("no client state DB at '" + db_file.string() + "'");
+  auto backend = OpenLmdb(db_file);
+  if (!backend.ok())
+    return backend.status();
+  auto pairs = (*backend)->Scan("");
+  if (!pairs.ok())
+    return pairs.status();
+  codec::Json out = codec::Json::object();
+  for (const auto& [key, bytes] : *pairs) {
+    // "allocations/<id>/task-web/local_state" -> out["allocations"][<id>]["task-web"][...]
+    codec::Json* node = &out;
+    size_t start = 0;
+    for (size_t slash; (slash = key.find('/', start)) != std::string::npos; start = slash + 1)
+      node = &(*node)[key.substr(start, slash - start)];
+    codec::Json& leaf = (*node)[key.substr(start)];
+    if (key == kVersionKey) {
+      leaf = bytes;  // raw, not MessagePack
+      continue;
+    }
+    codec::Json value = codec::Json::from_msgpack(bytes.begin(), bytes.end(), /*strict=*/true,
+                                                  /*allow_exceptions=*/false);
+    leaf = value.is_discarded()
+               ? codec::Json("<undecodable: " + std::to_string(bytes.size()) + " bytes>")
+               : std::move(value);
+  }
+  return out;
 }
 
 std::unique_ptr<StateDb> NewNoopStateDb() {

@@ -97,9 +97,16 @@ inline constexpr char kDriverPluginState[] = "drivermanager/plugin_state";
 inline constexpr char kNodeMeta[] = "nodemeta/meta";
 inline constexpr char kNodeRegistration[] = "node/node_registration";
 
-// The LMDB-backed DB at `<data_dir>/state.db` (created 0600). A DB written by a newer
-// agent (a schema version above kSchemaVersion) is refused with a clear error.
+// Where an agent keeps its client state: `<data_dir>/client/state.db` (Nomad's place).
+std::filesystem::path StateDbFile(const std::filesystem::path& data_dir);
+
+// The LMDB-backed DB at StateDbFile(data_dir) (created 0600, its dir 0700). A DB of
+// another schema version (one written by a newer agent) is refused with a clear error.
 absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir);
+
+// Every record of the DB file as one JSON object nested by key path, values decoded
+// (`drover operator client-state`). Read-only use; safe while an agent runs.
+absl::StatusOr<codec::Json> DumpStateDb(const std::filesystem::path& db_file);
 // The same over any backend (in-memory and always-failing ones for tests).
 absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> backend,
                                                     StoreOptions options = {});

@@ -146,7 +146,9 @@ TEST(StateDbVersionTest, ANewDbGetsTheVersionAndANewerOneIsRefused) {
     ASSERT_TRUE(db.ok()) << db.status();
   }
   {
-    auto b = OpenLmdb(dir.path() / "state.db");
+    EXPECT_EQ(fs::status(dir.path() / "client").permissions() & fs::perms::all,
+              fs::perms::owner_all);
+    auto b = OpenLmdb(StateDbFile(dir.path()));
     ASSERT_TRUE(b.ok());
     auto v = (*b)->Get("meta/version");
     ASSERT_TRUE(v.ok() && v->has_value());
@@ -186,6 +188,24 @@ TEST(StateDbFakesTest, NoopAcceptsEverythingAndFailingRefusesEveryWrite) {
   EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutAllocation(Alloc("a")))));
   EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutTaskState("a", "t", Running()))));
   EXPECT_TRUE((*failing)->GetAllAllocations()->allocs.empty());
+}
+
+TEST(StateDbDumpTest, EveryRecordNestedByItsKeyPath) {
+  testing::TempDir dir;
+  asio::io_context io;
+  {
+    auto db = OpenStateDb(dir.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(Await(io, (*db)->PutAllocation(Alloc("a1"))).ok());
+    ASSERT_TRUE(Await(io, (*db)->PutTaskState("a1", "web", Running())).ok());
+  }
+  auto dump = DumpStateDb(StateDbFile(dir.path()));
+  ASSERT_TRUE(dump.ok()) << dump.status();
+  EXPECT_EQ((*dump)["meta"]["version"], "1");
+  EXPECT_EQ((*dump)["allocations"]["a1"]["alloc"]["Alloc"]["ID"], "a1");
+  EXPECT_EQ((*dump)["allocations"]["a1"]["task-web"]["task_state"]["TaskState"]["State"],
+            "running");
+  EXPECT_TRUE(absl::IsNotFound(DumpStateDb(dir.path() / "nope.db").status()));
 }
 
 }  // namespace
