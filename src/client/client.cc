@@ -230,15 +230,23 @@ asio::awaitable<void> Client::RestoreAllocs() {
       continue;
     }
     auto runner = MakeRunner(alloc, nullptr);
-    if (absl::Status s = runner->Restore(states, locals); !s.ok()) {
+    allocrunner::AllocRunner* raw = runner.get();
+    runners_[alloc->id] = std::move(runner);
+    if (absl::Status s = raw->Restore(states, locals); !s.ok()) {
+      // Nomad's rule: the allocation fails and is destroyed. The runner stays known,
+      // like a collected one, so the servers' next list does not start it again.
       DROVER_LOG_ERROR("client: failed to restore alloc {}: {}", alloc->id, s.ToString());
-      co_await runner->Destroy();
-      co_await Forget(alloc->id);
+      model::AllocClientUpdate failed;
+      failed.id = alloc->id;
+      failed.node_id = node_.id;
+      failed.client_status = model::kClientFailed;
+      failed.client_description = "Failed to restore allocation: " + std::string(s.message());
+      AllocStateUpdated(failed);
+      collected_.insert(alloc->id);
+      co_await DestroyRunner(alloc->id);
       continue;
     }
     DROVER_LOG_INFO("client: restored alloc {}", alloc->id);
-    allocrunner::AllocRunner* raw = runner.get();
-    runners_[alloc->id] = std::move(runner);
     common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
   }
 }

@@ -4,6 +4,7 @@
 
 #include "client/client_test_util.h"
 #include "common/event.h"
+#include "common/mounts.h"
 #include "drivers/mock/mock_driver.h"
 #include "state/kv_backend.h"
 #include "testing/test_util.h"
@@ -190,6 +191,44 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   rpc_.SetAllocs({});
   ASSERT_TRUE(RunUntil([&] { return db_->GetAllAllocations()->allocs.empty(); }));
   EXPECT_FALSE(db_->GetTaskRunnerState(alloc->id, "t")->task_state);
+}
+
+TEST_F(ClientTest, AnAllocationThatCannotBeRestoredFailsAndIsNotRunAgain) {
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  alloc->node_id = client_->node().id;
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] {
+    auto st = db_->GetTaskRunnerState(alloc->id, "t");
+    return st.ok() && st->task_state && st->task_state->state == "running";
+  }));
+  bool down = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        co_await client_->Shutdown();
+        down = true;
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return down; }));
+  // Its directory is gone (ephemeral storage lost): nothing can be re-attached to it.
+  ASSERT_TRUE(common::UnmountUnder(dir_.path() / "alloc" / alloc->id).ok());
+  std::filesystem::remove_all(dir_.path() / "alloc" / alloc->id);
+  ClientConfig c;
+  c.data_dir = dir_.path();
+  c.node_name = "test-node";
+  c.dev_mode = true;
+  c.state_db = db_.get();
+  retired_.push_back(std::move(client_));
+  client_ = std::make_unique<Client>(
+      io_.get_executor(), pool_, clock_, rpc_,
+      std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
+  StartClient();
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "failed"; }));
+  EXPECT_NE(rpc_.latest[alloc->id].client_description.find("Failed to restore allocation"),
+            std::string::npos);
+  ASSERT_TRUE(RunUntil([&] { return db_->GetAllAllocations()->allocs.empty(); }));
+  EXPECT_EQ(driver_.starts(), 1);  // the servers' list does not start it again
 }
 
 TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestored) {
