@@ -200,7 +200,7 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   alloc_logs->add_flag("--tail", logs_options.tail, "Show the end of the log (10 lines)");
   alloc_logs->add_option("-n,--n", logs_options.lines, "Show the last N lines");
   alloc_logs->add_option("-c,--c", logs_options.bytes, "Show the last N bytes");
-  alloc_logs->add_flag("-f,--f", logs_options.follow, "Follow the log (not supported yet)");
+  alloc_logs->add_flag("-f,--f", logs_options.follow, "Follow the log as the task writes it");
   alloc_logs->add_flag("--verbose", logs_options.verbose, "Full IDs");
   alloc_logs->add_option("id", logs_options.id, "Allocation ID or prefix")->required();
   alloc_logs->add_option("task_name", logs_options.task,
