@@ -65,7 +65,7 @@ TEST_P(StoreConformanceTest, PutGetScanDeleteAndDeletePrefix) {
   auto all = s.Scan("allocations/");
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 4u);
-  EXPECT_EQ(s.Scan("")->size(), 4u);  // everything
+  EXPECT_EQ(s.Scan("")->size(), 4u);                   // everything
   EXPECT_EQ((*all)[0].first, "allocations/a1/alloc");  // key order
   // Deleting an alloc's prefix removes everything under it, and only that.
   ASSERT_TRUE(Sync([&](Store::Done d) { s.DeletePrefix("allocations/a1/", std::move(d)); }).ok());
