@@ -13,17 +13,23 @@ namespace drover::drivers {
 
 namespace {
 
-// Reads a small /proc file in one read (they are generated whole).
+// Reads a /proc file whole (a children list can be longer than one read).
 std::optional<std::string> ReadSmall(const char* path) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return std::nullopt;
+  std::string out;
   std::array<char, 1024> buf{};
-  const ssize_t n = read(fd, buf.data(), buf.size());
+  for (;;) {
+    const ssize_t n = read(fd, buf.data(), buf.size());
+    if (n <= 0)
+      break;
+    out.append(buf.data(), static_cast<size_t>(n));
+  }
   close(fd);
-  if (n <= 0)
+  if (out.empty())
     return std::nullopt;
-  return std::string(buf.data(), static_cast<size_t>(n));
+  return out;
 }
 
 }  // namespace
@@ -69,21 +75,40 @@ std::optional<ProcSample> ReadProcSample(int pid) {
   return s;
 }
 
-std::vector<ProcSample> ProcessGroupSamples(int pgid) {
+std::vector<ProcSample> ProcessTreeSamples(int root) {
   std::vector<ProcSample> out;
-  DIR* dir = opendir("/proc");
-  if (dir == nullptr)
-    return out;
-  while (dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0')
+  std::vector<int> pending = {root};
+  while (!pending.empty() && out.size() < 100000) {
+    const int pid = pending.back();
+    pending.pop_back();
+    auto sample = ReadProcSample(pid);
+    if (!sample)
+      continue;  // gone meanwhile
+    out.push_back(*sample);
+    // Children are listed per thread.
+    char dir_path[64];
+    snprintf(dir_path, sizeof dir_path, "/proc/%d/task", pid);
+    DIR* dir = opendir(dir_path);
+    if (dir == nullptr)
       continue;
-    auto s = ReadProcSample(static_cast<int>(pid));
-    if (s && s->pgid == pgid)
-      out.push_back(*s);
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.')
+        continue;
+      char path[320];  // d_name is at most 255 bytes
+      snprintf(path, sizeof path, "/proc/%d/task/%s/children", pid, e->d_name);
+      auto children = ReadSmall(path);
+      if (!children)
+        continue;
+      const char* p = children->c_str();
+      for (char* end = nullptr;; p = end) {
+        const long child = std::strtol(p, &end, 10);
+        if (end == p)
+          break;
+        pending.push_back(static_cast<int>(child));
+      }
+    }
+    closedir(dir);
   }
-  closedir(dir);
   return out;
 }
 

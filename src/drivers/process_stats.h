@@ -20,8 +20,11 @@ struct ProcSample {
 // /proc/<pid>/stat, or nullopt if there is no such process.
 std::optional<ProcSample> ReadProcSample(int pid);
 
-// Every live process whose process group is `pgid` (a /proc scan).
-std::vector<ProcSample> ProcessGroupSamples(int pgid);
+// `root` and every live descendant of it, found through /proc/<pid>/task/*/children,
+// so the cost follows the size of the tree, not the number of processes on the host
+// (it runs for every task every second). A descendant whose parent died is re-parented
+// away and no longer counted.
+std::vector<ProcSample> ProcessTreeSamples(int root);
 
 // Clock ticks per second for the tick counts above.
 long ClockTicksPerSecond();

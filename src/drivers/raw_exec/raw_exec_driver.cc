@@ -32,12 +32,11 @@ absl::StatusOr<TaskResourceUsage> RawExecDriver::TaskStats(const std::string& ta
   usage.cpu.measured = {"System Mode", "User Mode", "Percent"};
   if (task->exited->IsSet())
     return usage;
-  // Everything in the task's process group (it leads its own session), and each
-  // process on its own.
+  // The task and everything it started, in total and each process on its own.
   const double ticks = static_cast<double>(ClockTicksPerSecond());
   Task::CpuSample total;
   std::map<int, Task::CpuSample> pid_cpu;
-  for (const ProcSample& p : ProcessGroupSamples(task->handle.pid)) {
+  for (const ProcSample& p : ProcessTreeSamples(task->handle.pid)) {
     const Task::CpuSample cpu{.user = static_cast<double>(p.utime_ticks) / ticks,
                               .system = static_cast<double>(p.stime_ticks) / ticks};
     total.user += cpu.user;
