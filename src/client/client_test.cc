@@ -59,15 +59,30 @@ class FakeRpc final : public ServerRpc {
 
 class ClientTest : public ::testing::Test {
  protected:
-  ClientTest() {
+  ClientTest() { client_ = NewClient(); }
+  std::unique_ptr<Client> NewClient() {
     ClientConfig c;
     c.data_dir = dir_.path();
     c.node_name = "test-node";
     c.dev_mode = true;
     c.state_db = db_.get();
-    client_ = std::make_unique<Client>(
+    return std::make_unique<Client>(
         io_.get_executor(), pool_, clock_, rpc_,
         std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
+  }
+  // The agent goes away leaving its tasks running (Client::Shutdown); the client is
+  // kept until the end of the test, as its coroutines may still be unwinding.
+  void ShutDownClient() {
+    bool down = false;
+    asio::co_spawn(
+        io_,
+        [&]() -> asio::awaitable<void> {
+          co_await client_->Shutdown();
+          down = true;
+        },
+        asio::detached);
+    ASSERT_TRUE(RunUntil([&] { return down; }));
+    retired_.push_back(std::move(client_));
   }
   ~ClientTest() override {
     bool done = false;
@@ -160,24 +175,8 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   ASSERT_EQ(db_->GetAllAllocations()->allocs.size(), 1u);
 
   // The agent goes away, leaving the task running; another one starts on the same DB.
-  bool down = false;
-  asio::co_spawn(
-      io_,
-      [&]() -> asio::awaitable<void> {
-        co_await client_->Shutdown();
-        down = true;
-      },
-      asio::detached);
-  ASSERT_TRUE(RunUntil([&] { return down; }));
-  ClientConfig c;
-  c.data_dir = dir_.path();
-  c.node_name = "test-node";
-  c.dev_mode = true;
-  c.state_db = db_.get();
-  retired_.push_back(std::move(client_));
-  client_ = std::make_unique<Client>(
-      io_.get_executor(), pool_, clock_, rpc_,
-      std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
+  ShutDownClient();
+  client_ = NewClient();
   StartClient();
   allocrunner::AllocRunner* restored = client_->GetAllocRunner(alloc->id);
   ASSERT_NE(restored, nullptr);
@@ -207,27 +206,11 @@ TEST_F(ClientTest, AnAllocationThatCannotBeRestoredFailsAndIsNotRunAgain) {
     task_id = (*st->local_state)["TaskHandle"]["TaskID"];
     return st->task_state && st->task_state->state == "running";
   }));
-  bool down = false;
-  asio::co_spawn(
-      io_,
-      [&]() -> asio::awaitable<void> {
-        co_await client_->Shutdown();
-        down = true;
-      },
-      asio::detached);
-  ASSERT_TRUE(RunUntil([&] { return down; }));
+  ShutDownClient();
   // Its directory is gone (ephemeral storage lost): nothing can be re-attached to it.
   ASSERT_TRUE(common::UnmountUnder(dir_.path() / "alloc" / alloc->id).ok());
   std::filesystem::remove_all(dir_.path() / "alloc" / alloc->id);
-  ClientConfig c;
-  c.data_dir = dir_.path();
-  c.node_name = "test-node";
-  c.dev_mode = true;
-  c.state_db = db_.get();
-  retired_.push_back(std::move(client_));
-  client_ = std::make_unique<Client>(
-      io_.get_executor(), pool_, clock_, rpc_,
-      std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
+  client_ = NewClient();
   StartClient();
   ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "failed"; }));
   EXPECT_NE(rpc_.latest[alloc->id].client_description.find("Failed to restore allocation"),
