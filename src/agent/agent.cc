@@ -22,6 +22,7 @@
 #include "drivers/raw_exec/raw_exec_driver.h"
 #include "drivers/supervised/supervisor_link.h"
 #include "server/server.h"
+#include "state/state_db.h"
 
 namespace drover::agent {
 namespace fs = std::filesystem;
@@ -40,6 +41,25 @@ struct TempDirGuard {
     }
   }
 };
+
+// Opens one of the agent's state DBs. A damaged file stops the agent (its error names
+// the file) unless `reset` is set: then it is renamed aside and an empty DB is used.
+template <typename T>
+absl::StatusOr<T> OpenStateFile(const fs::path& file, bool reset,
+                                const std::function<absl::StatusOr<T>()>& open) {
+  absl::StatusOr<T> db = open();
+  if (db.ok() || !absl::IsDataLoss(db.status()) || !reset)
+    return db;
+  const fs::path aside = file.string() + ".corrupt-" + std::to_string(::time(nullptr));
+  std::error_code ec;
+  fs::rename(file, aside, ec);
+  if (ec)
+    return absl::InternalError("failed to move damaged state DB " + file.string() +
+                               " aside: " + ec.message());
+  DROVER_LOG_WARN("agent: {}; moved it to {} and starting with an empty one",
+                  std::string(db.status().message()), aside.string());
+  return open();
+}
 
 void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::path& data_dir) {
   std::printf(
@@ -64,6 +84,8 @@ int RunAgent(const AgentConfig& config) {
   common::InitLogging(config.log_level);
   TempDirGuard temp_guard;
   fs::path data_dir = config.data_dir;
+  // A data dir the user chose keeps the agent's state; a temp -dev dir does not.
+  const bool persistent = !data_dir.empty();
   if (data_dir.empty()) {
     if (!config.dev_mode) {
       std::fprintf(stderr, "Must specify either a data directory or -dev\n");
@@ -91,6 +113,35 @@ int RunAgent(const AgentConfig& config) {
   common::RealClock clock;
 
   server::Server server(io.get_executor(), pool, clock, server::ServerConfig{config.region});
+  std::unique_ptr<state::StateDb> client_db;
+  if (persistent) {
+    std::function<absl::StatusOr<std::unique_ptr<state::Store>>()> open_server = [&data_dir] {
+      return server::OpenServerStore(data_dir.string());
+    };
+    auto server_db =
+        OpenStateFile(data_dir / "server" / "state.db", config.reset_corrupt_state, open_server);
+    absl::Status loaded =
+        server_db.ok() ? server.state().Attach(std::move(*server_db)) : server_db.status();
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "Error starting agent: %s%s\n", loaded.ToString().c_str(),
+                   absl::IsDataLoss(loaded) ? " (-reset-corrupt-state moves it aside)" : "");
+      pool.join();
+      return 1;
+    }
+    std::function<absl::StatusOr<std::unique_ptr<state::StateDb>>()> open_client = [&data_dir] {
+      return state::OpenStateDb(data_dir);
+    };
+    auto opened =
+        OpenStateFile(state::StateDbFile(data_dir), config.reset_corrupt_state, open_client);
+    if (!opened.ok()) {
+      std::fprintf(
+          stderr, "Error starting agent: %s%s\n", opened.status().ToString().c_str(),
+          absl::IsDataLoss(opened.status()) ? " (-reset-corrupt-state moves it aside)" : "");
+      pool.join();
+      return 1;
+    }
+    client_db = std::move(*opened);
+  }
   // The node's drover-supervisor holds every task process (docs/supervisor.md).
   drivers::SupervisorLink supervisor(
       io.get_executor(),
@@ -133,6 +184,7 @@ int RunAgent(const AgentConfig& config) {
   cc.region = config.region;
   cc.http_addr = http_addr;
   cc.dev_mode = config.dev_mode;
+  cc.state_db = client_db.get();  // null: nothing is kept (a temp -dev dir)
   client::Client client(io.get_executor(), pool, clock, rpc, drivers, cc);
 
   char host[256] = {0};
@@ -158,11 +210,19 @@ int RunAgent(const AgentConfig& config) {
     http.Stop();
     // No new placements while the client winds down.
     server.Stop();
-    // Dev mode owns its tasks: stop them all before exiting.
-    co_await client.ShutdownAndDestroy();
-    // Nothing runs any more: the supervisor goes too (its dir may be removed next).
-    if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
-      DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
+    if (!config.dev_mode) {
+      // Tasks keep running under the supervisor; the next agent on this data dir
+      // re-attaches them from the state DBs.
+      co_await client.Shutdown();
+    } else {
+      // A dev agent owns its tasks (as Nomad's -dev does): stop them all first.
+      co_await client.ShutdownAndDestroy();
+      // Nothing runs any more: the supervisor goes too (its dir may be removed next).
+      if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
+        DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
+    }
+    if (absl::Status s = co_await server.state().Flush(); !s.ok())
+      DROVER_LOG_ERROR("agent: {}", s.ToString());
     supervisor.Close();
     io.stop();
   };

@@ -49,7 +49,8 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                codec::Json body = {{"EvalID", resp->eval_id}, {"Index", resp->index}};
-               co_return JsonResponse(req, body, resp->index);
+               Response out = JsonResponse(req, body, resp->index);
+               co_return co_await AfterDurable(ctx, std::move(out));
              });
 }
 

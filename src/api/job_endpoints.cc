@@ -98,10 +98,12 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"PUT", "POST"}, "/v1/jobs", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return Register(ctx, req, "");
+    Response resp = Register(ctx, req, "");
+    co_return co_await AfterDurable(ctx, std::move(resp));
   });
   router.Add({"PUT", "POST"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return Register(ctx, req, req.Param("id"));
+    Response resp = Register(ctx, req, req.Param("id"));
+    co_return co_await AfterDurable(ctx, std::move(resp));
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
@@ -130,7 +132,8 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
                         {"Index", resp->index},
                         {"LastContact", 0},
                         {"KnownLeader", false}};
-    co_return WriteResponse(req, body, resp->index);
+    Response out = WriteResponse(req, body, resp->index);
+    co_return co_await AfterDurable(ctx, std::move(out));
   });
   router.Add({"GET"}, "/v1/job/:id/allocations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kAllocs);

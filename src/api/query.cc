@@ -105,6 +105,15 @@ bool QueryBool(const Request& req, const std::string& key, bool fallback) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
+asio::awaitable<Response> AfterDurable(ApiContext& ctx, Response resp) {
+  if (resp.status >= 300 || ctx.server == nullptr)
+    co_return resp;
+  absl::Status flushed = co_await ctx.server->state().Flush();
+  if (!flushed.ok())
+    co_return Response::Error(500, std::string(flushed.message()));
+  co_return resp;
+}
+
 Response ErrorResponse(const absl::Status& status, bool invalid_is_500) {
   const std::string msg(status.message());
   if (absl::IsNotFound(status))

@@ -17,6 +17,7 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   agent::AgentConfig config;
   config.dev_mode = options.dev;
   config.data_dir = options.data_dir;
+  config.reset_corrupt_state = options.reset_corrupt_state;
   if (!options.bind.empty()) {
     config.bind_addr = options.bind;
   }

@@ -117,6 +117,7 @@ struct AgentOptions {
   std::string log_level;
   std::string region;
   std::string datacenter;
+  bool reset_corrupt_state = false;
 };
 // InvalidArgument: neither -dev nor -data-dir, a bad -http-port or -log-level.
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options);

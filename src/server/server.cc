@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <random>
 
 #include "codec/canonicalize.h"
@@ -25,6 +26,20 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       seed_(std::random_device{}()) {}
 
 void Server::Start() {
+  // A restarted server picks up where it left off: pending evaluations are processed
+  // again, in the order they were made, and every known node gets a full heartbeat TTL
+  // to check in before it is marked down (as after a Nomad leader election).
+  std::vector<EvalPtr> pending;
+  for (const EvalPtr& e : state_.ListEvals("*", "")) {
+    if (e->status == model::kEvalPending)
+      pending.push_back(e);
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const EvalPtr& a, const EvalPtr& b) { return a->create_index < b->create_index; });
+  for (const EvalPtr& e : pending)
+    Enqueue(e->id);
+  for (const NodePtr& n : state_.ListNodes(""))
+    last_heartbeat_[n->id] = clock_.Now();
   common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
   common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
 }

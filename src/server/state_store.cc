@@ -56,6 +56,7 @@ uint64_t StateStore::Bump(Table t) {
   ++index_;
   table_index_[t] = index_;
   changed_.cancel();
+  SaveIndexes();
   return index_;
 }
 
@@ -118,6 +119,7 @@ JobPtr StateStore::UpsertJob(model::Job job) {
   } else {
     versions.front() = stored;
   }
+  Save(stored);
   RefreshJobStatus(stored->namespace_, stored->id);
   return jobs_[key];
 }
@@ -149,6 +151,7 @@ bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
     return false;
   }
   job_versions_.erase(key);
+  ForgetJob(ns, id);
   Bump(Table::kJobs);
   return true;
 }
@@ -209,6 +212,7 @@ void StateStore::UpsertEvals(std::vector<model::Evaluation> evals) {
     const std::string id = e.id;  // the right side is evaluated (and moved) first
     evals_by_job_[JobKey(e.namespace_, e.job_id)].insert(id);
     evals_[id] = std::make_shared<const model::Evaluation>(std::move(e));
+    Save(evals_[id]);
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
@@ -267,6 +271,7 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     allocs_by_job_[JobKey(a.namespace_, a.job_id)].insert(id);
     allocs_by_node_[a.node_id].insert(id);
     allocs_[id] = std::make_shared<const model::Allocation>(std::move(a));
+    Save(allocs_[id]);
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
@@ -297,6 +302,7 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
     a->modify_time = now;
     jobs.emplace_back(a->namespace_, a->job_id);
     it->second = std::move(a);
+    Save(it->second);
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
@@ -353,6 +359,7 @@ NodePtr StateStore::UpsertNode(model::Node node) {
   node.modify_index = index;
   auto stored = std::make_shared<const model::Node>(std::move(node));
   nodes_[stored->id] = stored;
+  Save(stored);
   return stored;
 }
 
@@ -403,6 +410,7 @@ void StateStore::RefreshJobStatus(const std::string& ns, const std::string& job_
     updated->status = status;
     updated->modify_index = Bump(Table::kJobs);
     it->second = updated;
+    Save(it->second);
     auto& versions = job_versions_[it->first];
     if (!versions.empty() && versions.front()->version == updated->version) {
       versions.front() = it->second;

@@ -4,8 +4,20 @@
 //
 // Objects are stored as shared_ptr<const T>: readers get cheap immutable snapshots and
 // every write replaces an object instead of mutating it. Lives on the control loop;
-// not thread-safe. (Persistence to LMDB and an etcd backend come with their issues;
-// this class is the seam.)
+// not thread-safe.
+//
+// Durability (optional, docs/state.md): once a state::Store is attached, every change
+// is written through to it (queued on the control loop, group-committed by the store's
+// writer thread), and Flush() waits until what changed so far is on disk. Layout:
+//
+//   meta/version                     "1" (raw)
+//   meta/index                       {Index, Tables}
+//   jobs/<ns>\0<id>\0<version:020>   {Job}   every version; the highest is the job
+//   evals/<id>                       {Evaluation}
+//   allocs/<id>                      {Allocation}
+//   nodes/<id>                       {Node}
+//
+// (An etcd backend comes with the multi-server issue; this class stays the seam.)
 #pragma once
 
 #include <cstdint>
@@ -16,12 +28,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
 #include "common/asio.h"
 #include "common/clock.h"
 #include "model/allocation.h"
 #include "model/evaluation.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "state/store.h"
 
 namespace drover::server {
 
@@ -37,6 +53,16 @@ class StateStore {
   StateStore(asio::any_io_executor executor, common::Clock& clock);
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
+
+  // Loads what `store` holds (it must be empty or hold a state of this schema
+  // version), then writes every later change through to it. Call once, before use.
+  // A record that cannot be decoded fails the whole load, naming its key: a server
+  // must not run on part of its state.
+  absl::Status Attach(std::unique_ptr<state::Store> store);
+  bool durable() const { return store_ != nullptr; }
+  // Resolves once every change made before the call is on disk (at once without a
+  // store). An error when a write since the previous Flush failed.
+  asio::awaitable<absl::Status> Flush();
 
   uint64_t LatestIndex() const { return index_; }
   uint64_t TableIndex(Table t) const;
@@ -86,6 +112,14 @@ class StateStore {
  private:
   static std::string JobKey(const std::string& ns, const std::string& id) { return ns + '\0' + id; }
   uint64_t Bump(Table t);
+  // Write-through (no-ops without a store).
+  void Save(const JobPtr& job);
+  void Save(const EvalPtr& eval);
+  void Save(const AllocPtr& alloc);
+  void Save(const NodePtr& node);
+  void SaveIndexes();
+  void ForgetJob(const std::string& ns, const std::string& id);
+  absl::Status Load();
   // Recomputes the stored status of a job from its allocs and evals (Nomad's rules).
   void RefreshJobStatus(const std::string& ns, const std::string& job_id);
 
@@ -108,6 +142,13 @@ class StateStore {
   std::map<std::string, std::set<std::string>> allocs_by_node_;
   std::map<std::string, std::set<std::string>> evals_by_job_;
   std::map<std::string, NodePtr> nodes_;
+
+  std::unique_ptr<state::Store> store_;
+  uint64_t failed_writes_seen_ = 0;  // the store's failed commits at the last Flush
 };
+
+// The server's state DB: `<data_dir>/server/state.db` (0600, its dir 0700), opened and
+// checked for its schema version (a newer one is refused with a clear message).
+absl::StatusOr<std::unique_ptr<state::Store>> OpenServerStore(const std::string& data_dir);
 
 }  // namespace drover::server

@@ -1,5 +1,6 @@
 #include "state/lmdb_backend.h"
 
+#include <filesystem>
 #include <string>
 
 #include <lmdb.h>
@@ -8,8 +9,37 @@ namespace drover::state {
 
 namespace {
 
+// What says the file itself is damaged (as opposed to the disk being full, or the
+// file being unreadable): DataLoss, which the agent treats as "move it aside or stop".
+bool IsDamage(int rc) {
+  return rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
+         rc == MDB_VERSION_MISMATCH;
+}
+
 absl::Status LmdbError(const std::string& what, int rc) {
-  return absl::InternalError(what + ": " + mdb_strerror(rc));
+  std::string msg = what + ": " + mdb_strerror(rc);
+  return IsDamage(rc) ? absl::DataLossError(msg) : absl::InternalError(msg);
+}
+
+// Reads every record once, so that a damaged tree is found at open, not halfway
+// through a restore. (Page numbers were checked against the file size first, so LMDB
+// never touches memory past the end of the file.)
+int VerifyTree(MDB_env* env, MDB_dbi dbi) {
+  MDB_txn* txn = nullptr;
+  if (int rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn); rc != 0)
+    return rc;
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn, dbi, &cursor);
+  if (rc == 0) {
+    MDB_val k;
+    MDB_val v;
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+    while (rc == 0)
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    mdb_cursor_close(cursor);
+  }
+  mdb_txn_abort(txn);
+  return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 MDB_val Val(std::string_view s) {
@@ -157,6 +187,14 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
   };
   if (int rc = mdb_env_set_mapsize(env, options.map_size); rc != 0)
     return fail("failed to size state DB", rc);
+  // LMDB writes its two meta pages when it creates a file: an existing empty file was
+  // cut short, not new, and LMDB would silently start it over.
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && std::filesystem::file_size(path, ec) == 0 && !ec) {
+    mdb_env_close(env);
+    return absl::DataLossError("state DB " + p + " is truncated (0 bytes)");
+  }
   // One file (no directory of its own); read transactions may move between threads.
   if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
     return fail("failed to open state DB", rc);
@@ -170,6 +208,25 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
   }
   if (int rc = mdb_txn_commit(txn); rc != 0)
     return fail("failed to open state DB", rc);
+  // A file shorter than its last page: reading those pages through the map would be
+  // SIGBUS, not an error.
+  MDB_envinfo info;
+  MDB_stat stat;
+  mdb_env_info(env, &info);
+  mdb_env_stat(env, &stat);
+  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    mdb_env_close(env);
+    return absl::InternalError("failed to open state DB " + p + ": " + ec.message());
+  }
+  if (size < needed) {
+    mdb_env_close(env);
+    return absl::DataLossError("state DB " + p + " is truncated (" + std::to_string(size) +
+                               " bytes, its pages need " + std::to_string(needed) + ")");
+  }
+  if (int rc = VerifyTree(env, dbi); rc != 0)
+    return fail("state DB is damaged:", rc);
   return std::unique_ptr<KvBackend>(new LmdbBackend(env, dbi, p));
 }
 

@@ -242,27 +242,6 @@ class NoopStateDb final : public StateDb {
   }
 };
 
-// Writes the schema version into a new DB; refuses one written by a newer agent.
-absl::Status CheckVersion(Store& store) {
-  auto version = store.Get(kVersionKey);
-  if (!version.ok())
-    return version.status();
-  if (!version->has_value()) {
-    std::promise<absl::Status> done;
-    store.Put(kVersionKey, std::to_string(kSchemaVersion),
-              [&done](absl::Status s) { done.set_value(std::move(s)); });
-    return done.get_future().get();
-  }
-  const std::string& v = **version;
-  if (v != std::to_string(kSchemaVersion)) {
-    return absl::FailedPreconditionError(
-        "incompatible state DB schema version \"" + v + "\" (this agent reads version " +
-        std::to_string(kSchemaVersion) +
-        "); it was written by a newer agent: run that version, or remove the data dir");
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string Encode(const char* field, const codec::Json& value) {
@@ -270,6 +249,26 @@ std::string Encode(const char* field, const codec::Json& value) {
   const codec::Json wrapped = {{field, value}};
   const std::vector<uint8_t> bytes = codec::Json::to_msgpack(wrapped);
   return std::string(bytes.begin(), bytes.end());
+}
+
+absl::Status EnsureSchemaVersion(Store& store, int version) {
+  auto found = store.Get(kVersionKey);
+  if (!found.ok())
+    return found.status();
+  if (!found->has_value()) {
+    std::promise<absl::Status> done;
+    store.Put(kVersionKey, std::to_string(version),
+              [&done](absl::Status s) { done.set_value(std::move(s)); });
+    return done.get_future().get();
+  }
+  const std::string& v = **found;
+  if (v != std::to_string(version)) {
+    return absl::FailedPreconditionError(
+        "incompatible state DB schema version \"" + v + "\" (this agent reads version " +
+        std::to_string(version) +
+        "); it was written by a newer agent: run that version, or remove the data dir");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes) {
@@ -286,7 +285,7 @@ absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes) {
 absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> backend,
                                                     StoreOptions options) {
   auto store = std::make_unique<Store>(std::move(backend), options);
-  if (absl::Status s = CheckVersion(*store); !s.ok())
+  if (absl::Status s = EnsureSchemaVersion(*store, kSchemaVersion); !s.ok())
     return s;
   return std::unique_ptr<StateDb>(new KvStateDb(std::move(store)));
 }

@@ -115,6 +115,10 @@ std::unique_ptr<StateDb> NewNoopStateDb();
 // Every write fails with `error`; reads find nothing (fault tests).
 absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error);
 
+// Writes `version` into `meta/version` of an empty store; refuses a store holding
+// another version (one written by a newer agent) with a clear message.
+absl::Status EnsureSchemaVersion(Store& store, int version);
+
 // The canonical encoding: MessagePack of `{field: value}`.
 std::string Encode(const char* field, const codec::Json& value);
 absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes);

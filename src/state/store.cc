@@ -84,6 +84,22 @@ void Store::DeletePrefix(std::string prefix, Done done) {
   Enqueue(KvOp{KvOp::Kind::kDeletePrefix, std::move(prefix), {}}, std::nullopt, std::move(done));
 }
 
+void Store::Flush(Done done) {
+  {
+    std::lock_guard lock(mu_);
+    Queued q;
+    q.done = std::move(done);
+    q.barrier = true;
+    queue_.push_back(std::move(q));
+  }
+  wake_.notify_one();
+}
+
+asio::awaitable<void> Store::FlushAsync() {
+  std::function<void(Done)> fn = [this](Done d) { Flush(std::move(d)); };
+  (void)co_await Await(std::move(fn));
+}
+
 void Store::Enqueue(KvOp op, std::optional<Hash> hash, Done done) {
   {
     std::lock_guard lock(mu_);
@@ -127,10 +143,14 @@ void Store::WriterLoop() {
     }
     std::vector<KvOp> ops;
     ops.reserve(batch.size());
-    for (const Queued& q : batch)
-      ops.push_back(q.op);
-    const absl::Status status = backend_->Commit(ops);
-    Apply(batch, status);
+    for (const Queued& q : batch) {
+      if (!q.barrier)
+        ops.push_back(q.op);
+    }
+    // A batch of barriers alone has nothing to commit.
+    const absl::Status status = ops.empty() ? absl::OkStatus() : backend_->Commit(ops);
+    if (!ops.empty())
+      Apply(batch, status);
     for (Queued& q : batch) {
       if (q.done)
         q.done(status);
@@ -144,6 +164,8 @@ void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status) 
   if (!status.ok())
     ++stats_.failed;
   for (const Queued& q : batch) {
+    if (q.barrier)
+      continue;
     if (status.ok()) {
       // Published only now that the bytes are on disk.
       switch (q.op.kind) {

@@ -64,6 +64,11 @@ class Store {
   asio::awaitable<absl::Status> DeleteAsync(std::string key);
   asio::awaitable<absl::Status> DeletePrefixAsync(std::string prefix);
 
+  // A barrier: `done` runs once every write queued before it is settled (committed or
+  // failed; their own callbacks report which). Costs no transaction of its own.
+  void Flush(Done done);
+  asio::awaitable<void> FlushAsync();
+
   // Reads see committed data only.
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) {
     return backend_->Get(key);
@@ -89,6 +94,7 @@ class Store {
     std::optional<Hash> hash;  // of a put's value
     uint64_t seq = 0;
     Done done;
+    bool barrier = false;  // Flush: no op, only `done`
   };
 
   void Enqueue(KvOp op, std::optional<Hash> hash, Done done);

@@ -129,6 +129,21 @@ TEST(StoreTest, AFailedCommitLeavesNoStaleHash) {
   EXPECT_EQ(Value(s, "k"), "v");
 }
 
+TEST_P(StoreConformanceTest, FlushSettlesEverythingQueuedBeforeIt) {
+  Store s(Backend());
+  for (int i = 0; i < 20; ++i)
+    s.Put("k" + std::to_string(i), "v" + std::to_string(i));
+  const uint64_t txns = s.stats().transactions;
+  ASSERT_TRUE(Sync([&](Store::Done d) { s.Flush(std::move(d)); }).ok());
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(Value(s, "k" + std::to_string(i)), "v" + std::to_string(i));
+  // With nothing queued, a flush opens no transaction.
+  const uint64_t settled = s.stats().transactions;
+  EXPECT_GE(settled, txns);
+  ASSERT_TRUE(Sync([&](Store::Done d) { s.Flush(std::move(d)); }).ok());
+  EXPECT_EQ(s.stats().transactions, settled);
+}
+
 TEST(StoreTest, ConcurrentWritersShareCommits) {
   testing::TempDir dir;
   auto backend = OpenLmdb(dir.path() / "state.db");

@@ -101,29 +101,53 @@ CliResult RunProcess(const std::vector<std::string>& argv_in,
   return r;
 }
 
-AgentProcess::AgentProcess(std::vector<std::string> extra_args) {
+AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev) {
   BecomeSubreaper();
-  std::vector<std::string> args = {testing::BinaryPath("drover").string(),
-                                   "agent",
-                                   "-dev",
-                                   "-http-port",
-                                   "0",
-                                   "-data-dir",
-                                   dir_.path().string(),
-                                   "-node",
-                                   "itest-node",
-                                   "-log-level",
-                                   "debug"};
+  args_ = {testing::BinaryPath("drover").string(),
+           "agent",
+           "-http-port",
+           "0",
+           "-data-dir",
+           dir_.path().string(),
+           "-node",
+           "itest-node",
+           "-log-level",
+           "debug"};
+  if (dev)
+    args_.insert(args_.begin() + 2, "-dev");
   for (auto& a : extra_args)
-    args.push_back(std::move(a));
+    args_.push_back(std::move(a));
+  Start();
+}
+
+void AgentProcess::Restart() {
+  Start();
+}
+
+void AgentProcess::Kill() {
+  if (pid_ <= 0)
+    return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void AgentProcess::Start() {
+  address_.clear();
+  http_.reset();
+  const fs::path ready = dir_.path() / "http.addr";
+  std::error_code ec;
+  fs::remove(ready, ec);  // left by a killed agent
+  std::vector<std::string> args = args_;
   auto argv = CStrings(args);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, (dir_.path() / "agent.out").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // Appended: the log of an agent restarted on this dir follows the earlier one's.
   posix_spawn_file_actions_addopen(&fa, 2, (dir_.path() / "agent.err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
   std::vector<std::string> env_s = CurrentEnv();
   auto envp = CStrings(env_s);
   pid_t pid = 0;
@@ -134,7 +158,6 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args) {
     return;
   }
   pid_ = pid;
-  const fs::path ready = dir_.path() / "http.addr";
   const bool up = testing::WaitFor(
       [&] {
         int status = 0;

@@ -25,8 +25,8 @@ struct CliResult {
 
 class AgentProcess {
  public:
-  // Starts the agent; check ok() before use.
-  explicit AgentProcess(std::vector<std::string> extra_args = {});
+  // Starts the agent (`-dev` unless `dev` is false); check ok() before use.
+  explicit AgentProcess(std::vector<std::string> extra_args = {}, bool dev = true);
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
@@ -46,9 +46,16 @@ class AgentProcess {
   std::string WriteFile(const std::string& name, const std::string& content);
   // Sends SIGTERM and waits (up to `timeout`) for exit; returns the exit status.
   int Stop(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // SIGKILL: the agent gets no chance to clean up (its tasks and supervisor live on).
+  void Kill();
+  // Starts the agent again on the same data dir (after Stop or Kill); check ok().
+  void Restart();
 
  private:
+  void Start();
+
   testing::TempDir dir_;
+  std::vector<std::string> args_;
   int pid_ = -1;
   std::string address_;
   std::unique_ptr<cli::HttpClient> http_;

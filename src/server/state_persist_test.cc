@@ -1,0 +1,203 @@
+// The server's state survives a restart: every table, every job version and the
+// indexes come back from the state DB; a damaged record stops the load; failed writes
+// are reported by Flush; pending evaluations are processed after a restart.
+#include <future>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "server/server.h"
+#include "server/state_store.h"
+#include "server/test_fixtures.h"
+#include "state/state_db.h"
+#include "testing/test_util.h"
+
+namespace drover::server {
+namespace {
+
+absl::Status RunFlush(asio::io_context& io, StateStore& s) {
+  std::optional<absl::Status> result;
+  asio::co_spawn(
+      io,
+      [](StateStore& st, std::optional<absl::Status>& out) -> asio::awaitable<void> {
+        out = co_await st.Flush();
+      }(s, result),
+      asio::detached);
+  EXPECT_TRUE(testing::RunUntil(io, [&] { return result.has_value(); }));
+  return result.value_or(absl::DeadlineExceededError("flush did not finish"));
+}
+
+// Everything a reader of the API could see, as JSON.
+codec::Json Snapshot(const StateStore& s) {
+  codec::Json out;
+  for (const JobPtr& j : s.ListJobs("*", "")) {
+    for (const JobPtr& v : s.JobVersions(j->namespace_, j->id))
+      out["jobs"][j->id].push_back(codec::ToJson(*v));
+    out["job_allocs"][j->id] = s.AllocsByJob(j->namespace_, j->id).size();
+    out["job_evals"][j->id] = s.EvalsByJob(j->namespace_, j->id).size();
+  }
+  for (const EvalPtr& e : s.ListEvals("*", ""))
+    out["evals"].push_back(codec::ToJson(*e));
+  for (const AllocPtr& a : s.ListAllocs("*", ""))
+    out["allocs"].push_back(codec::ToJson(*a));
+  for (const NodePtr& n : s.ListNodes("")) {
+    out["nodes"].push_back(codec::ToJson(*n));
+    out["node_allocs"][n->id] = s.AllocsByNode(n->id).size();
+  }
+  out["index"] = s.LatestIndex();
+  for (Table t : {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes})
+    out["tables"].push_back(s.TableIndex(t));
+  return out;
+}
+
+class StatePersistTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<StateStore> Open() {
+    auto s = std::make_unique<StateStore>(io_.get_executor(), clock_);
+    auto db = OpenServerStore(dir_.path().string());
+    EXPECT_TRUE(db.ok()) << db.status();
+    if (db.ok()) {
+      absl::Status attached = s->Attach(std::move(*db));
+      EXPECT_TRUE(attached.ok()) << attached;
+    }
+    return s;
+  }
+
+  testing::TempDir dir_;
+  asio::io_context io_;
+  common::FakeClock clock_;
+};
+
+TEST_F(StatePersistTest, EveryTableAndIndexComesBack) {
+  codec::Json before;
+  {
+    auto s = Open();
+    s->UpsertNode(test::MakeNode("n1"));
+    model::Job job = test::MakeJob("web");
+    s->UpsertJob(job);
+    job.task_groups[0].count = 3;
+    s->UpsertJob(job);  // version 1
+    s->UpsertJob(test::MakeJob("gone"));
+    EXPECT_TRUE(s->DeleteJob("default", "gone"));
+    model::Job other = test::MakeJob("web");
+    other.namespace_ = "prod";
+    s->UpsertJob(other);
+    model::Evaluation e;
+    e.id = "e1";
+    e.namespace_ = "default";
+    e.job_id = "web";
+    e.status = model::kEvalComplete;
+    s->UpsertEvals({e});
+    model::Allocation a;
+    a.id = "a1";
+    a.namespace_ = "default";
+    a.job_id = "web";
+    a.node_id = "n1";
+    a.task_group = "web";
+    a.desired_status = "run";
+    a.client_status = "pending";
+    a.job = std::make_shared<const model::Job>(*s->GetJob("default", "web"));
+    s->UpsertAllocs({a});
+    model::TaskState ts;
+    ts.state = "running";
+    s->UpdateAllocsFromClient(
+        {{.id = "a1", .task_states = {{"server", ts}}, .client_status = "running"}});
+    ASSERT_TRUE(RunFlush(io_, *s).ok());
+    before = Snapshot(*s);
+    EXPECT_EQ(s->GetJob("default", "web")->status, "running");
+  }
+  auto reopened = Open();
+  EXPECT_EQ(Snapshot(*reopened), before);
+  EXPECT_EQ(reopened->JobVersions("default", "web").size(), 2u);
+  EXPECT_EQ(reopened->GetJob("default", "web")->version, 1u);
+  EXPECT_EQ(reopened->GetJob("default", "gone"), nullptr);
+  // Indexes continue from where they were, never reused.
+  const uint64_t index = reopened->LatestIndex();
+  reopened->UpsertNode(test::MakeNode("n2"));
+  EXPECT_EQ(reopened->LatestIndex(), index + 1);
+}
+
+TEST_F(StatePersistTest, ADamagedRecordFailsTheLoadNamingIt) {
+  {
+    auto s = Open();
+    s->UpsertNode(test::MakeNode("n1"));
+    ASSERT_TRUE(RunFlush(io_, *s).ok());
+  }
+  {
+    auto db = OpenServerStore(dir_.path().string());
+    ASSERT_TRUE(db.ok());
+    std::promise<absl::Status> done;
+    (*db)->Put("nodes/n1", "not msgpack", [&done](absl::Status st) { done.set_value(st); });
+    ASSERT_TRUE(done.get_future().get().ok());
+  }
+  StateStore s(io_.get_executor(), clock_);
+  auto db = OpenServerStore(dir_.path().string());
+  ASSERT_TRUE(db.ok());
+  absl::Status attached = s.Attach(std::move(*db));
+  EXPECT_TRUE(absl::IsDataLoss(attached)) << attached;
+  EXPECT_NE(attached.message().find("'nodes/n1'"), std::string::npos) << attached;
+  EXPECT_FALSE(s.durable());
+}
+
+TEST_F(StatePersistTest, FailedWritesAreReportedByFlush) {
+  StateStore s(io_.get_executor(), clock_);
+  ASSERT_TRUE(s.Attach(std::make_unique<state::Store>(
+                           state::NewFailingBackend(absl::ResourceExhaustedError("disk full"))))
+                  .ok());
+  s.UpsertNode(test::MakeNode("n1"));
+  absl::Status flushed = RunFlush(io_, s);
+  EXPECT_TRUE(absl::IsUnavailable(flushed)) << flushed;
+  EXPECT_NE(flushed.message().find("failed to persist"), std::string::npos) << flushed;
+  EXPECT_EQ(s.GetNode("n1")->id, "n1");  // the in-memory state goes on
+  EXPECT_TRUE(RunFlush(io_, s).ok());    // reported once
+}
+
+TEST_F(StatePersistTest, ANewerSchemaIsRefused) {
+  {
+    auto db = OpenServerStore(dir_.path().string());
+    ASSERT_TRUE(db.ok());
+    std::promise<absl::Status> done;
+    (*db)->Put("meta/version", "99", [&done](absl::Status st) { done.set_value(st); });
+    ASSERT_TRUE(done.get_future().get().ok());
+  }
+  auto db = OpenServerStore(dir_.path().string());
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("server/state.db"), std::string::npos) << db.status();
+  EXPECT_NE(db.status().message().find("\"99\""), std::string::npos) << db.status();
+}
+
+TEST_F(StatePersistTest, ARestartedServerProcessesPendingEvaluations) {
+  asio::thread_pool pool(1);
+  std::string eval_id;
+  {
+    Server server(io_.get_executor(), pool, clock_, ServerConfig{});
+    auto db = OpenServerStore(dir_.path().string());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(server.state().Attach(std::move(*db)).ok());
+    ASSERT_TRUE(server.RegisterNode(test::MakeNode("n1")).ok());
+    // Never started: the evaluation is still pending when the "agent" goes away.
+    auto resp = server.RegisterJob(test::MakeJob("web", 2));
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    eval_id = resp->eval_id;
+    ASSERT_TRUE(RunFlush(io_, server.state()).ok());
+  }
+  Server server(io_.get_executor(), pool, clock_, ServerConfig{});
+  auto db = OpenServerStore(dir_.path().string());
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(server.state().Attach(std::move(*db)).ok());
+  ASSERT_EQ(server.state().GetEval(eval_id)->status, model::kEvalPending);
+  server.Start();
+  EXPECT_TRUE(testing::RunUntil(
+      io_, [&] { return server.state().GetEval(eval_id)->status == model::kEvalComplete; }));
+  EXPECT_EQ(server.state().AllocsByJob("default", "web").size(), 2u);
+  // The node kept its status: a fresh heartbeat TTL, not "down" at once.
+  EXPECT_EQ(server.state().GetNode("n1")->status, model::kNodeStatusReady);
+  server.Stop();
+  io_.restart();
+  io_.poll();
+  pool.join();
+}
+
+}  // namespace
+}  // namespace drover::server
