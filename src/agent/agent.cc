@@ -56,8 +56,12 @@ absl::StatusOr<T> OpenStateFile(const fs::path& file, bool reset,
   if (ec)
     return absl::InternalError("failed to move damaged state DB " + file.string() +
                                " aside: " + ec.message());
-  DROVER_LOG_WARN("agent: {}; moved it to {} and starting with an empty one",
-                  std::string(db.status().message()), aside.string());
+  // What the lost DB recorded is gone: tasks it had started and that still run are
+  // not re-attached (the supervisor keeps them until they exit or are killed).
+  DROVER_LOG_WARN(
+      "agent: {}; moved it to {} and starting with an empty one (tasks it recorded are not "
+      "re-attached)",
+      std::string(db.status().message()), aside.string());
   return open();
 }
 

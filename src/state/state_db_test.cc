@@ -3,6 +3,8 @@
 // implementations.
 #include "state/state_db.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -160,6 +162,52 @@ TEST(StateDbVersionTest, ANewDbGetsTheVersionAndANewerOneIsRefused) {
   EXPECT_NE(db.status().message().find("incompatible state DB schema version \"2\""),
             std::string::npos)
       << db.status();
+}
+
+// A damaged file is an error naming it (DataLoss, which the agent refuses to start
+// on), never a crash and never a silently empty DB.
+TEST(StateDbDamageTest, TruncatedEmptyOrForeignFilesAreRefusedNamingThem) {
+  testing::TempDir dir;
+  const fs::path file = StateDbFile(dir.path());
+  {
+    auto b = OpenStateDb(dir.path());
+    ASSERT_TRUE(b.ok()) << b.status();
+    asio::io_context io;
+    for (int i = 0; i < 200; ++i) {
+      model::Allocation a = Alloc("a" + std::to_string(i));
+      auto job = std::make_shared<model::Job>(*a.job);
+      job->meta["pad"] = std::string(2000, 'x');
+      a.job = job;
+      bool done = false;
+      asio::co_spawn(
+          io,
+          [](StateDb& db, model::Allocation al, bool& d) -> asio::awaitable<void> {
+            EXPECT_TRUE((co_await db.PutAllocation(al)).ok());
+            d = true;
+          }(**b, a, done),
+          asio::detached);
+      ASSERT_TRUE(testing::RunUntil(io, [&] { return done; }));
+    }
+  }
+  const std::string whole = testing::ReadFile(file);
+  ASSERT_GT(whole.size(), 100'000u);
+  auto expect_refused = [&](const std::string& contents, const std::string& why) {
+    std::ofstream(file, std::ios::trunc | std::ios::binary) << contents;
+    auto db = OpenStateDb(dir.path());
+    ASSERT_FALSE(db.ok()) << why;
+    EXPECT_TRUE(absl::IsDataLoss(db.status())) << why << ": " << db.status();
+    EXPECT_NE(db.status().message().find(file.string()), std::string::npos) << db.status();
+  };
+  expect_refused(whole.substr(0, whole.size() / 2), "cut in half");
+  expect_refused("", "empty");
+  expect_refused(std::string(64 * 1024, '\x5a'), "not an LMDB file");
+  // The intact file still opens with every allocation.
+  std::ofstream(file, std::ios::trunc | std::ios::binary) << whole;
+  auto db = OpenStateDb(dir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto read = (*db)->GetAllAllocations();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->allocs.size(), 200u);
 }
 
 TEST(StateDbFakesTest, AnUndecodableAllocationIsReportedAndSkipped) {

@@ -117,11 +117,11 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev) {
     args_.insert(args_.begin() + 2, "-dev");
   for (auto& a : extra_args)
     args_.push_back(std::move(a));
-  Start();
+  Start({});
 }
 
-void AgentProcess::Restart() {
-  Start();
+void AgentProcess::Restart(const std::vector<std::string>& extra_args) {
+  Start(extra_args);
 }
 
 void AgentProcess::Kill() {
@@ -132,13 +132,15 @@ void AgentProcess::Kill() {
   pid_ = -1;
 }
 
-void AgentProcess::Start() {
+void AgentProcess::Start(const std::vector<std::string>& extra_args) {
   address_.clear();
+  exit_status_ = -1;
   http_.reset();
   const fs::path ready = dir_.path() / "http.addr";
   std::error_code ec;
   fs::remove(ready, ec);  // left by a killed agent
   std::vector<std::string> args = args_;
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto argv = CStrings(args);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -163,15 +165,16 @@ void AgentProcess::Start() {
         int status = 0;
         if (waitpid(pid_, &status, WNOHANG) == pid_) {
           pid_ = -1;
+          exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
           return true;
         }
         return fs::exists(ready);
       },
       std::chrono::seconds(30));
-  if (!up || pid_ < 0) {
+  if (!up)
     ADD_FAILURE() << "agent did not start; log:\n" << log();
+  if (!up || pid_ < 0)
     return;
-  }
   std::string addr = testing::ReadFile(ready);
   addr.erase(addr.find_last_not_of("\n") + 1);
   address_ = addr;

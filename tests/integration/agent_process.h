@@ -48,15 +48,19 @@ class AgentProcess {
   int Stop(std::chrono::seconds timeout = std::chrono::seconds(30));
   // SIGKILL: the agent gets no chance to clean up (its tasks and supervisor live on).
   void Kill();
-  // Starts the agent again on the same data dir (after Stop or Kill); check ok().
-  void Restart();
+  // Starts the agent again on the same data dir (after Stop or Kill), with
+  // `extra_args` added this time only; check ok().
+  void Restart(const std::vector<std::string>& extra_args = {});
+  // The exit status of an agent that exited by itself (e.g. refused to start), or -1.
+  int exit_status() const { return exit_status_; }
 
  private:
-  void Start();
+  void Start(const std::vector<std::string>& extra_args);
 
   testing::TempDir dir_;
   std::vector<std::string> args_;
   int pid_ = -1;
+  int exit_status_ = -1;
   std::string address_;
   std::unique_ptr<cli::HttpClient> http_;
 };

@@ -115,6 +115,35 @@ TEST_F(RestoreTest, AKilledAgentReattachesItsTasksAndSeesWhatFinishedMeanwhile) 
   }));
 }
 
+TEST_F(RestoreTest, ADamagedStateDbStopsTheAgentUnlessToldToMoveItAside) {
+  const std::string svc = agent_.WriteFile("svc.json", RawExecJob("svc", "service", "sleep 1000"));
+  ASSERT_EQ(agent_.Cli({"job", "run", "-detach", svc}).exit_code, 0);
+  WaitAlloc("svc", "running");
+  agent_.Kill();
+  const fs::path db = agent_.data_dir() / "client" / "state.db";
+  const std::string whole = testing::ReadFile(db);
+  std::ofstream(db, std::ios::trunc | std::ios::binary) << whole.substr(0, whole.size() / 2);
+
+  agent_.Restart();
+  EXPECT_FALSE(agent_.ok());
+  EXPECT_EQ(agent_.exit_status(), 1);
+  EXPECT_NE(agent_.log().find("Error starting agent: DATA_LOSS: state DB " + db.string() +
+                              " is truncated"),
+            std::string::npos)
+      << agent_.log();
+  EXPECT_NE(agent_.log().find("-reset-corrupt-state"), std::string::npos);
+  EXPECT_EQ(testing::ReadFile(db).size(), whole.size() / 2) << "the damaged file was touched";
+
+  agent_.Restart({"-reset-corrupt-state"});
+  ASSERT_TRUE(agent_.ok()) << agent_.log();
+  bool moved = false;
+  for (const auto& e : fs::directory_iterator(db.parent_path()))
+    moved |= e.path().filename().string().rfind("state.db.corrupt-", 0) == 0;
+  EXPECT_TRUE(moved);
+  // The server still knows the job: its allocation runs again on the fresh client DB.
+  WaitAlloc("svc", "running");
+}
+
 // A production (non-dev) agent stopped with SIGTERM leaves its tasks running; the next
 // one re-attaches them. Only exec runs outside -dev, hence root and cgroups.
 TEST(RestoreNonDevTest, ROOT_CGROUPS_AGracefullyStoppedAgentLeavesTasksRunning) {
