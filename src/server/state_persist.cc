@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "server/state_store.h"
 #include "state/lmdb_backend.h"
+#include "state/schema.h"
 #include "state/state_db.h"
 
 namespace drover::server {
@@ -215,11 +216,10 @@ absl::StatusOr<std::unique_ptr<state::Store>> OpenServerStore(const std::string&
   auto backend = state::OpenLmdb(file);
   if (!backend.ok())
     return backend.status();
-  auto store = std::make_unique<state::Store>(std::move(*backend));
-  if (absl::Status s = state::EnsureSchemaVersion(*store, kServerSchemaVersion); !s.ok())
-    return absl::FailedPreconditionError("server state DB '" + file.string() +
-                                         "': " + std::string(s.message()));
-  return store;
+  const state::Schema schema{.name = "server state DB", .version = kServerSchemaVersion};
+  if (absl::Status s = state::PrepareSchema(**backend, file, schema); !s.ok())
+    return absl::Status(s.code(), file.string() + ": " + std::string(s.message()));
+  return std::make_unique<state::Store>(std::move(*backend));
 }
 
 }  // namespace drover::server

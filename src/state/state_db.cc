@@ -8,7 +8,6 @@ namespace drover::state {
 
 namespace {
 
-constexpr char kVersionKey[] = "meta/version";
 constexpr char kAllocPrefix[] = "allocations/";
 
 std::string AllocKey(const std::string& alloc_id) {
@@ -251,26 +250,6 @@ std::string Encode(const char* field, const codec::Json& value) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-absl::Status EnsureSchemaVersion(Store& store, int version) {
-  auto found = store.Get(kVersionKey);
-  if (!found.ok())
-    return found.status();
-  if (!found->has_value()) {
-    std::promise<absl::Status> done;
-    store.Put(kVersionKey, std::to_string(version),
-              [&done](absl::Status s) { done.set_value(std::move(s)); });
-    return done.get_future().get();
-  }
-  const std::string& v = **found;
-  if (v != std::to_string(version)) {
-    return absl::FailedPreconditionError(
-        "incompatible state DB schema version \"" + v + "\" (this agent reads version " +
-        std::to_string(version) +
-        "); it was written by a newer agent: run that version, or remove the data dir");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes) {
   codec::Json j = codec::Json::from_msgpack(bytes.begin(), bytes.end(), /*strict=*/true,
                                             /*allow_exceptions=*/false);
@@ -282,19 +261,24 @@ absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes) {
   return std::move(*it);
 }
 
+Schema ClientSchema() {
+  return Schema{.name = "client state DB", .version = kSchemaVersion, .upgrades = {}};
+}
+
 absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> backend,
                                                     StoreOptions options) {
-  auto store = std::make_unique<Store>(std::move(backend), options);
-  if (absl::Status s = EnsureSchemaVersion(*store, kSchemaVersion); !s.ok())
+  if (absl::Status s = PrepareSchema(*backend, {}, ClientSchema()); !s.ok())
     return s;
-  return std::unique_ptr<StateDb>(new KvStateDb(std::move(store)));
+  return std::unique_ptr<StateDb>(
+      new KvStateDb(std::make_unique<Store>(std::move(backend), options)));
 }
 
 std::filesystem::path StateDbFile(const std::filesystem::path& data_dir) {
   return data_dir / "client" / "state.db";
 }
 
-absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir) {
+absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir,
+                                                     const Schema& schema) {
   const std::filesystem::path file = StateDbFile(data_dir);
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
@@ -306,7 +290,9 @@ absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path
   auto backend = OpenLmdb(file);
   if (!backend.ok())
     return backend.status();
-  return NewStateDb(std::move(*backend));
+  if (absl::Status s = PrepareSchema(**backend, file, schema); !s.ok())
+    return absl::Status(s.code(), file.string() + ": " + std::string(s.message()));
+  return std::unique_ptr<StateDb>(new KvStateDb(std::make_unique<Store>(std::move(*backend))));
 }
 
 absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error) {

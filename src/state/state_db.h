@@ -39,6 +39,7 @@
 #include "codec/json.h"
 #include "common/asio.h"
 #include "model/allocation.h"
+#include "state/schema.h"
 #include "state/store.h"
 
 namespace drover::state {
@@ -100,9 +101,14 @@ inline constexpr char kNodeRegistration[] = "node/node_registration";
 // Where an agent keeps its client state: `<data_dir>/client/state.db` (Nomad's place).
 std::filesystem::path StateDbFile(const std::filesystem::path& data_dir);
 
-// The LMDB-backed DB at StateDbFile(data_dir) (created 0600, its dir 0700). A DB of
-// another schema version (one written by a newer agent) is refused with a clear error.
-absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir);
+// The client DB's schema: this build's version and the upgrades from older ones.
+Schema ClientSchema();
+
+// The LMDB-backed DB at StateDbFile(data_dir) (created 0600, its dir 0700), brought to
+// `schema`'s version (schema.h: an older DB is upgraded after a backup copy; a newer
+// one is refused with a clear error naming the file). Tests pass their own schema.
+absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir,
+                                                     const Schema& schema = ClientSchema());
 
 // Every record of the DB file as one JSON object nested by key path, values decoded
 // (`drover operator client-state`). Read-only use; safe while an agent runs.
@@ -114,10 +120,6 @@ absl::StatusOr<std::unique_ptr<StateDb>> NewStateDb(std::unique_ptr<KvBackend> b
 std::unique_ptr<StateDb> NewNoopStateDb();
 // Every write fails with `error`; reads find nothing (fault tests).
 absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error);
-
-// Writes `version` into `meta/version` of an empty store; refuses a store holding
-// another version (one written by a newer agent) with a clear message.
-absl::Status EnsureSchemaVersion(Store& store, int version);
 
 // The canonical encoding: MessagePack of `{field: value}`.
 std::string Encode(const char* field, const codec::Json& value);

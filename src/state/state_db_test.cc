@@ -159,7 +159,7 @@ TEST(StateDbVersionTest, ANewDbGetsTheVersionAndANewerOneIsRefused) {
   }
   auto db = OpenStateDb(dir.path());
   ASSERT_FALSE(db.ok());
-  EXPECT_NE(db.status().message().find("incompatible state DB schema version \"2\""),
+  EXPECT_NE(db.status().message().find("incompatible client state DB schema version \"2\""),
             std::string::npos)
       << db.status();
 }
@@ -208,6 +208,97 @@ TEST(StateDbDamageTest, TruncatedEmptyOrForeignFilesAreRefusedNamingThem) {
   auto read = (*db)->GetAllAllocations();
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->allocs.size(), 200u);
+}
+
+// The upgrade path, with a schema of the test's own (this build has only version 1):
+// a DB written at version 1 ("the previous version") is upgraded to 2 after a backup
+// copy; a DB no step leads from is refused untouched; a failing step leaves version 1.
+Schema TestSchemaV2(bool fail = false) {
+  SchemaUpgrade rename{
+      .from = 1, .what = "move old/ to new/", .ops = [fail](KvBackend& db) {
+        absl::StatusOr<std::vector<KvOp>> out = std::vector<KvOp>{};
+        if (fail)
+          return absl::StatusOr<std::vector<KvOp>>(absl::InternalError("step failed"));
+        auto pairs = db.Scan("old/");
+        if (!pairs.ok())
+          return absl::StatusOr<std::vector<KvOp>>(pairs.status());
+        for (const auto& [k, v] : *pairs) {
+          out->push_back(KvOp{KvOp::Kind::kPut, "new/" + k.substr(4), v});
+          out->push_back(KvOp{KvOp::Kind::kDelete, k, {}});
+        }
+        return out;
+      }};
+  return Schema{.name = "client state DB", .version = 2, .upgrades = {rename}};
+}
+
+void WriteV1Fixture(const fs::path& data_dir) {
+  fs::create_directories(StateDbFile(data_dir).parent_path());
+  auto b = OpenLmdb(StateDbFile(data_dir));
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(
+      (*b)->Commit({KvOp{KvOp::Kind::kPut, "meta/version", "1"},
+                    KvOp{KvOp::Kind::kPut, "old/a", "A"}, KvOp{KvOp::Kind::kPut, "old/b", "B"}})
+          .ok());
+}
+
+std::string Raw(const fs::path& file, const std::string& key) {
+  auto b = OpenLmdb(file);
+  EXPECT_TRUE(b.ok()) << b.status();
+  if (!b.ok())
+    return "<unopenable>";
+  auto v = (*b)->Get(key);
+  return v.ok() && v->has_value() ? **v : "<none>";
+}
+
+TEST(StateDbUpgradeTest, AnOlderDbIsUpgradedAfterABackupCopy) {
+  testing::TempDir dir;
+  WriteV1Fixture(dir.path());
+  {
+    auto db = OpenStateDb(dir.path(), TestSchemaV2());
+    ASSERT_TRUE(db.ok()) << db.status();
+  }
+  const fs::path file = StateDbFile(dir.path());
+  EXPECT_EQ(Raw(file, "meta/version"), "2");
+  EXPECT_EQ(Raw(file, "new/a"), "A");
+  EXPECT_EQ(Raw(file, "new/b"), "B");
+  EXPECT_EQ(Raw(file, "old/a"), "<none>");
+  // The backup is the version-1 DB as it was.
+  const fs::path backup = file.string() + ".backup-v1";
+  ASSERT_TRUE(fs::exists(backup));
+  EXPECT_EQ(fs::status(backup).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(Raw(backup, "meta/version"), "1");
+  EXPECT_EQ(Raw(backup, "old/a"), "A");
+  // Opening again is a no-op.
+  auto again = OpenStateDb(dir.path(), TestSchemaV2());
+  ASSERT_TRUE(again.ok()) << again.status();
+}
+
+TEST(StateDbUpgradeTest, NoUpgradePathOrAFailingStepLeavesTheDbAsItWas) {
+  testing::TempDir dir;
+  WriteV1Fixture(dir.path());
+  const fs::path file = StateDbFile(dir.path());
+  Schema v3 = TestSchemaV2();
+  v3.version = 3;  // no step from 2
+  {
+    auto db = OpenStateDb(dir.path(), v3);
+    ASSERT_FALSE(db.ok());
+    EXPECT_NE(db.status().message().find("has no upgrade from version 2"), std::string::npos)
+        << db.status();
+    EXPECT_NE(db.status().message().find(file.string()), std::string::npos) << db.status();
+  }
+  EXPECT_EQ(Raw(file, "meta/version"), "1");
+  EXPECT_FALSE(fs::exists(file.string() + ".backup-v1"));
+  {
+    auto db = OpenStateDb(dir.path(), TestSchemaV2(/*fail=*/true));
+    ASSERT_FALSE(db.ok());
+    EXPECT_NE(db.status().message().find("failed to upgrade the client state DB from version 1 "
+                                         "to 2 (move old/ to new/): step failed"),
+              std::string::npos)
+        << db.status();
+  }
+  EXPECT_EQ(Raw(file, "meta/version"), "1");
+  EXPECT_EQ(Raw(file, "old/a"), "A");
 }
 
 TEST(StateDbFakesTest, AnUndecodableAllocationIsReportedAndSkipped) {
