@@ -23,7 +23,9 @@ asio::awaitable<absl::StatusOr<client::NodeAllocations>> InProcessRpc::GetNodeAl
 asio::awaitable<absl::Status> InProcessRpc::UpdateAllocations(
     std::vector<model::AllocClientUpdate> updates) {
   server_.UpdateAllocsFromClient(updates);
-  co_return absl::OkStatus();
+  // Acknowledged only once durable, as a Raft apply would be: the client records the
+  // acknowledgement and does not send the same state again after a restart.
+  co_return co_await server_.state().Flush();
 }
 
 }  // namespace drover::agent

@@ -29,6 +29,40 @@ Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::
       db_(config_.state_db != nullptr ? config_.state_db : noop_db_.get()),
       servers_contacted_(executor) {}
 
+namespace {
+
+// The acknowledged state record: the update's fields in the allocation's JSON form.
+codec::Json AckToJson(const model::AllocClientUpdate& u) {
+  model::Allocation a;
+  a.id = u.id;
+  a.node_id = u.node_id;
+  a.client_status = u.client_status;
+  a.client_description = u.client_description;
+  a.task_states = u.task_states;
+  a.deployment_status = u.deployment_status;
+  const codec::Json full = codec::ToJson(a);
+  codec::Json out = codec::Json::object();
+  for (const char* field :
+       {"ID", "NodeID", "ClientStatus", "ClientDescription", "TaskStates", "DeploymentStatus"}) {
+    out[field] = full[field];
+  }
+  return out;
+}
+
+absl::StatusOr<model::AllocClientUpdate> AckFromJson(const codec::Json& j) {
+  auto a = codec::AllocationFromJson(j);
+  if (!a.ok())
+    return a.status();
+  return model::AllocClientUpdate{.id = a->id,
+                                  .node_id = a->node_id,
+                                  .task_states = a->task_states,
+                                  .client_status = a->client_status,
+                                  .client_description = a->client_description,
+                                  .deployment_status = a->deployment_status};
+}
+
+}  // namespace
+
 asio::awaitable<absl::Status> Client::Start() {
   fingerprint::FingerprintConfig fc;
   fc.data_dir = config_.data_dir;
@@ -229,6 +263,11 @@ asio::awaitable<void> Client::RestoreAllocs() {
       co_await Forget(alloc->id);
       continue;
     }
+    if (auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
+        ack.ok() && ack->has_value()) {
+      if (auto u = AckFromJson(**ack); u.ok())
+        acknowledged_[alloc->id] = std::move(*u);
+    }
     auto runner = MakeRunner(alloc, nullptr);
     allocrunner::AllocRunner* raw = runner.get();
     runners_[alloc->id] = std::move(runner);
@@ -268,6 +307,7 @@ void Client::Persist(const std::string& alloc_id,
 
 asio::awaitable<void> Client::Forget(std::string alloc_id) {
   forgotten_.insert(alloc_id);
+  acknowledged_.erase(alloc_id);
   absl::Status s = co_await db_->DeleteAllocationBucket(alloc_id);
   if (!s.ok())
     DROVER_LOG_WARN("client: failed to delete alloc {} from the state DB: {}", alloc_id,
@@ -308,6 +348,11 @@ void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
     if (GetAllocRunner(update.id) != nullptr && !collected_.contains(update.id))
       gc_queue_.MarkTerminal(update.id, clock_.Now());
   }
+  if (auto ack = acknowledged_.find(update.id);
+      ack != acknowledged_.end() && ack->second == update) {
+    pending_updates_.erase(update.id);  // the servers have exactly this already
+    return;
+  }
   auto it = pending_updates_.find(update.id);
   const bool urgent =
       it == pending_updates_.end() || it->second.client_status != update.client_status;
@@ -338,6 +383,15 @@ asio::awaitable<void> Client::SyncLoop() {
         pending_updates_.try_emplace(id, std::move(u));
       co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
       urgent_update_.Notify();
+      continue;
+    }
+    for (auto& [id, u] : sent) {
+      if (forgotten_.contains(id))
+        continue;
+      Persist(id, [this, id = id, ack = AckToJson(u)]() {
+        return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, ack);
+      });
+      acknowledged_[id] = std::move(u);
     }
   }
 }

@@ -114,6 +114,10 @@ class Client {
   std::set<std::string> collected_;  // destroyed by GC (or being destroyed)
   // Latest client view per alloc not yet acknowledged by the server (latest wins).
   std::map<std::string, model::AllocClientUpdate> pending_updates_;
+  // The last update of each alloc the servers acknowledged (persisted as the alloc's
+  // acknowledged_state): an update equal to it is not sent again, so a restarted agent
+  // whose allocations did not change sends nothing.
+  std::map<std::string, model::AllocClientUpdate> acknowledged_;
   common::Notifier urgent_update_;
   common::CancellationScopePtr stop_;
   bool shutting_down_ = false;

@@ -36,8 +36,10 @@ class FakeRpc final : public ServerRpc {
   }
   asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) override {
-    for (auto& u : updates)
+    for (auto& u : updates) {
       latest[u.id] = u;
+      ++updates_of[u.id];
+    }
     co_return absl::OkStatus();
   }
 
@@ -50,6 +52,7 @@ class FakeRpc final : public ServerRpc {
   std::vector<model::Node> registered;
   int heartbeats = 0;
   std::map<std::string, model::AllocClientUpdate> latest;
+  std::map<std::string, int> updates_of;  // updates received per alloc
 
  private:
   common::Notifier changed_;
@@ -176,6 +179,7 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
 
   // The agent goes away, leaving the task running; another one starts on the same DB.
   ShutDownClient();
+  const int updates = rpc_.updates_of[alloc->id];
   client_ = NewClient();
   StartClient();
   allocrunner::AllocRunner* restored = client_->GetAllocRunner(alloc->id);
@@ -185,6 +189,12 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   const model::TaskState& ts = rpc_.latest[alloc->id].task_states.at("t");
   EXPECT_EQ(ts.restarts, 0);
   EXPECT_EQ(ts.events.back().type, model::kEventStarted);
+  // The servers acknowledged exactly this state before the restart: it is not sent
+  // again (a node restoring many unchanged allocations sends nothing).
+  EXPECT_TRUE(db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState)->has_value());
+  const common::Time later = clock_.Now() + std::chrono::seconds(30);
+  ASSERT_TRUE(RunUntil([&] { return clock_.Now() >= later; }));
+  EXPECT_EQ(rpc_.updates_of[alloc->id], updates);
 
   // Once the servers no longer want it, its records go with it.
   rpc_.SetAllocs({});
