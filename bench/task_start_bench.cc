@@ -23,6 +23,7 @@
 #include "cli/http_client.h"
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_agent.h"
 #include "codec/json.h"
 
 namespace fs = std::filesystem;
@@ -84,34 +85,10 @@ int main(int argc, char** argv) {
   const fs::path dir = mkdtemp(tmpl);
 
   // The agent under test.
-  std::vector<std::string> args = {drover,      "agent",      "-dev",       "-http-port", "0",
-                                   "-data-dir", dir.string(), "-log-level", "warn"};
-  std::vector<char*> cargs;
-  for (auto& a : args)
-    cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (dir / "agent.out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir / "agent.err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t agent = 0;
-  if (posix_spawn(&agent, drover.c_str(), &fa, nullptr, cargs.data(), environ) != 0) {
-    std::fprintf(stderr, "failed to start %s\n", drover.c_str());
-    return 1;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!fs::exists(dir / "http.addr")) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "agent did not start\n");
-      kill(agent, SIGKILL);
-      return 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   std::string addr;
-  std::ifstream(dir / "http.addr") >> addr;
+  const pid_t agent = drover::bench::StartAgent(drover, dir, addr);
+  if (agent < 0)
+    return 1;
   auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
 
   std::vector<double> latencies;

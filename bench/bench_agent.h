@@ -1,0 +1,69 @@
+// Shared by the scenario benchmarks: a real `drover agent -dev` on a data dir, found
+// through its ready-file, and the JSON result line.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace drover::bench {
+
+// Starts `drover agent -dev` on `dir` (its log in dir/agent.err, appended) and waits
+// for its HTTP address. Returns the pid, or -1 (with a message) when it did not start.
+inline pid_t StartAgent(const std::string& drover, const std::filesystem::path& dir,
+                        std::string& addr) {
+  std::error_code ec;
+  std::filesystem::remove(dir / "http.addr", ec);
+  std::vector<std::string> args = {drover,      "agent",      "-dev",       "-http-port", "0",
+                                   "-data-dir", dir.string(), "-log-level", "warn"};
+  std::vector<char*> cargs;
+  for (auto& a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir / "agent.out").c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir / "agent.err").c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  pid_t agent = 0;
+  const int rc = posix_spawn(&agent, drover.c_str(), &fa, nullptr, cargs.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    std::fprintf(stderr, "failed to start %s\n", drover.c_str());
+    return -1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(dir / "http.addr")) {
+    if (std::chrono::steady_clock::now() > deadline || waitpid(agent, nullptr, WNOHANG) == agent) {
+      std::fprintf(stderr, "agent did not start (log: %s)\n", (dir / "agent.err").c_str());
+      kill(agent, SIGKILL);
+      waitpid(agent, nullptr, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::ifstream(dir / "http.addr") >> addr;
+  return agent;
+}
+
+inline void Emit(nlohmann::ordered_json j) {
+  if (j.contains("baseline") && j["baseline"].get<double>() > 0)
+    j["ratio"] = j["value"].get<double>() / j["baseline"].get<double>();
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace drover::bench
