@@ -21,6 +21,7 @@
 
 #include "bench/bench_agent.h"
 #include "codec/json.h"
+#include "common/mounts.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;  // NOLINT
@@ -113,10 +114,13 @@ int main(int argc, char** argv) {
                           {"TaskGroups",
                            {{{"Name", "g"},
                              {"Count", allocs},
+                             {"EphemeralDisk", {{"SizeMB", 10}}},
                              {"Tasks",
                               {{{"Name", "t"},
                                 {"Driver", "raw_exec"},
                                 {"Config", {{"command", "/bin/sleep"}, {"args", {"100000"}}}},
+                                // Log storage must fit the 10 MB disk each allocation asks for.
+                                {"LogConfig", {{"MaxFiles", 1}, {"MaxFileSizeMB", 1}}},
                                 {"Resources", {{"CPU", 1}, {"MemoryMB", 10}}}}}}}}}}}};
   uint64_t settled_at = 0;
   uint64_t bytes_before = 0;
@@ -180,6 +184,8 @@ int main(int argc, char** argv) {
     kill(agent, SIGTERM);
     waitpid(agent, nullptr, 0);
   }
+  // A task's secrets dir is a tmpfs (as root): never remove a tree with mounts in it.
+  (void)drover::common::UnmountUnder(dir);
   std::error_code ec;
   fs::remove_all(dir, ec);
   return code;

@@ -44,6 +44,7 @@ struct Workload {
 struct Result {
   double ops_per_s = 0;
   double syncs_per_op = 0;
+  double commit_share = 0;  // of the wall time, spent committing
 };
 
 Result Run(const fs::path& dir, StoreOptions options, const Workload& w) {
@@ -65,6 +66,7 @@ Result Run(const fs::path& dir, StoreOptions options, const Workload& w) {
   for (int i = 0; i < w.writers; ++i)
     put("allocations/alloc-" + std::to_string(i) + "/alloc", std::string(4096, 'a'));
   const uint64_t txns_before = store.stats().transactions;
+  const double commit_before = store.stats().commit_seconds;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> writers;
   for (int i = 0; i < w.writers; ++i) {
@@ -83,7 +85,8 @@ Result Run(const fs::path& dir, StoreOptions options, const Workload& w) {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double ops = static_cast<double>(w.writers) * w.puts_per_writer;
-  return Result{ops / secs, static_cast<double>(store.stats().transactions - txns_before) / ops};
+  return Result{ops / secs, static_cast<double>(store.stats().transactions - txns_before) / ops,
+                (store.stats().commit_seconds - commit_before) / secs};
 }
 
 void Emit(const std::string& workload, const std::string& metric, double value, double baseline,
@@ -116,6 +119,7 @@ int main() {
     const Result base = Run(dir / "base", StoreOptions{.dedup = false, .batch = false}, w);
     Emit(w.name, "ops_per_s", ours.ops_per_s, base.ops_per_s, w.target_ratio);
     Emit(w.name, "syncs_per_op", ours.syncs_per_op, base.syncs_per_op, 0);
+    Emit(w.name, "commit_share", ours.commit_share, base.commit_share, 0);
     if (std::string(w.name) == "concurrent" && ours.syncs_per_op > 0)
       Emit(w.name, "puts_per_sync", 1 / ours.syncs_per_op, 1 / base.syncs_per_op, 0);
   }

@@ -1,5 +1,6 @@
 #include "state/store.h"
 
+#include <chrono>
 #include <utility>
 
 #include <xxhash.h>
@@ -148,9 +149,12 @@ void Store::WriterLoop() {
         ops.push_back(q.op);
     }
     // A batch of barriers alone has nothing to commit.
+    const auto started = std::chrono::steady_clock::now();
     const absl::Status status = ops.empty() ? absl::OkStatus() : backend_->Commit(ops);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!ops.empty())
-      Apply(batch, status);
+      Apply(batch, status, took);
     for (Queued& q : batch) {
       if (q.done)
         q.done(status);
@@ -158,9 +162,11 @@ void Store::WriterLoop() {
   }
 }
 
-void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status) {
+void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status,
+                  double commit_seconds) {
   std::lock_guard lock(mu_);
   ++stats_.transactions;
+  stats_.commit_seconds += commit_seconds;
   if (!status.ok())
     ++stats_.failed;
   for (const Queued& q : batch) {

@@ -42,6 +42,7 @@ struct StoreStats {
   uint64_t deduplicated = 0;  // puts dropped as unchanged
   uint64_t transactions = 0;  // commits (each one sync)
   uint64_t failed = 0;        // commits that failed
+  double commit_seconds = 0;  // spent in the backend's Commit (writes and syncs)
 };
 
 class Store {
@@ -99,7 +100,7 @@ class Store {
 
   void Enqueue(KvOp op, std::optional<Hash> hash, Done done);
   void WriterLoop();
-  void Apply(const std::vector<Queued>& batch, const absl::Status& status);
+  void Apply(const std::vector<Queued>& batch, const absl::Status& status, double commit_seconds);
   static Hash HashOf(std::string_view bytes);
   asio::awaitable<absl::Status> Await(std::function<void(Done)> start);
 
