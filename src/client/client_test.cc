@@ -176,6 +176,20 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
            st->local_state->contains("TaskHandle") && !(*st->local_state)["TaskHandle"].is_null();
   }));
   ASSERT_EQ(db_->GetAllAllocations()->allocs.size(), 1u);
+  // One restart before the agent goes away: the restored runner carries it on.
+  ASSERT_TRUE(client_->GetAllocRunner(alloc->id)->RestartTask("t", "test restart").ok());
+  ASSERT_TRUE(RunUntil([&] {
+    const auto& u = rpc_.latest[alloc->id];
+    return u.task_states.contains("t") && u.task_states.at("t").restarts == 1 &&
+           u.task_states.at("t").state == "running";
+  }));
+  ASSERT_TRUE(RunUntil([&] {
+    auto st = db_->GetTaskRunnerState(alloc->id, "t");
+    return st.ok() && st->task_state && st->task_state->restarts == 1 &&
+           st->task_state->state == "running";
+  }));
+  const std::vector<std::string> events_before =
+      test::EventTypes(rpc_.latest[alloc->id].task_states.at("t"));
 
   // The agent goes away, leaving the task running; another one starts on the same DB.
   ShutDownClient();
@@ -185,9 +199,10 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   allocrunner::AllocRunner* restored = client_->GetAllocRunner(alloc->id);
   ASSERT_NE(restored, nullptr);
   ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
-  EXPECT_EQ(driver_.starts(), 1);  // re-attached, not started again
-  const model::TaskState& ts = rpc_.latest[alloc->id].task_states.at("t");
-  EXPECT_EQ(ts.restarts, 0);
+  EXPECT_EQ(driver_.starts(), 2);  // re-attached, not started again
+  const model::TaskState& ts = restored->task_runner("t")->state();
+  EXPECT_EQ(ts.restarts, 1);
+  EXPECT_EQ(test::EventTypes(ts), events_before);
   EXPECT_EQ(ts.events.back().type, model::kEventStarted);
   // The servers acknowledged exactly this state before the restart: it is not sent
   // again (a node restoring many unchanged allocations sends nothing).
