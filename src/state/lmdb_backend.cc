@@ -193,7 +193,9 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
   const bool existed = std::filesystem::exists(path, ec);
   if (existed && std::filesystem::file_size(path, ec) == 0 && !ec) {
     mdb_env_close(env);
-    return absl::DataLossError("state DB " + p + " is truncated (0 bytes)");
+    return absl::DataLossError("state DB " + p +
+                               " is empty (0 bytes): it was cut short, or the agent stopped "
+                               "while creating it");
   }
   // One file (no directory of its own); read transactions may move between threads.
   if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
@@ -226,7 +228,7 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
                                " bytes, its pages need " + std::to_string(needed) + ")");
   }
   if (int rc = VerifyTree(env, dbi); rc != 0)
-    return fail("state DB is damaged:", rc);
+    return fail(IsDamage(rc) ? "state DB is damaged:" : "failed to read state DB", rc);
   return std::unique_ptr<KvBackend>(new LmdbBackend(env, dbi, p));
 }
 

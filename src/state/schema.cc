@@ -35,6 +35,8 @@ absl::Status Backup(const std::filesystem::path& file, int version, std::filesys
                                "': " + ec.message());
   std::filesystem::permissions(
       backup, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  if (ec)
+    return absl::InternalError("failed to restrict '" + backup.string() + "': " + ec.message());
   if (absl::Status s = SyncFile(backup, O_RDONLY); !s.ok())
     return s;
   return SyncFile(backup.parent_path(), O_RDONLY | O_DIRECTORY);
@@ -47,8 +49,18 @@ absl::Status PrepareSchema(KvBackend& db, const std::filesystem::path& file, con
   if (!found.ok())
     return found.status();
   const std::string current = std::to_string(schema.version);
-  if (!found->has_value())
+  if (!found->has_value()) {
+    // New, unless it holds records: then it is not a state DB of ours (another file
+    // put in its place), and writing into it would mix the two.
+    auto any = db.Scan("");
+    if (!any.ok())
+      return any.status();
+    if (!any->empty()) {
+      return absl::DataLossError(schema.name + " holds " + std::to_string(any->size()) +
+                                 " records but no schema version: not a " + schema.name);
+    }
     return db.Commit({KvOp{KvOp::Kind::kPut, kVersionKey, current}});
+  }
   const std::string& text = **found;
   int version = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);

@@ -301,10 +301,21 @@ TEST(StateDbUpgradeTest, NoUpgradePathOrAFailingStepLeavesTheDbAsItWas) {
   EXPECT_EQ(Raw(file, "old/a"), "A");
 }
 
+TEST(StateDbUpgradeTest, RecordsWithoutAVersionAreNotTakenForANewDb) {
+  auto backend = NewMemoryBackend();
+  ASSERT_TRUE(backend->Commit({KvOp{KvOp::Kind::kPut, "jobs/x", "y"}}).ok());
+  auto db = NewStateDb(std::move(backend));
+  ASSERT_FALSE(db.ok());
+  EXPECT_TRUE(absl::IsDataLoss(db.status())) << db.status();
+  EXPECT_NE(db.status().message().find("holds 1 records but no schema version"), std::string::npos)
+      << db.status();
+}
+
 TEST(StateDbFakesTest, AnUndecodableAllocationIsReportedAndSkipped) {
   auto backend = NewMemoryBackend();
   ASSERT_TRUE(backend
-                  ->Commit({KvOp{KvOp::Kind::kPut, "allocations/bad/alloc", "not msgpack"},
+                  ->Commit({KvOp{KvOp::Kind::kPut, "meta/version", "1"},
+                            KvOp{KvOp::Kind::kPut, "allocations/bad/alloc", "not msgpack"},
                             KvOp{KvOp::Kind::kPut, "allocations/good/alloc",
                                  Encode("Alloc", codec::ToJson(Alloc("good")))}})
                   .ok());

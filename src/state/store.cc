@@ -157,7 +157,7 @@ void Store::WriterLoop() {
       Apply(batch, status, took);
     for (Queued& q : batch) {
       if (q.done)
-        q.done(status);
+        q.done(q.barrier ? absl::OkStatus() : status);  // a barrier only settles
     }
   }
 }
