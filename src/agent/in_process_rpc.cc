@@ -17,6 +17,10 @@ asio::awaitable<absl::StatusOr<client::NodeAllocations>> InProcessRpc::GetNodeAl
   client::NodeAllocations out;
   out.allocs = server_.state().AllocsByNode(node_id);
   out.index = index;
+  // What a client runs must be on the servers' disk first (as with a Raft commit
+  // index): a crash cannot forget an allocation whose tasks already started.
+  if (absl::Status durable = co_await server_.state().Flush(); !durable.ok())
+    co_return durable;
   co_return out;
 }
 

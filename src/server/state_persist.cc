@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -133,7 +134,19 @@ absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   store_ = std::move(store);
   failed_writes_seen_ = store_->stats().failed;
   if (absl::Status s = Load(); !s.ok()) {
+    // Nothing half-loaded stays behind (the caller may try again with another DB).
     store_.reset();
+    jobs_.clear();
+    job_versions_.clear();
+    evals_.clear();
+    evals_by_job_.clear();
+    allocs_.clear();
+    allocs_by_job_.clear();
+    allocs_by_node_.clear();
+    nodes_.clear();
+    index_ = 1;
+    for (auto& [t, i] : table_index_)
+      i = 1;
     return s;
   }
   return absl::OkStatus();
@@ -143,16 +156,24 @@ absl::Status StateStore::Load() {
   auto index = store_->Get(kIndexKey);
   if (!index.ok())
     return index.status();
-  if (!index->has_value())
-    return absl::OkStatus();  // a new DB
-  auto meta = state::Decode("Index", **index);
-  if (!meta.ok())
-    return absl::DataLossError("server state record 'meta/index' cannot be decoded: " +
-                               std::string(meta.status().message()));
-  index_ = meta->value("Index", uint64_t{1});
-  const codec::Json tables = meta->value("Tables", codec::Json::object());
-  for (auto& [t, i] : table_index_)
-    i = tables.value(TableName(t), uint64_t{1});
+  if (index->has_value()) {
+    auto meta = state::Decode("Index", **index);
+    const auto bad = [](const std::string& why) {
+      return absl::DataLossError("server state record 'meta/index' cannot be decoded: " + why);
+    };
+    if (!meta.ok())
+      return bad(std::string(meta.status().message()));
+    if (!meta->is_object() || !(*meta)["Index"].is_number_unsigned() ||
+        !(*meta)["Tables"].is_object())
+      return bad("unexpected shape");
+    index_ = (*meta)["Index"].get<uint64_t>();
+    for (auto& [t, i] : table_index_) {
+      const codec::Json& v = (*meta)["Tables"][TableName(t)];
+      if (!v.is_number_unsigned())
+        return bad(std::string("no index for table ") + TableName(t));
+      i = v.get<uint64_t>();
+    }
+  }
 
   auto jobs = LoadAll<model::Job>(*store_, kJobPrefix, "Job", codec::JobFromJson);
   if (!jobs.ok())
@@ -186,22 +207,72 @@ absl::Status StateStore::Load() {
     return nodes.status();
   for (const NodePtr& n : *nodes)
     nodes_[n->id] = n;
+  // Indexes never go back, even if the last write of meta/index was lost: each table's
+  // is at least the highest index among its records.
+  const auto raise = [this](Table t, uint64_t seen) {
+    table_index_[t] = std::max(table_index_[t], seen);
+    index_ = std::max(index_, seen);
+  };
+  for (const auto& [key, versions] : job_versions_) {
+    for (const JobPtr& j : versions)
+      raise(Table::kJobs, std::max({j->modify_index, j->job_modify_index, j->create_index}));
+  }
+  for (const auto& [id, e] : evals_)
+    raise(Table::kEvals, std::max(e->modify_index, e->create_index));
+  for (const auto& [id, a] : allocs_)
+    raise(Table::kAllocs, std::max({a->modify_index, a->alloc_modify_index, a->create_index}));
+  for (const auto& [id, n] : nodes_)
+    raise(Table::kNodes, std::max(n->modify_index, n->create_index));
   DROVER_LOG_INFO("server: loaded {} jobs, {} evaluations, {} allocations, {} nodes (index {})",
                   jobs_.size(), evals_.size(), allocs_.size(), nodes_.size(), index_);
   return absl::OkStatus();
+}
+
+void StateStore::ResaveAll() {
+  for (const auto& [key, versions] : job_versions_) {
+    for (const JobPtr& j : versions)
+      Save(j);
+  }
+  for (const auto& [id, e] : evals_)
+    Save(e);
+  for (const auto& [id, a] : allocs_)
+    Save(a);
+  for (const auto& [id, n] : nodes_)
+    Save(n);
+  SaveIndexes();
+  // A purge whose delete failed: its versions are still on disk.
+  if (auto on_disk = store_->Scan(kJobPrefix); on_disk.ok()) {
+    std::set<std::string> live;
+    for (const auto& [key, versions] : job_versions_) {
+      for (const JobPtr& j : versions)
+        live.insert(JobRecordKey(*j));
+    }
+    for (const auto& [key, bytes] : *on_disk) {
+      if (!live.contains(key))
+        store_->Delete(key, LogFailure());
+    }
+  }
 }
 
 asio::awaitable<absl::Status> StateStore::Flush() {
   if (!store_)
     co_return absl::OkStatus();
   co_await store_->FlushAsync();
-  const uint64_t failed = store_->stats().failed;
-  if (failed == failed_writes_seen_)
+  if (store_->stats().failed == failed_writes_seen_)
     co_return absl::OkStatus();
-  const uint64_t n = failed - failed_writes_seen_;
-  failed_writes_seen_ = failed;
-  co_return absl::UnavailableError("failed to persist the server state (" + std::to_string(n) +
-                                   " commits failed; see the agent log)");
+  // A commit failed since the disk was last known to match memory (whichever request
+  // it served): write everything again — what is already on disk costs nothing, the
+  // store drops it — and see whether that reached the disk. Until it does, every Flush
+  // fails, so no request is answered as durable while the disk lags behind.
+  const uint64_t before = store_->stats().failed;
+  ResaveAll();
+  co_await store_->FlushAsync();
+  if (store_->stats().failed != before) {
+    co_return absl::UnavailableError(
+        "failed to persist the server state (writes to its state DB fail; see the agent log)");
+  }
+  failed_writes_seen_ = before;
+  co_return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<state::Store>> OpenServerStore(const std::string& data_dir) {

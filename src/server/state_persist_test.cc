@@ -1,6 +1,7 @@
 // The server's state survives a restart: every table, every job version and the
 // indexes come back from the state DB; a damaged record stops the load; failed writes
 // are reported by Flush; pending evaluations are processed after a restart.
+#include <atomic>
 #include <future>
 
 #include <gtest/gtest.h>
@@ -140,17 +141,81 @@ TEST_F(StatePersistTest, ADamagedRecordFailsTheLoadNamingIt) {
   EXPECT_FALSE(s.durable());
 }
 
-TEST_F(StatePersistTest, FailedWritesAreReportedByFlush) {
+// Memory backed; commits fail while `failing` is set.
+class FlakyBackend : public state::KvBackend {
+ public:
+  explicit FlakyBackend(std::shared_ptr<std::atomic<bool>> failing)
+      : mem_(state::NewMemoryBackend()), failing_(std::move(failing)) {}
+  std::string Name() const override { return "flaky"; }
+  absl::Status Commit(const std::vector<state::KvOp>& ops) override {
+    if (*failing_)
+      return absl::ResourceExhaustedError("disk full");
+    return mem_->Commit(ops);
+  }
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
+    return mem_->Get(key);
+  }
+  absl::StatusOr<state::KvPairs> Scan(std::string_view prefix) override {
+    return mem_->Scan(prefix);
+  }
+
+ private:
+  std::unique_ptr<state::KvBackend> mem_;
+  std::shared_ptr<std::atomic<bool>> failing_;
+};
+
+TEST_F(StatePersistTest, AFailedWriteFailsEveryFlushUntilTheStateIsWrittenAgain) {
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  auto backend = std::make_unique<FlakyBackend>(failing);
+  FlakyBackend* raw = backend.get();
   StateStore s(io_.get_executor(), clock_);
-  ASSERT_TRUE(s.Attach(std::make_unique<state::Store>(
-                           state::NewFailingBackend(absl::ResourceExhaustedError("disk full"))))
-                  .ok());
+  ASSERT_TRUE(s.Attach(std::make_unique<state::Store>(std::move(backend))).ok());
+  s.UpsertJob(test::MakeJob("gone"));
+  ASSERT_TRUE(RunFlush(io_, s).ok());
+
+  *failing = true;
   s.UpsertNode(test::MakeNode("n1"));
-  absl::Status flushed = RunFlush(io_, s);
-  EXPECT_TRUE(absl::IsUnavailable(flushed)) << flushed;
-  EXPECT_NE(flushed.message().find("failed to persist"), std::string::npos) << flushed;
+  EXPECT_TRUE(s.DeleteJob("default", "gone"));
+  absl::Status first = RunFlush(io_, s);
+  EXPECT_TRUE(absl::IsUnavailable(first)) << first;
+  EXPECT_NE(first.message().find("failed to persist"), std::string::npos) << first;
   EXPECT_EQ(s.GetNode("n1")->id, "n1");  // the in-memory state goes on
-  EXPECT_TRUE(RunFlush(io_, s).ok());    // reported once
+  // A later request is not told "durable" while the disk lags behind.
+  s.UpsertNode(test::MakeNode("n2"));
+  EXPECT_FALSE(RunFlush(io_, s).ok());
+
+  // Once writes work again, the next flush writes what was lost (and the purge).
+  *failing = false;
+  ASSERT_TRUE(RunFlush(io_, s).ok());
+  EXPECT_TRUE(RunFlush(io_, s).ok());
+  auto nodes = raw->Scan("nodes/");
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(nodes->size(), 2u);
+  auto jobs = raw->Scan("jobs/");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(jobs->empty());
+}
+
+TEST_F(StatePersistTest, IndexesNeverGoBackEvenWithoutTheIndexRecord) {
+  uint64_t latest = 0;
+  {
+    auto s = Open();
+    s->UpsertNode(test::MakeNode("n1"));
+    s->UpsertNode(test::MakeNode("n1"));
+    latest = s->LatestIndex();
+    ASSERT_TRUE(RunFlush(io_, *s).ok());
+  }
+  {
+    auto db = OpenServerStore(dir_.path().string());
+    ASSERT_TRUE(db.ok());
+    std::promise<absl::Status> done;
+    (*db)->Delete("meta/index", [&done](absl::Status st) { done.set_value(st); });
+    ASSERT_TRUE(done.get_future().get().ok());
+  }
+  auto s = Open();
+  EXPECT_EQ(s->GetNode("n1")->id, "n1");
+  EXPECT_GE(s->LatestIndex(), latest);
+  EXPECT_GE(s->TableIndex(Table::kNodes), s->GetNode("n1")->modify_index);
 }
 
 TEST_F(StatePersistTest, ANewerSchemaIsRefused) {
@@ -187,12 +252,20 @@ TEST_F(StatePersistTest, ARestartedServerProcessesPendingEvaluations) {
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE(server.state().Attach(std::move(*db)).ok());
   ASSERT_EQ(server.state().GetEval(eval_id)->status, model::kEvalPending);
+  const common::Time started = clock_.Now();
   server.Start();
   EXPECT_TRUE(testing::RunUntil(
       io_, [&] { return server.state().GetEval(eval_id)->status == model::kEvalComplete; }));
   EXPECT_EQ(server.state().AllocsByJob("default", "web").size(), 2u);
-  // The node kept its status: a fresh heartbeat TTL, not "down" at once.
+  // The node gets a fresh heartbeat TTL from the restart: still ready just before it
+  // ends, down once it has passed without a heartbeat.
+  const common::Duration ttl = server.config().heartbeat_ttl;
+  ASSERT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return clock_.Now() >= started + ttl - std::chrono::seconds(1); }));
   EXPECT_EQ(server.state().GetNode("n1")->status, model::kNodeStatusReady);
+  EXPECT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return server.state().GetNode("n1")->status == model::kNodeStatusDown; }));
+  EXPECT_LE(clock_.Now(), started + ttl + ttl / 2);
   server.Stop();
   io_.restart();
   io_.poll();

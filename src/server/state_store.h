@@ -61,7 +61,8 @@ class StateStore {
   absl::Status Attach(std::unique_ptr<state::Store> store);
   bool durable() const { return store_ != nullptr; }
   // Resolves once every change made before the call is on disk (at once without a
-  // store). An error when a write since the previous Flush failed.
+  // store). After a failed commit it writes the whole state again; an error while
+  // that does not succeed.
   asio::awaitable<absl::Status> Flush();
 
   uint64_t LatestIndex() const { return index_; }
@@ -119,6 +120,9 @@ class StateStore {
   void Save(const NodePtr& node);
   void SaveIndexes();
   void ForgetJob(const std::string& ns, const std::string& id);
+  // Queues every record again (after a failed commit) and deletes job versions that
+  // are gone from memory.
+  void ResaveAll();
   absl::Status Load();
   // Recomputes the stored status of a job from its allocs and evals (Nomad's rules).
   void RefreshJobStatus(const std::string& ns, const std::string& job_id);
@@ -144,7 +148,8 @@ class StateStore {
   std::map<std::string, NodePtr> nodes_;
 
   std::unique_ptr<state::Store> store_;
-  uint64_t failed_writes_seen_ = 0;  // the store's failed commits at the last Flush
+  // The store's failed commits when the disk was last known to match memory.
+  uint64_t failed_writes_seen_ = 0;
 };
 
 // The server's state DB: `<data_dir>/server/state.db` (0600, its dir 0700), opened and
