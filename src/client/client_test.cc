@@ -199,7 +199,7 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   allocrunner::AllocRunner* restored = client_->GetAllocRunner(alloc->id);
   ASSERT_NE(restored, nullptr);
   ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
-  EXPECT_EQ(driver_.starts(), 2);  // re-attached, not started again
+  EXPECT_EQ(driver_.starts(), 2);  // the first start and the test's restart: re-attached
   const model::TaskState& ts = restored->task_runner("t")->state();
   EXPECT_EQ(ts.restarts, 1);
   EXPECT_EQ(test::EventTypes(ts), events_before);

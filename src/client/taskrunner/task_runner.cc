@@ -71,7 +71,12 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       hooks_.push_back(std::move(h));
   }
   if (auto it = alloc_->task_states.find(task_->name); it != alloc_->task_states.end()) {
+    // The servers' view: its history (events, restart count) carries on, but this
+    // runner has started nothing yet (a client that lost its state DB gets allocations
+    // the servers know as running): the task is pending until it starts. Restore()
+    // replaces all of this with what the client itself recorded.
     state_ = it->second;
+    state_.state = model::kTaskStatePending;
   }
   state_.AppendEvent(model::TaskEvent(model::kEventReceived, Now()));
 }
