@@ -57,10 +57,10 @@ absl::StatusOr<T> OpenStateFile(const fs::path& file, bool reset,
     return absl::InternalError("failed to move damaged state DB " + file.string() +
                                " aside: " + ec.message());
   // What the lost DB recorded is gone: tasks it had started and that still run are
-  // not re-attached (the supervisor keeps them until they exit or are killed).
+  // not re-attached; the start-up sweep kills them (ReapUnownedTasks).
   DROVER_LOG_WARN(
-      "agent: {}; moved it to {} and starting with an empty one (tasks it recorded are not "
-      "re-attached)",
+      "agent: {}; moved it to {} and starting with an empty one (tasks it recorded are "
+      "stopped, not re-attached)",
       std::string(db.status().message()), aside.string());
   return open();
 }
@@ -119,13 +119,19 @@ int RunAgent(const AgentConfig& config) {
   server::Server server(io.get_executor(), pool, clock, server::ServerConfig{config.region});
   std::unique_ptr<state::StateDb> client_db;
   if (persistent) {
-    std::function<absl::StatusOr<std::unique_ptr<state::Store>>()> open_server = [&data_dir] {
-      return server::OpenServerStore(data_dir.string());
+    // Opened and loaded as one step: a record that cannot be decoded is damage too.
+    std::function<absl::StatusOr<bool>()> open_server = [&data_dir,
+                                                         &server]() -> absl::StatusOr<bool> {
+      auto db = server::OpenServerStore(data_dir.string());
+      if (!db.ok())
+        return db.status();
+      if (absl::Status s = server.state().Attach(std::move(*db)); !s.ok())
+        return s;
+      return true;
     };
     auto server_db =
         OpenStateFile(data_dir / "server" / "state.db", config.reset_corrupt_state, open_server);
-    absl::Status loaded =
-        server_db.ok() ? server.state().Attach(std::move(*server_db)) : server_db.status();
+    absl::Status loaded = server_db.status();
     if (!loaded.ok()) {
       std::fprintf(stderr, "Error starting agent: %s%s\n", loaded.ToString().c_str(),
                    absl::IsDataLoss(loaded) ? " (-reset-corrupt-state moves it aside)" : "");
@@ -232,11 +238,12 @@ int RunAgent(const AgentConfig& config) {
   };
 
   server.Start();
+  std::vector<drivers::SupervisedDriver*> supervised = {&raw_exec, &exec};
   common::SpawnDetached(
       io.get_executor(),
-      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink& sup, std::string addr,
-         fs::path dir, const AgentConfig& cfg, int& code,
-         asio::io_context& ioc) -> asio::awaitable<void> {
+      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink& sup,
+         std::vector<drivers::SupervisedDriver*> supervised, std::string addr, fs::path dir,
+         const AgentConfig& cfg, int& code, asio::io_context& ioc) -> asio::awaitable<void> {
         // Before the client restores anything: drivers re-attach through its task list.
         // A supervisor that cannot start leaves its drivers unhealthy, not the agent down.
         (void)co_await sup.Start();
@@ -246,6 +253,13 @@ int RunAgent(const AgentConfig& config) {
           code = 1;
           ioc.stop();
           co_return;
+        }
+        // Every task the client still owns is re-attached by now: whatever else the
+        // supervisor holds belongs to allocations this agent no longer knows.
+        if (sup.connected()) {
+          const int reaped = co_await drivers::ReapUnownedTasks(sup, std::move(supervised));
+          if (reaped > 0)
+            DROVER_LOG_WARN("agent: killed {} tasks that no allocation owns", reaped);
         }
         h.Start();
         // Ready-file for tests and scripts: written once the API accepts requests.
@@ -257,7 +271,7 @@ int RunAgent(const AgentConfig& config) {
         fs::rename(dir / "http.addr.tmp", dir / "http.addr", rename_ec);
         PrintBanner(cfg, addr, dir);
         DROVER_LOG_INFO("agent: HTTP API listening on http://{}", addr);
-      }(client, http, supervisor, http_addr, data_dir, config, exit_code, io),
+      }(client, http, supervisor, supervised, http_addr, data_dir, config, exit_code, io),
       "agent startup");
 
   asio::signal_set signals(io, SIGINT, SIGTERM);

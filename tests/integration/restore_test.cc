@@ -3,6 +3,7 @@
 // (same pid, no restart) and reports the batch task that finished meanwhile with its
 // real exit code; a gracefully stopped (non-dev) agent leaves its tasks running.
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -116,9 +117,14 @@ TEST_F(RestoreTest, AKilledAgentReattachesItsTasksAndSeesWhatFinishedMeanwhile) 
 }
 
 TEST_F(RestoreTest, ADamagedStateDbStopsTheAgentUnlessToldToMoveItAside) {
-  const std::string svc = agent_.WriteFile("svc.json", RawExecJob("svc", "service", "sleep 1000"));
+  const std::string svc = agent_.WriteFile(
+      "svc.json",
+      RawExecJob("svc", "service", "echo $$ > \"$NOMAD_TASK_DIR/pid\"; exec sleep 1000"));
   ASSERT_EQ(agent_.Cli({"job", "run", "-detach", svc}).exit_code, 0);
-  WaitAlloc("svc", "running");
+  const std::string first = WaitAlloc("svc", "running")["ID"];
+  const fs::path pid_file = agent_.data_dir() / "alloc" / first / "t" / "local" / "pid";
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadInt(pid_file) > 0; }));
+  const int old_task = ReadInt(pid_file);
   agent_.Kill();
   const fs::path db = agent_.data_dir() / "client" / "state.db";
   const std::string whole = testing::ReadFile(db);
@@ -140,8 +146,21 @@ TEST_F(RestoreTest, ADamagedStateDbStopsTheAgentUnlessToldToMoveItAside) {
   for (const auto& e : fs::directory_iterator(db.parent_path()))
     moved |= e.path().filename().string().rfind("state.db.corrupt-", 0) == 0;
   EXPECT_TRUE(moved);
-  // The server still knows the job: its allocation runs again on the fresh client DB.
-  WaitAlloc("svc", "running");
+  // The server still knows the job: its allocation runs again on the fresh client DB
+  // (a new task writes its pid), and the task the lost DB recorded is not left running
+  // beside it.
+  EXPECT_TRUE(testing::WaitFor([&] {
+    const int now = ReadInt(pid_file);
+    return now > 0 && now != old_task;
+  })) << agent_.log();
+  EXPECT_EQ(Alloc(first)["ClientStatus"], "running");
+  EXPECT_TRUE(testing::WaitFor([&] {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return kill(old_task, 0) != 0;
+  })) << agent_.log();
+  EXPECT_NE(agent_.log().find("killed 1 tasks that no allocation owns"), std::string::npos)
+      << agent_.log();
 }
 
 // A production (non-dev) agent stopped with SIGTERM leaves its tasks running; the next

@@ -164,9 +164,11 @@ asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const Ta
   if (!spec.ok())
     co_return spec.status();
   auto alive = alive_;
+  spawning_.insert(config.id);
   auto spawned = co_await link_.Spawn(*spec);
   if (!*alive)
     co_return absl::CancelledError("driver is gone");
+  spawning_.erase(config.id);
   if (!spawned.ok()) {
     const std::string msg =
         "failed to launch command with executor: " + std::string(spawned.status().message());
@@ -318,8 +320,7 @@ asio::awaitable<void> SupervisedDriver::ReapOrphan(std::string task_id) {
   dying_[task_id] = std::move(task);
   if (const supervisor::TaskInfo* info = link_.Find(task_id); info != nullptr && !info->running)
     OnExit(*info);
-  DROVER_LOG_WARN("{}: killed task {}, started while its start was reported failed", Name(),
-                  task_id);
+  DROVER_LOG_WARN("{}: killed task {}, which no allocation owns", Name(), task_id);
   co_await Release(task_id);
 }
 
@@ -356,6 +357,42 @@ absl::Status SupervisedDriver::SignalTask(const std::string& task_id, const std:
       }(link_, task_id, signal),
       "signal " + task_id);
   return absl::OkStatus();
+}
+
+bool SupervisedDriver::Claims(const std::string& task_id) const {
+  return tasks_.contains(task_id) || dying_.contains(task_id) || spawning_.contains(task_id);
+}
+
+asio::awaitable<void> SupervisedDriver::ReapUnowned(std::string task_id) {
+  const supervisor::TaskInfo* info = link_.Find(task_id);
+  if (info == nullptr || Claims(task_id))
+    co_return;
+  if (info->running) {
+    co_await ReapOrphan(task_id);
+    co_return;
+  }
+  if (absl::Status s = co_await link_.AckExit(task_id); !s.ok())
+    DROVER_LOG_WARN("{}: failed to acknowledge the exit of unowned task {}: {}", Name(), task_id,
+                    s.ToString());
+}
+
+asio::awaitable<int> ReapUnownedTasks(SupervisorLink& link,
+                                      std::vector<SupervisedDriver*> drivers) {
+  if (drivers.empty())
+    co_return 0;
+  int reaped = 0;
+  for (const std::string& id : link.TaskIds()) {
+    bool owned = false;
+    for (SupervisedDriver* d : drivers)
+      owned = owned || d->Claims(id);
+    if (owned)
+      continue;
+    DROVER_LOG_WARN("supervisor: task {} belongs to no allocation this agent knows; killing it",
+                    id);
+    co_await drivers.front()->ReapUnowned(id);
+    ++reaped;
+  }
+  co_return reaped;
 }
 
 }  // namespace drover::drivers

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/event.h"
@@ -36,6 +37,13 @@ class SupervisedDriver : public Driver {
   absl::Status DestroyTask(const std::string& task_id, bool force) override;
   absl::StatusOr<TaskStatus> InspectTask(const std::string& task_id) const override;
   absl::Status SignalTask(const std::string& task_id, const std::string& signal) override;
+
+  // Whether this driver owns `task_id`: started, recovered, being started or being
+  // destroyed by it.
+  bool Claims(const std::string& task_id) const;
+  // Kills (if still running) and acknowledges a task of the supervisor's that no
+  // driver owns, so that nothing runs unmanaged.
+  asio::awaitable<void> ReapUnowned(std::string task_id);
 
  protected:
   // `clock` and `link` must outlive the driver.
@@ -90,8 +98,16 @@ class SupervisedDriver : public Driver {
   int subscription_ = 0;
   std::map<std::string, std::unique_ptr<Task>> tasks_;
   std::map<std::string, std::unique_ptr<Task>> dying_;  // destroyed, exit not yet acked
+  std::set<std::string> spawning_;                      // spawn requests in flight
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
+
+// Once the client has restored its allocations (every task it still owns is
+// recovered): kills and acknowledges every task the supervisor holds that none of
+// `drivers` owns — tasks of allocations the agent no longer knows (a state DB moved
+// aside, an allocation that could not be restored). Returns how many it reaped. All
+// drivers sharing `link` must be passed.
+asio::awaitable<int> ReapUnownedTasks(SupervisorLink& link, std::vector<SupervisedDriver*> drivers);
 
 // ExitResult for a supervisor's exit record.
 ExitResult ToExitResult(const supervisor::ExitStatus& exit);

@@ -86,6 +86,13 @@ const supervisor::TaskInfo* SupervisorLink::Find(const std::string& task_id) con
   return it == known_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> SupervisorLink::TaskIds() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, info] : known_)
+    ids.push_back(id);
+  return ids;
+}
+
 int SupervisorLink::Subscribe(ExitListener listener) {
   const int token = next_token_++;
   listeners_[token] = std::move(listener);

@@ -65,6 +65,8 @@ class SupervisorLink {
 
   // A task the supervisor holds (from Start's list, a spawn or an exit event), or null.
   const supervisor::TaskInfo* Find(const std::string& task_id) const;
+  // Every task the supervisor holds, running or exited and not yet acknowledged.
+  std::vector<std::string> TaskIds() const;
 
   // Unavailable when no supervisor can be reached; the supervisor's error otherwise.
   asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> Spawn(const supervisor::SpawnSpec& spec);
