@@ -131,25 +131,21 @@ int RunAgent(const AgentConfig& config) {
     };
     auto server_db =
         OpenStateFile(data_dir / "server" / "state.db", config.reset_corrupt_state, open_server);
-    absl::Status loaded = server_db.status();
-    if (!loaded.ok()) {
-      std::fprintf(stderr, "Error starting agent: %s%s\n", loaded.ToString().c_str(),
-                   absl::IsDataLoss(loaded) ? " (-reset-corrupt-state moves it aside)" : "");
+    const auto refuse = [&pool](const absl::Status& s) {
+      std::fprintf(stderr, "Error starting agent: %s%s\n", s.ToString().c_str(),
+                   absl::IsDataLoss(s) ? " (-reset-corrupt-state moves it aside)" : "");
       pool.join();
       return 1;
-    }
+    };
+    if (!server_db.ok())
+      return refuse(server_db.status());
     std::function<absl::StatusOr<std::unique_ptr<state::StateDb>>()> open_client = [&data_dir] {
       return state::OpenStateDb(data_dir);
     };
     auto opened =
         OpenStateFile(state::StateDbFile(data_dir), config.reset_corrupt_state, open_client);
-    if (!opened.ok()) {
-      std::fprintf(
-          stderr, "Error starting agent: %s%s\n", opened.status().ToString().c_str(),
-          absl::IsDataLoss(opened.status()) ? " (-reset-corrupt-state moves it aside)" : "");
-      pool.join();
-      return 1;
-    }
+    if (!opened.ok())
+      return refuse(opened.status());
     client_db = std::move(*opened);
   }
   // The node's drover-supervisor holds every task process (docs/supervisor.md).
