@@ -31,7 +31,10 @@ Store::Hash Store::HashOf(std::string_view bytes) {
 }
 
 Store::Store(std::unique_ptr<KvBackend> backend, StoreOptions options)
-    : backend_(std::move(backend)), options_(options), writer_([this] { WriterLoop(); }) {}
+    : backend_(std::move(backend)),
+      options_(options),
+      notifier_([this] { NotifierLoop(); }),
+      writer_([this] { WriterLoop(); }) {}
 
 Store::~Store() {
   {
@@ -39,7 +42,8 @@ Store::~Store() {
     stopping_ = true;
   }
   wake_.notify_all();
-  writer_.join();
+  writer_.join();  // commits what is queued, then tells the notifier it is done
+  notifier_.join();
 }
 
 void Store::Put(std::string key, std::string value, Done done) {
@@ -130,8 +134,15 @@ void Store::WriterLoop() {
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty())
-        return;  // stopping, and everything queued is committed
+      if (queue_.empty()) {
+        // Stopping, and everything queued is committed.
+        {
+          std::lock_guard done_lock(done_mu_);
+          writer_done_ = true;
+        }
+        done_wake_.notify_one();
+        return;
+      }
       if (options_.batch) {
         while (!queue_.empty()) {
           batch.push_back(std::move(queue_.front()));
@@ -155,9 +166,29 @@ void Store::WriterLoop() {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!ops.empty())
       Apply(batch, status, took);
-    for (Queued& q : batch) {
-      if (q.done)
-        q.done(q.barrier ? absl::OkStatus() : status);  // a barrier only settles
+    {
+      std::lock_guard done_lock(done_mu_);
+      done_queue_.emplace_back(std::move(batch), status);
+    }
+    done_wake_.notify_one();
+  }
+}
+
+void Store::NotifierLoop() {
+  for (;;) {
+    std::deque<std::pair<std::vector<Queued>, absl::Status>> ready;
+    {
+      std::unique_lock lock(done_mu_);
+      done_wake_.wait(lock, [this] { return writer_done_ || !done_queue_.empty(); });
+      if (done_queue_.empty())
+        return;  // the writer has stopped and every caller has been told
+      ready.swap(done_queue_);
+    }
+    for (auto& [batch, status] : ready) {
+      for (Queued& q : batch) {
+        if (q.done)
+          q.done(q.barrier ? absl::OkStatus() : status);  // a barrier only settles
+      }
     }
   }
 }
