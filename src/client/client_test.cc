@@ -217,6 +217,20 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
   EXPECT_FALSE(db_->GetTaskRunnerState(alloc->id, "t")->task_state);
 }
 
+TEST_F(ClientTest, AFailingStateDbDoesNotStopTheClient) {
+  // A full disk: every write fails; the allocation runs on in-memory state and its
+  // status still reaches the servers.
+  db_ = *state::NewFailingStateDb(absl::ResourceExhaustedError("no space left on device"));
+  client_ = NewClient();
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  alloc->node_id = client_->node().id;
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
+  EXPECT_EQ(driver_.starts(), 1);
+  EXPECT_TRUE(db_->GetAllAllocations()->allocs.empty());
+}
+
 TEST_F(ClientTest, AnAllocationThatCannotBeRestoredFailsAndIsNotRunAgain) {
   StartClient();
   auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
