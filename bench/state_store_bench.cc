@@ -1,8 +1,9 @@
 // Client state DB write path: our LMDB store (dedup + group commit) against the same
 // store with both turned off (one transaction and one sync per put), in the same run.
-// Values are 4 KiB, keyed like allocations, and every writer waits for durability, as a
-// runner persisting its state does. Each figure is the median of three alternating runs. One JSON
-// object per line:
+// Values are allocation records as the client stores them (about 4 KiB of MessagePack,
+// zstd-compressed by state::Encode), keyed like allocations, and every writer waits for
+// durability, as a runner persisting its state does. Each figure is the median of three alternating
+// runs. One JSON object per line:
 //   {"bench":"state_store","workload":..,"metric":"ops_per_s","value":..,"baseline":..,
 //    "ratio":..,"target":..}
 // plus "syncs_per_op" (lower is better) and, for `concurrent`, "puts_per_sync".
@@ -26,7 +27,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codec/json.h"
+#include "common/clock.h"
+#include "model/allocation.h"
 #include "state/lmdb_backend.h"
+#include "state/state_db.h"
 #include "state/store.h"
 
 namespace fs = std::filesystem;
@@ -49,6 +54,61 @@ struct Result {
   double commit_share = 0;  // of the wall time, spent committing
 };
 
+// A client's allocation record as the state DB stores it (state::Encode of the API
+// JSON), about 4 KiB before compression: a one-task job with its config, env and
+// meta, and task state events. `version` changes an index and an event time, as an
+// update of the allocation does.
+std::string AllocRecord(int writer, int version) {
+  auto job = std::make_shared<drover::model::Job>();
+  job->id = "web-frontend";
+  job->name = job->id;
+  job->namespace_ = "default";
+  job->type = "service";
+  job->datacenters = {"dc1", "dc2"};
+  drover::model::TaskGroup g;
+  g.name = "frontend";
+  g.count = 3;
+  drover::model::Task t;
+  t.name = "server";
+  t.driver = "exec";
+  drover::model::Value::Object config;
+  config["command"] = "/usr/local/bin/frontend";
+  config["args"] = drover::model::Value::Array{
+      drover::model::Value("-listen"), drover::model::Value(":8080"),
+      drover::model::Value("-log-format"), drover::model::Value("json")};
+  t.config = config;
+  for (int i = 0; i < 24; ++i)
+    t.env["FRONTEND_SETTING_" + std::to_string(i)] = "value-" + std::to_string(i * 7919 % 1000);
+  t.resources.cpu = 500;
+  t.resources.memory_mb = 256;
+  g.tasks.push_back(t);
+  job->task_groups.push_back(g);
+  for (int i = 0; i < 12; ++i)
+    job->meta["team-annotation-" + std::to_string(i)] = "owner" + std::to_string(i);
+  drover::model::Allocation a;
+  a.id = "5f2c1e7a-0000-4000-8000-" + std::to_string(100000000000 + writer);
+  a.eval_id = "9a8b7c6d-1111-4222-8333-444455556666";
+  a.node_id = "0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6";
+  a.name = "web-frontend.frontend[" + std::to_string(writer) + "]";
+  a.namespace_ = "default";
+  a.job_id = job->id;
+  a.task_group = "frontend";
+  a.job = job;
+  a.desired_status = "run";
+  a.client_status = "running";
+  a.modify_index = 1000 + version;
+  drover::model::TaskState ts;
+  ts.state = "running";
+  const int64_t t0 = 1'796'000'000'000'000'000 + int64_t{version} * 1'000'000;
+  for (const char* type : {"Received", "Task Setup", "Started"}) {
+    drover::model::TaskEvent e(type, drover::common::FromUnixNanos(t0));
+    e.display_message = std::string("Task ") + type;
+    ts.events.push_back(e);
+  }
+  a.task_states["server"] = ts;
+  return drover::state::Encode("Alloc", drover::codec::ToJson(a));
+}
+
 Result Run(const fs::path& dir, StoreOptions options, const Workload& w) {
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -66,20 +126,22 @@ Result Run(const fs::path& dir, StoreOptions options, const Workload& w) {
   };
   // Every allocation exists once before the measured part.
   for (int i = 0; i < w.writers; ++i)
-    put("allocations/alloc-" + std::to_string(i) + "/alloc", std::string(4096, 'a'));
+    put("allocations/alloc-" + std::to_string(i) + "/alloc", AllocRecord(i, 0));
+  // Encoded before the clock starts: this measures the write path, not the encoder.
+  std::vector<std::vector<std::string>> values(w.writers);
+  for (int i = 0; i < w.writers; ++i) {
+    for (int n = 0; n < w.puts_per_writer; ++n)
+      values[i].push_back(AllocRecord(i, w.unchanged ? 0 : n + 1));
+  }
   const uint64_t txns_before = store.stats().transactions;
   const double commit_before = store.stats().commit_seconds;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> writers;
   for (int i = 0; i < w.writers; ++i) {
-    writers.emplace_back([&put, &w, i] {
+    writers.emplace_back([&put, &values, i] {
       const std::string key = "allocations/alloc-" + std::to_string(i) + "/alloc";
-      for (int n = 0; n < w.puts_per_writer; ++n) {
-        std::string value(4096, 'a');
-        if (!w.unchanged)
-          value.replace(0, 16, std::to_string(n) + "-" + std::to_string(i));
+      for (const std::string& value : values[i])
         put(key, value);
-      }
     });
   }
   for (auto& t : writers)
@@ -119,6 +181,17 @@ void Emit(const std::string& workload, const std::string& metric, double value, 
 int main() {
   char tmpl[] = "/tmp/drover-statebench-XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
+  {
+    const std::string record = AllocRecord(0, 1);
+    auto plain = drover::state::Decode("Alloc", record);
+    const size_t plain_size =
+        plain.ok() ? nlohmann::json::to_msgpack(nlohmann::json{{"Alloc", *plain}}).size() : 0;
+    nlohmann::ordered_json j = {{"bench", "state_store"},
+                                {"metric", "record_bytes"},
+                                {"value", record.size()},
+                                {"uncompressed", plain_size}};
+    std::printf("%s\n", j.dump().c_str());
+  }
   const Workload workloads[] = {
       {"dup", 1, 2000, true, 100},
       {"unique", 1, 500, false, 0.9},

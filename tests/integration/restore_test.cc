@@ -153,7 +153,7 @@ TEST_F(RestoreTest, ADamagedStateDbStopsTheAgentUnlessToldToMoveItAside) {
     const int now = ReadInt(pid_file);
     return now > 0 && now != old_task;
   })) << agent_.log();
-  EXPECT_EQ(Alloc(first)["ClientStatus"], "running");
+  EXPECT_TRUE(testing::WaitFor([&] { return Alloc(first)["ClientStatus"] == "running"; }));
   EXPECT_TRUE(testing::WaitFor([&] {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
