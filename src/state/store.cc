@@ -1,5 +1,6 @@
 #include "state/store.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -55,17 +56,29 @@ void Store::Put(std::string key, std::string value, Done done) {
     if (options_.dedup) {
       // The latest value this key will have: the last queued write, else the last
       // committed one.
-      std::optional<Hash> latest;
       if (auto p = pending_.find(key); p != pending_.end()) {
-        latest = p->second.hash;
-      } else if (auto c = committed_.find(key); c != committed_.end()) {
-        latest = c->second;
+        // The same bytes are queued but not yet on disk: no write of our own; the
+        // caller learns that write's outcome from its batch, which a follower queued
+        // behind it now is sure to share (the writer takes the whole queue). Once that
+        // write is being committed, a new write is queued instead.
+        if (p->second.hash == hash && options_.batch && p->second.seq > taken_seq_) {
+          ++stats_.deduplicated;
+          Queued q;
+          q.done = std::move(done);
+          q.barrier = true;
+          q.follower = true;
+          queue_.push_back(std::move(q));
+          done = nullptr;
+          duplicate = true;
+        }
+      } else if (auto c = committed_.find(key); c != committed_.end() && c->second == hash) {
+        ++stats_.deduplicated;
+        duplicate = true;
       }
-      duplicate = latest == hash;
-      stats_.deduplicated += duplicate ? 1 : 0;
     }
   }
   if (duplicate) {
+    wake_.notify_one();
     if (done)
       done(absl::OkStatus());  // already durable: nothing to wait for
     return;
@@ -152,6 +165,8 @@ void Store::WriterLoop() {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+      for (const Queued& q : batch)
+        taken_seq_ = std::max(taken_seq_, q.seq);
     }
     std::vector<KvOp> ops;
     ops.reserve(batch.size());
@@ -187,7 +202,8 @@ void Store::NotifierLoop() {
     for (auto& [batch, status] : ready) {
       for (Queued& q : batch) {
         if (q.done)
-          q.done(q.barrier ? absl::OkStatus() : status);  // a barrier only settles
+          // A barrier only settles; a follower shares its batch's outcome.
+          q.done(q.barrier && !q.follower ? absl::OkStatus() : status);
       }
     }
   }

@@ -96,7 +96,8 @@ class Store {
     std::optional<Hash> hash;  // of a put's value
     uint64_t seq = 0;
     Done done;
-    bool barrier = false;  // Flush: no op, only `done`
+    bool barrier = false;   // Flush: no op, only `done`
+    bool follower = false;  // a put deduplicated against a queued write: its outcome
   };
 
   void Enqueue(KvOp op, std::optional<Hash> hash, Done done);
@@ -114,6 +115,7 @@ class Store {
   std::map<std::string, Hash, std::less<>> committed_;
   std::map<std::string, Pending, std::less<>> pending_;
   uint64_t next_seq_ = 1;
+  uint64_t taken_seq_ = 0;  // the newest write the writer has taken from the queue
   bool stopping_ = false;
   StoreStats stats_;
   // Committed batches whose callers are still to be told, in commit order. A second

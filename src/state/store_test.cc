@@ -153,6 +153,20 @@ TEST(StoreTest, AFlushBehindAFailingCommitStillCompletes) {
   EXPECT_EQ(s.stats().failed, 1u);
 }
 
+TEST(StoreTest, APutEqualToAQueuedWriteLearnsThatWritesOutcome) {
+  // The duplicate must not be told "durable" when the write it matched failed.
+  Store s(NewFailingBackend(absl::UnavailableError("disk on fire")));
+  std::promise<absl::Status> first, second;
+  s.Put("k", "v", [&](absl::Status st) { first.set_value(st); });
+  s.Put("k", "v", [&](absl::Status st) { second.set_value(st); });
+  const absl::Status a = first.get_future().get();
+  const absl::Status b = second.get_future().get();
+  EXPECT_TRUE(absl::IsUnavailable(a)) << a;
+  // Either in the same batch (and failed with it) or, if that batch was already being
+  // committed, written on its own: never a success that did not happen.
+  EXPECT_TRUE(absl::IsUnavailable(b)) << b;
+}
+
 TEST(StoreTest, ConcurrentWritersShareCommits) {
   testing::TempDir dir;
   auto backend = OpenLmdb(dir.path() / "state.db");
