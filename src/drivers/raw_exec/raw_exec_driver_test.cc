@@ -156,6 +156,35 @@ TEST_F(RawExecDriverTest, ARestartedAgentReattachesAndGetsTheRealExitCode) {
   EXPECT_EQ(driver_->InspectTask("t6")->state, TaskRunState::kExited);
 }
 
+TEST_F(RawExecDriverTest, TasksNoAllocationOwnsAreReapedAfterARestart) {
+  const fs::path ready_a = dir_.path() / "ready-a";
+  const fs::path ready_b = dir_.path() / "ready-b";
+  auto kept = Start(Config("kept", {"ready", ready_a.string(), "pause"}));
+  auto lost = Start(Config("lost", {"ready", ready_b.string(), "pause"}));
+  auto exited = Start(Config("exited", {"exit", "3"}));
+  ASSERT_TRUE(kept.ok() && lost.ok() && exited.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready_a) > 0 && ReadPid(ready_b) > 0; }));
+  ASSERT_TRUE(RunUntil([&] {
+    const auto* info = link_->Find("exited");
+    return info != nullptr && !info->running;
+  }));
+  // A new agent re-attaches only what its state DB knows.
+  link_->Close();
+  Connect();
+  ASSERT_TRUE(driver_->RecoverTask(*kept).ok());
+  std::vector<SupervisedDriver*> drivers = {driver_.get()};
+  EXPECT_EQ(Run(ReapUnownedTasks(*link_, drivers)), 2);
+  EXPECT_TRUE(testing::WaitFor([&] {
+    Reap();
+    return !Alive(lost->pid);
+  }));
+  // Both are gone from the supervisor (killed or acknowledged); the owned one runs on.
+  EXPECT_TRUE(
+      RunUntil([&] { return link_->Find("lost") == nullptr && link_->Find("exited") == nullptr; }));
+  EXPECT_TRUE(Alive(kept->pid));
+  EXPECT_EQ(link_->TaskIds(), std::vector<std::string>{"kept"});
+}
+
 TEST_F(RawExecDriverTest, AKilledSupervisorIsReplacedAndTheTaskLivesOnWithItsLogs) {
   const fs::path ready = dir_.path() / "ready";
   auto h = Start(Config("t7", {"ready", ready.string(), "wait-usr1", "write", "100", "pause"}));
