@@ -11,7 +11,6 @@
 #include "codec/json.h"
 #include "common/logging.h"
 #include "server/state_store.h"
-#include "state/lmdb_backend.h"
 #include "state/schema.h"
 #include "state/state_db.h"
 
@@ -276,20 +275,11 @@ asio::awaitable<absl::Status> StateStore::Flush() {
 }
 
 absl::StatusOr<std::unique_ptr<state::Store>> OpenServerStore(const std::string& data_dir) {
-  const std::filesystem::path file = std::filesystem::path(data_dir) / "server" / "state.db";
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  std::filesystem::permissions(file.parent_path(), std::filesystem::perms::owner_all, ec);
-  if (ec) {
-    return absl::InternalError("failed to create '" + file.parent_path().string() +
-                               "': " + ec.message());
-  }
-  auto backend = state::OpenLmdb(file);
+  const state::Schema schema{.name = "server state DB", .version = kServerSchemaVersion};
+  auto backend =
+      state::OpenVersionedLmdb(std::filesystem::path(data_dir) / "server" / "state.db", schema);
   if (!backend.ok())
     return backend.status();
-  const state::Schema schema{.name = "server state DB", .version = kServerSchemaVersion};
-  if (absl::Status s = state::PrepareSchema(**backend, file, schema); !s.ok())
-    return absl::Status(s.code(), file.string() + ": " + std::string(s.message()));
   return std::make_unique<state::Store>(std::move(*backend));
 }
 

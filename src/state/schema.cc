@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/logging.h"
+#include "state/lmdb_backend.h"
 
 namespace drover::state {
 
@@ -112,6 +113,23 @@ absl::Status PrepareSchema(KvBackend& db, const std::filesystem::path& file, con
                     step->from, to, step->what, backup.empty() ? "none" : backup.string());
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenVersionedLmdb(const std::filesystem::path& file,
+                                                             const Schema& schema) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  std::filesystem::permissions(file.parent_path(), std::filesystem::perms::owner_all, ec);
+  if (ec) {
+    return absl::InternalError("failed to create '" + file.parent_path().string() +
+                               "': " + ec.message());
+  }
+  auto backend = OpenLmdb(file);
+  if (!backend.ok())
+    return backend.status();
+  if (absl::Status s = PrepareSchema(**backend, file, schema); !s.ok())
+    return absl::Status(s.code(), file.string() + ": " + std::string(s.message()));
+  return backend;
 }
 
 }  // namespace drover::state

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,10 @@ struct Schema {
 // `schema.version` as described above. The backup is `<file>.backup-v<N>`, synced
 // before the first upgrade step is committed.
 absl::Status PrepareSchema(KvBackend& db, const std::filesystem::path& file, const Schema& schema);
+
+// Opens (creating it, and its directory 0700) the LMDB state DB file `file` and brings
+// it to `schema` with PrepareSchema; schema errors name the file.
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenVersionedLmdb(const std::filesystem::path& file,
+                                                             const Schema& schema);
 
 }  // namespace drover::state

@@ -333,19 +333,9 @@ std::filesystem::path StateDbFile(const std::filesystem::path& data_dir) {
 
 absl::StatusOr<std::unique_ptr<StateDb>> OpenStateDb(const std::filesystem::path& data_dir,
                                                      const Schema& schema) {
-  const std::filesystem::path file = StateDbFile(data_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  std::filesystem::permissions(file.parent_path(), std::filesystem::perms::owner_all, ec);
-  if (ec) {
-    return absl::InternalError("failed to create '" + file.parent_path().string() +
-                               "': " + ec.message());
-  }
-  auto backend = OpenLmdb(file);
+  auto backend = OpenVersionedLmdb(StateDbFile(data_dir), schema);
   if (!backend.ok())
     return backend.status();
-  if (absl::Status s = PrepareSchema(**backend, file, schema); !s.ok())
-    return absl::Status(s.code(), file.string() + ": " + std::string(s.message()));
   return std::unique_ptr<StateDb>(new KvStateDb(std::make_unique<Store>(std::move(*backend))));
 }
 
