@@ -1,0 +1,92 @@
+// Evaluation of HCL expressions to JSON values, with `var.*` and `local.*` references,
+// functions and HCL's conversions (numbers and bools to strings in templates, numeric
+// strings to numbers in arithmetic).
+//
+// References that only a client can resolve are kept verbatim inside templates:
+// "${NOMAD_ALLOC_ID}", "${attr.kernel.name}", "${node.datacenter}", "${meta.rack}",
+// "${env["HOME"]}", "${device.model}" survive evaluation exactly as written. Any other
+// unknown name is an error.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include <nlohmann/json.hpp>
+
+#include "jobspec/ast.h"
+
+namespace drover::jobspec {
+
+using Json = nlohmann::json;
+
+struct EvalOptions {
+  // file(), fileexists() and templatefile() read files relative to base_dir. Off in the
+  // server's parse endpoint, as in Nomad.
+  bool allow_fs = false;
+  std::string base_dir = ".";
+};
+
+class Evaluator {
+ public:
+  Evaluator(std::string file, EvalOptions options);
+
+  // `var.NAME` values (an object).
+  void SetVariables(Json variables) { variables_ = std::move(variables); }
+  // Declares `local.NAME`, evaluated on first use (cycles are reported).
+  absl::Status AddLocal(const Attribute& attr);
+  // Names usable directly, as templatefile()'s variables are.
+  void SetRootScope(Json names) { root_scope_ = std::move(names); }
+
+  absl::StatusOr<Json> Evaluate(const Expr& expr);
+
+  // An error at `range` in this evaluator's file.
+  absl::Status Error(const Range& range, absl::string_view summary, absl::string_view detail) const;
+  const std::string& file() const { return file_; }
+  const EvalOptions& options() const { return options_; }
+
+ private:
+  struct Local {
+    const Attribute* attr = nullptr;
+    Json value;
+    enum class State { kPending, kEvaluating, kDone } state = State::kPending;
+  };
+
+  bool Eval(const Expr& e, Json& out);
+  bool EvalTemplate(const Expr& e, Json& out);
+  bool EvalVariable(const Expr& e, Json& out);
+  bool EvalTraversal(const Expr& e, Json& out);
+  bool EvalCall(const Expr& e, Json& out);
+  bool EvalUnary(const Expr& e, Json& out);
+  bool EvalBinary(const Expr& e, Json& out);
+  bool EvalFor(const Expr& e, Json& out);
+  bool EvalSplat(const Expr& e, Json& out);
+  bool EvalLocal(const std::string& name, const Range& range, Json& out);
+  bool Fail(const Range& range, absl::string_view summary, absl::string_view detail);
+
+  std::string file_;
+  EvalOptions options_;
+  Json variables_ = Json::object();
+  Json root_scope_ = Json::object();
+  std::map<std::string, Local> locals_;
+  std::vector<std::map<std::string, Json>> scopes_;  // for-expression variables
+  std::vector<const Json*> splat_items_;
+  absl::Status status_;
+};
+
+// Whether `e` is a reference (possibly with traversals) rooted at a name only the
+// client resolves at run time.
+bool IsRuntimeReference(const Expr& e);
+
+// HCL's string conversion of a primitive; false for null and collections.
+bool ToHclString(const Json& v, std::string& out);
+// Number conversion (numbers, and strings holding a number).
+bool ToHclNumber(const Json& v, Json& out);
+// Bool conversion (bools, and "true"/"false").
+bool ToHclBool(const Json& v, bool& out);
+// HCL's type name of a value, for messages ("string", "number", "tuple", ...).
+std::string TypeName(const Json& v);
+
+}  // namespace drover::jobspec
