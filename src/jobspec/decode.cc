@@ -139,6 +139,9 @@ absl::Status Decoder::Convert(const Json& value, FieldType type, const Range& ra
       return absl::OkStatus();
     }
     case FieldType::kDuration: {
+      if (value.is_number()) {  // nanoseconds, as Nomad accepts
+        return Convert(value, FieldType::kInt, range, what, out);
+      }
       if (!value.is_string()) {
         return unsuitable();
       }

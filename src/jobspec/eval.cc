@@ -31,12 +31,66 @@ std::string FormatDouble(double d) {
 
 }  // namespace
 
-bool IsRuntimeReference(const Expr& e) {
+const Expr* ReferenceRoot(const Expr& e) {
   const Expr* cur = &e;
   while (cur->kind == ExprKind::kGetAttr || cur->kind == ExprKind::kIndex) {
     cur = cur->operands[0].get();
   }
-  return cur->kind == ExprKind::kVariable && IsRuntimeRoot(cur->name);
+  return cur->kind == ExprKind::kVariable ? cur : nullptr;
+}
+
+bool IsRuntimeReference(const Expr& e) {
+  const Expr* root = ReferenceRoot(e);
+  return root != nullptr && IsRuntimeRoot(root->name);
+}
+
+bool Evaluator::IsUnresolvedReference(const Expr& e) const {
+  const Expr* root = ReferenceRoot(e);
+  if (root == nullptr || root->name == "var" || root->name == "local" ||
+      root_scope_.contains(root->name)) {
+    return false;
+  }
+  for (const auto& scope : scopes_) {
+    if (scope.contains(root->name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The source form of a reference ("attr.kernel.name", "env[\"HOME\"]"); false when an
+// index is not a literal.
+bool ReferenceText(const Expr& e, std::string& out) {
+  switch (e.kind) {
+    case ExprKind::kVariable:
+      out = e.name;
+      return true;
+    case ExprKind::kGetAttr:
+      if (!ReferenceText(*e.operands[0], out)) {
+        return false;
+      }
+      absl::StrAppend(&out, ".", e.name);
+      return true;
+    case ExprKind::kIndex: {
+      const Expr& key = *e.operands[1];
+      const Expr* literal = &key;
+      if (key.kind == ExprKind::kTemplate && key.parts.size() == 1 && !key.parts[0].expr) {
+        out.clear();
+        if (!ReferenceText(*e.operands[0], out)) {
+          return false;
+        }
+        absl::StrAppend(&out, "[", Json(key.parts[0].literal).dump(), "]");
+        return true;
+      }
+      if (literal->kind != ExprKind::kLiteral || !ReferenceText(*e.operands[0], out)) {
+        return false;
+      }
+      absl::StrAppend(&out, "[", literal->literal.dump(), "]");
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 bool ToHclString(const Json& v, std::string& out) {
@@ -136,6 +190,18 @@ absl::Status Evaluator::AddLocal(const Attribute& attr) {
   return absl::OkStatus();
 }
 
+absl::Status Evaluator::EvaluateLocals() {
+  status_ = absl::OkStatus();
+  for (auto& [name, local] : locals_) {
+    Json ignored;
+    if (local.state == Local::State::kPending &&
+        !EvalLocal(name, local.attr->name_range, ignored)) {
+      return status_;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Json> Evaluator::Evaluate(const Expr& expr) {
   status_ = absl::OkStatus();
   Json out;
@@ -223,7 +289,7 @@ bool Evaluator::Eval(const Expr& e, Json& out) {
 
 bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
   // "${x}" alone yields x's value unconverted, as in HCL.
-  if (e.parts.size() == 1 && e.parts[0].expr && !IsRuntimeReference(*e.parts[0].expr)) {
+  if (e.parts.size() == 1 && e.parts[0].expr && !IsUnresolvedReference(*e.parts[0].expr)) {
     return Eval(*e.parts[0].expr, out);
   }
   std::string text;
@@ -232,7 +298,9 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
       text += part.literal;
       continue;
     }
-    if (IsRuntimeReference(*part.expr)) {
+    // Names this file does not define are the client's (NOMAD_*, attr, env, task
+    // environment variables): kept as written, as Nomad does.
+    if (IsUnresolvedReference(*part.expr)) {
       text += part.literal;
       continue;
     }
@@ -278,14 +346,21 @@ bool Evaluator::EvalVariable(const Expr& e, Json& out) {
                 "A reference to a local value must be followed by its name, like local.name.");
   }
   if (IsRuntimeRoot(e.name)) {
-    return Fail(e.range, "Runtime reference outside a string",
-                absl::StrCat("\"", e.name,
-                             "\" is resolved by the client when the task starts; write it inside "
-                             "a string, like \"${",
-                             e.name, "...}\"."));
+    return EvalBareRuntime(e, out);
   }
   return Fail(e.range, "Unknown variable",
               absl::StrCat("There is no variable named \"", e.name, "\"."));
+}
+
+// A bare `attr.kernel.name` means "${attr.kernel.name}", as in Nomad.
+bool Evaluator::EvalBareRuntime(const Expr& e, Json& out) {
+  std::string text;
+  if (!ReferenceText(e, text)) {
+    return Fail(e.range, "Invalid runtime reference",
+                "A reference resolved by the client may only use literal indexes.");
+  }
+  out = absl::StrCat("${", text, "}");
+  return true;
 }
 
 bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out) {
@@ -321,6 +396,9 @@ bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out
 
 bool Evaluator::EvalTraversal(const Expr& e, Json& out) {
   const Expr& base = *e.operands[0];
+  if (IsRuntimeReference(e) && IsUnresolvedReference(e)) {
+    return EvalBareRuntime(e, out);
+  }
   // local.NAME is resolved lazily rather than by building an object of all locals.
   if (e.kind == ExprKind::kGetAttr && base.kind == ExprKind::kVariable && base.name == "local" &&
       !root_scope_.contains("local")) {

@@ -2,10 +2,12 @@
 // functions and HCL's conversions (numbers and bools to strings in templates, numeric
 // strings to numbers in arithmetic).
 //
-// References that only a client can resolve are kept verbatim inside templates:
-// "${NOMAD_ALLOC_ID}", "${attr.kernel.name}", "${node.datacenter}", "${meta.rack}",
-// "${env["HOME"]}", "${device.model}" survive evaluation exactly as written. Any other
-// unknown name is an error.
+// References that only a client can resolve are kept verbatim inside templates, as in
+// Nomad: "${NOMAD_ALLOC_ID}", "${attr.kernel.name}", "${node.datacenter}",
+// "${meta.rack}", "${env["HOME"]}", "${device.model}", and any other name the file does
+// not define ("${HOME}") survive evaluation exactly as written. Outside a template, a
+// bare `attr.x`, `node.x`, `meta.x`, `env[...]`, `device.x` or `NOMAD_*` means
+// "${...}"; other unknown names and undeclared `var.x`/`local.x` are errors.
 #pragma once
 
 #include <map>
@@ -37,6 +39,8 @@ class Evaluator {
   void SetVariables(Json variables) { variables_ = std::move(variables); }
   // Declares `local.NAME`, evaluated on first use (cycles are reported).
   absl::Status AddLocal(const Attribute& attr);
+  // Evaluates every local not yet used, so that a broken unused one is still an error.
+  absl::Status EvaluateLocals();
   // Names usable directly, as templatefile()'s variables are.
   void SetRootScope(Json names) { root_scope_ = std::move(names); }
 
@@ -63,8 +67,12 @@ class Evaluator {
   bool EvalBinary(const Expr& e, Json& out);
   bool EvalFor(const Expr& e, Json& out);
   bool EvalSplat(const Expr& e, Json& out);
+  bool EvalBareRuntime(const Expr& e, Json& out);
   bool EvalLocal(const std::string& name, const Range& range, Json& out);
   bool Fail(const Range& range, absl::string_view summary, absl::string_view detail);
+  // A reference whose root this file does not define (neither var, local, a
+  // for-expression variable nor a templatefile() variable): the client resolves it.
+  bool IsUnresolvedReference(const Expr& e) const;
 
   std::string file_;
   EvalOptions options_;

@@ -50,9 +50,20 @@ TEST(EvalTest, RuntimeReferencesStayVerbatim) {
             "web-${NOMAD_ALLOC_INDEX}");
 }
 
-TEST(EvalTest, RuntimeReferenceOutsideAStringIsAnError) {
-  EXPECT_THAT(Err("attr.kernel.name"), HasSubstr("Runtime reference outside a string"));
-  EXPECT_THAT(Err(R"(upper("${attr.x}") == 1 ? 1 : attr.y)"), HasSubstr("Runtime reference"));
+TEST(EvalTest, UnknownNamesInTemplatesAreTheClients) {
+  // Task environment variables and any name the file does not define stay verbatim.
+  EXPECT_EQ(Ok(R"("${HOME}/bin:${PATH}")"), "${HOME}/bin:${PATH}");
+  EXPECT_EQ(Ok(R"("${upper("a")}-${A}")"), "A-${A}");
+  // But for-expression variables are the file's own.
+  EXPECT_EQ(Ok(R"([for A in ["x"] : "${A}"])"), Json::parse(R"(["x"])"));
+}
+
+TEST(EvalTest, BareRuntimeReferencesBecomeInterpolations) {
+  EXPECT_EQ(Ok("attr.kernel.name"), "${attr.kernel.name}");
+  EXPECT_EQ(Ok(R"(env["HOME"])"), R"(${env["HOME"]})");
+  EXPECT_EQ(Ok("NOMAD_ALLOC_ID"), "${NOMAD_ALLOC_ID}");
+  EXPECT_EQ(Ok("meta.tags[0]"), "${meta.tags[0]}");
+  EXPECT_THAT(Err("meta[var.k]"), HasSubstr("Invalid runtime reference"));
 }
 
 TEST(EvalTest, VariablesAndUnknownNames) {
@@ -203,7 +214,7 @@ TEST(FunctionsTest, FilesOnlyWhenAllowed) {
             "name=web alloc=${NOMAD_ALLOC_ID} n=2\n");
   EXPECT_THAT(Err(R"(file("missing.txt"))", cli), HasSubstr("no file exists at"));
   EXPECT_THAT(Err(R"(templatefile("t.tpl", {}))", cli),
-              HasSubstr("t.tpl:1,8-12: Unknown variable"));
+              HasSubstr("t.tpl:1,49-54: Unknown variable; There is no variable named \"items\""));
   // The server's parse endpoint cannot read files.
   EXPECT_THAT(Err(R"(file("msg.txt"))"), HasSubstr("file() is not available here"));
   EXPECT_THAT(Err(R"(templatefile("t.tpl", {}))"), HasSubstr("not available here"));

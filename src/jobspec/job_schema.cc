@@ -13,7 +13,7 @@ using F = FieldType;
 
 // constraint { attribute, operator, value } and its shorthands
 // (`distinct_hosts = true`, `regexp = "..."`, `version = ">= 1.2"`, ...).
-absl::Status FixConstraint(Decoder& decoder, const Block* block, Json& out) {
+absl::Status FixConstraint(Decoder&, const Block*, Json& out) {
   static constexpr const char* kShorthands[] = {
       "distinct_hosts", "distinct_property", "regexp",           "version",
       "semver",         "set_contains",      "set_contains_any", "set_contains_all",
@@ -24,13 +24,7 @@ absl::Status FixConstraint(Decoder& decoder, const Block* block, Json& out) {
     }
     Json value = out[key];
     out.erase(key);
-    if (out.contains("Operand") && block != nullptr) {
-      return decoder.Error(block->type_range, "Conflicting constraint operators",
-                           absl::StrCat("\"", key,
-                                        "\" cannot be combined with another operator in one "
-                                        "constraint block."));
-    }
-    out["Operand"] = key;
+    out["Operand"] = key;  // the shorthand wins over `operator`, as in Nomad
     if (absl::string_view(key) == "distinct_hosts") {
       if (value == false) {
         out.erase("Operand");  // distinct_hosts = false is no constraint at all
@@ -59,7 +53,7 @@ absl::Status FixNetwork(Decoder&, const Block*, Json& out) {
   Json ports = std::move(out["Ports"]);
   out.erase("Ports");
   for (Json& port : ports) {
-    const bool reserved = port.contains("Value");
+    const bool reserved = port.value("Value", 0) > 0;  // static = 0 is dynamic
     out[reserved ? "ReservedPorts" : "DynamicPorts"].push_back(std::move(port));
   }
   return absl::OkStatus();

@@ -70,6 +70,9 @@ absl::StatusOr<Json> ParseJob(const std::string& file_name, const std::string& s
       }
     }
   }
+  if (absl::Status s = ev.EvaluateLocals(); !s.ok()) {
+    return s;
+  }
   Decoder decoder(ev);
   Json out = Json::object();
   if (absl::Status s = decoder.DecodeBody(job->body, JobSpec(), job, out); !s.ok()) {

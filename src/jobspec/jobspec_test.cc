@@ -290,3 +290,42 @@ TEST(JobspecTest, LooksLikeJson) {
 
 }  // namespace
 }  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(JobspecTest, NomadCompatibleCornerCases) {
+  Json j = Parse(R"(job "x" {
+  constraint {
+    attribute = attr.kernel.name
+    operator  = "regexp"
+    regexp    = "^lin"
+  }
+  group "g" {
+    network {
+      port "http" {
+        static = 0
+        to     = 80
+      }
+    }
+    task "t" {
+      kill_timeout = 5000000000
+    }
+  }
+}
+)");
+  EXPECT_EQ(
+      j["Constraints"][0],
+      Json::parse(R"({"LTarget": "${attr.kernel.name}", "Operand": "regexp", "RTarget": "^lin"})"));
+  EXPECT_EQ(j["TaskGroups"][0]["Networks"][0],
+            Json::parse(R"({"DynamicPorts": [{"Label": "http", "Value": 0, "To": 80}]})"));
+  EXPECT_EQ(j["TaskGroups"][0]["Tasks"][0]["KillTimeout"], 5'000'000'000LL);
+}
+
+TEST(JobspecErrorTest, UnusedLocalsAreStillEvaluated) {
+  EXPECT_THAT(Error("locals {\n  unused = nosuchfn(1)\n}\njob \"a\" {\n}\n"),
+              HasSubstr("job.nomad:2,12-23: Call to unknown function"));
+}
+
+}  // namespace
+}  // namespace drover::jobspec
