@@ -198,5 +198,57 @@ TEST_F(EndpointsTest, BlockingReadOfOneObjectIgnoresChangesToOthers) {
   EXPECT_GT(std::stoull(blocked->headers.at("X-Nomad-Index")), std::stoull(index));
 }
 
+TEST_F(EndpointsTest, ParseReturnsTheBareJobOrA400) {
+  codec::Json request = {{"JobHCL",
+                          "variable \"n\" {\n  default = 1\n}\njob \"web\" {\n"
+                          "  group \"g\" {\n    count = var.n\n    task \"t\" {\n"
+                          "      driver = \"raw_exec\"\n    }\n  }\n  update {\n"
+                          "    max_parallel = 2\n  }\n}\n"},
+                         {"Variables", "n = 3\n"}};
+  Response parsed = Call("POST", "/v1/jobs/parse", request.dump());
+  ASSERT_EQ(parsed.status, 200) << parsed.body;
+  codec::Json job = Body(parsed);
+  EXPECT_EQ(job["ID"], "web");
+  EXPECT_EQ(job["TaskGroups"][0]["Count"], 3);
+  EXPECT_FALSE(job.contains("Job"));   // bare, as Nomad returns it
+  EXPECT_FALSE(job.contains("Type"));  // not canonicalized
+
+  request["Canonicalize"] = true;
+  codec::Json canonical = Body(Call("POST", "/v1/jobs/parse", request.dump()));
+  EXPECT_EQ(canonical["Type"], "service");
+  EXPECT_EQ(canonical["Priority"], 50);
+  EXPECT_EQ(canonical["TaskGroups"][0]["Tasks"][0]["Resources"]["CPU"], 100);
+  EXPECT_EQ(canonical["Update"]["MaxParallel"], 2);  // kept though the model has no Update
+
+  Response bad = Call("POST", "/v1/jobs/parse", R"({"JobHCL": "job \"x\" {\n  bogus = 1\n}\n"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body,
+            "Failed to parse job: input.hcl:2,3-8: Unsupported argument; An argument named "
+            "\"bogus\" is not expected here.");
+  EXPECT_EQ(Call("POST", "/v1/jobs/parse", R"({"JobHCL": ""})").body, "Job spec is empty");
+  Response fs = Call("POST", "/v1/jobs/parse",
+                     R"({"JobHCL": "job \"x\" {\n  region = file(\"/etc/hostname\")\n}\n"})");
+  EXPECT_EQ(fs.status, 400);
+  EXPECT_NE(fs.body.find("file() is not available here"), std::string::npos) << fs.body;
+}
+
+TEST_F(EndpointsTest, RegisterRefusesFeaturesDroverDoesNotRunYet) {
+  Response reg = Call("PUT", "/v1/jobs",
+                      R"({"Job": {"ID": "p", "Periodic": {"Spec": "@daily"}, "TaskGroups": []}})");
+  EXPECT_EQ(reg.status, 400);
+  EXPECT_EQ(reg.body, "Job.Periodic: periodic jobs are not supported by Drover yet");
+}
+
+TEST_F(EndpointsTest, ValidateReportsErrorsInTheBody) {
+  codec::Json ok = Body(Call("PUT", "/v1/validate/job", kJob));
+  EXPECT_EQ(ok["Error"], "");
+  EXPECT_TRUE(ok["ValidationErrors"].empty());
+  codec::Json bad =
+      Body(Call("PUT", "/v1/validate/job", R"({"Job": {"ID": "x", "TaskGroups": []}})"));
+  EXPECT_NE(bad["Error"].get<std::string>().find("Missing job task groups"), std::string::npos)
+      << bad.dump();
+  EXPECT_EQ(bad["ValidationErrors"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace drover::api

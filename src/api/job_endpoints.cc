@@ -4,6 +4,7 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
+#include "codec/unsupported_fields.h"
 #include "server/server.h"
 
 namespace drover::api {
@@ -43,6 +44,9 @@ Response Register(ApiContext& ctx, const Request& req, const std::string& path_i
   }
   if (!parsed->is_object() || !parsed->contains("Job") || (*parsed)["Job"].is_null()) {
     return Response::Error(400, "Job must be specified");
+  }
+  if (absl::Status s = codec::CheckSupportedJobFields((*parsed)["Job"]); !s.ok()) {
+    return Response::Error(400, std::string(s.message()));
   }
   auto job = codec::JobFromJson((*parsed)["Job"]);
   if (!job.ok()) {

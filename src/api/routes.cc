@@ -5,6 +5,7 @@ namespace drover::api {
 void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterAgentRoutes(router, ctx);
   RegisterJobRoutes(router, ctx);
+  RegisterJobspecRoutes(router, ctx);
   RegisterAllocRoutes(router, ctx);
   RegisterEvalRoutes(router, ctx);
   RegisterNodeRoutes(router, ctx);

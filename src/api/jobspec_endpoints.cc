@@ -1,0 +1,138 @@
+// POST /v1/jobs/parse (HCL job file → bare API job) and PUT /v1/validate/job (what
+// `drover job validate` asks the server). Parsing runs on the blocking pool: a job
+// file may be megabytes.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/query.h"
+#include "codec/canonicalize.h"
+#include "codec/unsupported_fields.h"
+#include "codec/validate.h"
+#include "common/offload.h"
+#include "jobspec/jobspec.h"
+
+namespace drover::api {
+namespace {
+
+// Defaults applied as registration would, keeping the parsed value of every field the
+// model does not hold (Update, Periodic, ...) where canonicalization left a null.
+void MergeMissing(codec::Json& canonical, const codec::Json& parsed) {
+  if (!canonical.is_object() || !parsed.is_object()) {
+    return;
+  }
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    auto c = canonical.find(it.key());
+    if (c == canonical.end() || c->is_null()) {
+      canonical[it.key()] = it.value();
+    } else if (c->is_object()) {
+      MergeMissing(*c, it.value());
+    } else if (c->is_array() && it->is_array() && c->size() == it->size()) {
+      for (size_t i = 0; i < c->size(); ++i) {
+        MergeMissing((*c)[i], (*it)[i]);
+      }
+    }
+  }
+}
+
+struct ParseResult {
+  int status = 200;
+  std::string error;
+  codec::Json job;
+};
+
+ParseResult ParseRequest(const std::string& body) {
+  absl::StatusOr<codec::Json> request = codec::ParseJson(body);
+  if (!request.ok() || !request->is_object()) {
+    return {
+        400,
+        "Failed to decode request body: " +
+            (request.ok() ? std::string("not an object") : std::string(request.status().message())),
+        {}};
+  }
+  const std::string hcl = request->value("JobHCL", "");
+  if (hcl.empty()) {
+    return {400, "Job spec is empty", {}};
+  }
+  jobspec::ParseOptions options;  // no file(): the server does not read its own disk
+  if (const std::string vars = request->value("Variables", ""); !vars.empty()) {
+    options.var_files.emplace_back("variables.hcl", vars);
+  }
+  absl::StatusOr<codec::Json> job = jobspec::ParseJob("input.hcl", hcl, options);
+  if (!job.ok()) {
+    return {400, "Failed to parse job: " + std::string(job.status().message()), {}};
+  }
+  if (!request->value("Canonicalize", false)) {
+    return {200, "", std::move(*job)};
+  }
+  absl::StatusOr<model::Job> decoded = codec::JobFromJson(*job);
+  if (!decoded.ok()) {
+    return {400, "Failed to parse job: " + std::string(decoded.status().message()), {}};
+  }
+  codec::CanonicalizeJob(*decoded);
+  codec::Json canonical = codec::ToJson(*decoded);
+  MergeMissing(canonical, *job);
+  return {200, "", std::move(canonical)};
+}
+
+codec::Json ValidateRequest(const std::string& body) {
+  codec::Json out = {{"DriverConfigValidated", false},
+                     {"ValidationErrors", codec::Json::array()},
+                     {"Error", ""},
+                     {"Warnings", ""}};
+  auto fail = [&out](const std::string& message) {
+    out["ValidationErrors"].push_back(message);
+    out["Error"] = message;
+    return out;
+  };
+  absl::StatusOr<codec::Json> request = codec::ParseJson(body);
+  if (!request.ok() || !request->is_object() || !request->contains("Job") ||
+      !(*request)["Job"].is_object()) {
+    return fail("Job must be specified");
+  }
+  const codec::Json& job_json = (*request)["Job"];
+  if (absl::Status s = codec::CheckSupportedJobFields(job_json); !s.ok()) {
+    return fail(std::string(s.message()));
+  }
+  absl::StatusOr<model::Job> job = codec::JobFromJson(job_json);
+  if (!job.ok()) {
+    return fail(std::string(job.status().message()));
+  }
+  codec::CanonicalizeJob(*job);
+  if (absl::Status s = codec::ValidateJob(*job); !s.ok()) {
+    return fail(std::string(s.message()));
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"PUT", "POST"}, "/v1/jobs/parse", [&ctx](Request& req) -> asio::awaitable<Response> {
+    auto work = [body = req.body] { return ParseRequest(body); };
+    ParseResult result;
+    if (ctx.pool != nullptr) {
+      result = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+    } else {
+      result = work();
+    }
+    if (result.status != 200) {
+      co_return Response::Error(result.status, result.error);
+    }
+    co_return JsonResponse(req, result.job, 0);
+  });
+  router.Add({"PUT", "POST"}, "/v1/validate/job",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               auto work = [body = req.body] { return ValidateRequest(body); };
+               codec::Json result;
+               if (ctx.pool != nullptr) {
+                 result = co_await common::Offload(*ctx.pool, std::move(work));
+               } else {
+                 result = work();
+               }
+               co_return JsonResponse(req, result, 0);
+             });
+}
+
+}  // namespace drover::api

@@ -1,0 +1,97 @@
+#include "codec/unsupported_fields.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include <nlohmann/json.hpp>
+
+namespace drover::codec {
+
+namespace {
+
+using Fields = std::vector<std::pair<const char*, const char*>>;  // field, what it is
+
+bool IsSet(const Json& j, const char* key) {
+  if (!j.is_object()) {
+    return false;
+  }
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return false;
+  }
+  return !((it->is_array() || it->is_object()) && it->empty());
+}
+
+absl::Status Check(const Json& j, const std::string& path, const Fields& fields) {
+  for (const auto& [field, what] : fields) {
+    if (IsSet(j, field)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".", field, ": ", what, " not supported by Drover yet"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+const Fields kJobFields = {
+    {"Periodic", "periodic jobs are"},       {"ParameterizedJob", "parameterized jobs are"},
+    {"Affinities", "affinities are"},        {"Spreads", "spread blocks are"},
+    {"Multiregion", "multiregion jobs are"},
+};
+const Fields kGroupFields = {
+    {"Affinities", "affinities are"},    {"Spreads", "spread blocks are"},
+    {"Volumes", "volumes are"},          {"Services", "services are"},
+    {"Scaling", "scaling policies are"},
+};
+const Fields kTaskFields = {
+    {"Affinities", "affinities are"},       {"Services", "services are"},
+    {"Templates", "template blocks are"},   {"Artifacts", "artifact blocks are"},
+    {"VolumeMounts", "volume mounts are"},  {"Vault", "Vault integration is"},
+    {"CSIPluginConfig", "CSI plugins are"},
+};
+const Fields kDeviceFields = {{"Affinities", "device affinities are"}};
+
+}  // namespace
+
+absl::Status CheckSupportedJobFields(const Json& job) {
+  if (absl::Status s = Check(job, "Job", kJobFields); !s.ok()) {
+    return s;
+  }
+  const Json* groups = job.is_object() && job.contains("TaskGroups") ? &job["TaskGroups"] : nullptr;
+  if (groups == nullptr || !groups->is_array()) {
+    return absl::OkStatus();
+  }
+  for (size_t g = 0; g < groups->size(); ++g) {
+    const Json& group = (*groups)[g];
+    const std::string group_path = absl::StrCat("Job.TaskGroups[", g, "]");
+    if (absl::Status s = Check(group, group_path, kGroupFields); !s.ok()) {
+      return s;
+    }
+    if (!group.is_object() || !group.contains("Tasks") || !group["Tasks"].is_array()) {
+      continue;
+    }
+    for (size_t t = 0; t < group["Tasks"].size(); ++t) {
+      const Json& task = group["Tasks"][t];
+      const std::string task_path = absl::StrCat(group_path, ".Tasks[", t, "]");
+      if (absl::Status s = Check(task, task_path, kTaskFields); !s.ok()) {
+        return s;
+      }
+      if (!task.is_object() || !task.contains("Resources") || !task["Resources"].is_object() ||
+          !task["Resources"].contains("Devices") || !task["Resources"]["Devices"].is_array()) {
+        continue;
+      }
+      const Json& devices = task["Resources"]["Devices"];
+      for (size_t d = 0; d < devices.size(); ++d) {
+        if (absl::Status s = Check(
+                devices[d], absl::StrCat(task_path, ".Resources.Devices[", d, "]"), kDeviceFields);
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace drover::codec

@@ -1,0 +1,34 @@
+#include "codec/unsupported_fields.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace drover::codec {
+namespace {
+
+TEST(UnsupportedFieldsTest, AcceptsWhatDroverRunsAndEmptyOrNullFields) {
+  Json job =
+      Json::parse(R"({"ID": "a", "Periodic": null, "Affinities": [], "Update": {"MaxParallel": 2},
+    "TaskGroups": [{"Name": "g", "Migrate": {"MaxParallel": 1}, "Services": null,
+      "Tasks": [{"Name": "t", "Templates": [], "Resources": {"Devices": [{"Name": "gpu"}]}}]}]})");
+  EXPECT_TRUE(CheckSupportedJobFields(job).ok());
+}
+
+TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
+  EXPECT_EQ(
+      CheckSupportedJobFields(Json::parse(R"({"Periodic": {"Spec": "* * * * *"}})")).message(),
+      "Job.Periodic: periodic jobs are not supported by Drover yet");
+  EXPECT_EQ(
+      CheckSupportedJobFields(Json::parse(R"({"TaskGroups": [{}, {"Tasks": [{},
+              {"Templates": [{"EmbeddedTmpl": "x"}]}]}]})"))
+          .message(),
+      "Job.TaskGroups[1].Tasks[1].Templates: template blocks are not supported by Drover yet");
+  EXPECT_EQ(CheckSupportedJobFields(Json::parse(R"({"TaskGroups": [{"Tasks": [{"Resources":
+              {"Devices": [{"Name": "gpu", "Affinities": [{"LTarget": "x"}]}]}}]}]})"))
+                .message(),
+            "Job.TaskGroups[0].Tasks[0].Resources.Devices[0].Affinities: device affinities are "
+            "not supported by Drover yet");
+}
+
+}  // namespace
+}  // namespace drover::codec
