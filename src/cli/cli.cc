@@ -42,6 +42,19 @@ void AddApiFlags(CLI::App* command, ApiFlags* flags) {
   command->add_option("--token", flags->token, "ACL token (default: $NOMAD_TOKEN)");
 }
 
+// The job file and its variables (job run, job validate).
+void AddJobFileFlags(CLI::App* command, JobFileOptions* options) {
+  command->add_flag("--json", options->json, "The job file is JSON whatever its name");
+  command->add_option("--var", options->vars, "Set an HCL variable: NAME=VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--var-file", options->var_files, "Read HCL variables from a file")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("file", options->file, "Job file, HCL or JSON (\"-\" reads stdin)")
+      ->required();
+}
+
 int WithClient(const ApiFlags& flags, const Dependencies& deps, Ui& ui,
                const std::function<int(HttpClient&, Ui&)>& command) {
   const std::string env_addr = deps.getenv("NOMAD_ADDR");
@@ -101,8 +114,9 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   CLI::App* run = job->add_subcommand("run", "Run a new job or update an existing job");
   run->add_flag("--detach", run_options.detach, "Return right after registering the job");
   run->add_flag("--verbose", run_options.verbose, "Print full IDs");
-  run->add_flag("--json", run_options.json, "The job file is JSON whatever its name");
-  run->add_option("file", run_options.file, "Job file in JSON (\"-\" reads stdin)")->required();
+  run->add_flag("--output", run_options.output,
+                "Print the job's JSON (API form) instead of submitting it");
+  AddJobFileFlags(run, &run_options.job_file);
   AddApiFlags(run, &api);
   run->callback([&] {
     action = [&] {
@@ -110,6 +124,36 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
                         [&](HttpClient& c, Ui& u) { return RunJobRun(run_options, c, u); });
     };
   });
+
+  JobFileOptions validate_options;
+  CLI::App* validate = job->add_subcommand("validate", "Check a job file for errors");
+  AddJobFileFlags(validate, &validate_options);
+  AddApiFlags(validate, &api);
+  validate->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunJobValidate(validate_options, c, u);
+      });
+    };
+  });
+
+  std::string inspect_id;
+  CLI::App* inspect = job->add_subcommand("inspect", "Print a registered job as JSON");
+  inspect->add_option("id", inspect_id, "Job ID or prefix")->required();
+  AddApiFlags(inspect, &api);
+  inspect->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunJobInspect(inspect_id, c, u); });
+    };
+  });
+
+  std::string init_file;
+  bool init_short = false;
+  CLI::App* init = job->add_subcommand("init", "Write an example job file");
+  init->add_flag("--short", init_short, "Write the example without comments");
+  init->add_option("file", init_file, "File to write (default: example.nomad.hcl)");
+  init->callback([&] { action = [&] { return RunJobInit(init_file, init_short, ui); }; });
 
   JobStatusOptions status_options;
   CLI::App* status = job->add_subcommand("status", "Display status information about a job");

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "cli/exit_codes.h"
 #include "cli/http_client.h"
+#include "cli/job_file.h"
 #include "cli/ui.h"
 
 #include "agent/agent.h"
@@ -17,12 +18,22 @@ namespace drover::cli {
 
 // drover job run [-detach] [-verbose] [-json] FILE ("-" reads stdin).
 struct JobRunOptions {
-  std::string file;
+  JobFileOptions job_file;
   bool detach = false;
   bool verbose = false;
-  bool json = false;  // the file is JSON whatever its name
+  bool output = false;  // print the job's API JSON and do not submit it
 };
 int RunJobRun(const JobRunOptions& options, HttpClient& client, Ui& ui);
+
+// drover job validate [-var ...] [-var-file ...] [-json] FILE: parse locally, then ask
+// the agent (PUT /v1/validate/job).
+int RunJobValidate(const JobFileOptions& options, HttpClient& client, Ui& ui);
+
+// drover job inspect ID: the registered job as {"Job": ...} JSON.
+int RunJobInspect(const std::string& id, HttpClient& client, Ui& ui);
+
+// drover job init [-short] [FILE]: write an example job that runs as-is (raw_exec).
+int RunJobInit(const std::string& file, bool short_form, Ui& ui);
 
 // drover job status [-short] [-verbose] [-evals] [-all-allocs] [ID].
 struct JobStatusOptions {

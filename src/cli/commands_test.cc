@@ -117,7 +117,7 @@ class CommandsTest : public ::testing::Test {
 TEST_F(CommandsTest, JobRunDetachWrapsABareJob) {
   const std::string file = WriteFile("job.json", R"({"ID": "hello", "Type": "batch"})");
   client_.AddJson("PUT", "/v1/jobs", R"({"EvalID":"ev1","Warnings":"","JobModifyIndex":3})");
-  EXPECT_EQ(RunJobRun({.file = file, .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(RunJobRun({.job_file = {.file = file}, .detach = true}, client_, ui_), kExitOk);
   EXPECT_EQ(out_.str(), "Job registration successful\nEvaluation ID: ev1\n");
   ASSERT_EQ(client_.requests().size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(client_.requests()[0].body),
@@ -127,34 +127,116 @@ TEST_F(CommandsTest, JobRunDetachWrapsABareJob) {
 TEST_F(CommandsTest, JobRunPassesAWrappedJobThroughAndPrintsWarnings) {
   const std::string file = WriteFile("job.json", R"({"Job": {"ID": "hello", "Meta": {"a": "b"}}})");
   client_.AddJson("PUT", "/v1/jobs", R"({"EvalID":"ev1","Warnings":"1 warning: x"})");
-  EXPECT_EQ(RunJobRun({.file = file, .detach = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(RunJobRun({.job_file = {.file = file}, .detach = true}, client_, ui_), kExitOk);
   EXPECT_EQ(out_.str(),
             "Job Warnings:\n1 warning: x\n\nJob registration successful\nEvaluation ID: ev1\n");
   EXPECT_EQ(nlohmann::json::parse(client_.requests()[0].body),
             nlohmann::json::parse(R"({"Job": {"ID": "hello", "Meta": {"a": "b"}}})"));
 }
 
-TEST_F(CommandsTest, JobRunRejectsHclWithoutCallingTheAgent) {
-  EXPECT_EQ(RunJobRun({.file = "example.nomad"}, client_, ui_), kExitError);
-  EXPECT_EQ(RunJobRun({.file = "example.nomad.hcl"}, client_, ui_), kExitError);
-  EXPECT_EQ(err_.str(),
-            "Error: HCL job files are not supported yet; use the JSON form\n"
-            "Error: HCL job files are not supported yet; use the JSON form\n");
+TEST_F(CommandsTest, JobRunParsesHclWithVariables) {
+  const std::string file = WriteFile("job.nomad.hcl", R"(variable "n" {
+  type    = number
+  default = 1
+}
+job "hello" {
+  group "g" {
+    count = var.n
+    task "t" {
+      driver = "raw_exec"
+      env {
+        ALLOC = "${NOMAD_ALLOC_ID}"
+      }
+    }
+  }
+}
+)");
+  const std::string vars = WriteFile("prod.vars.hcl", "n = 2\n");
+  client_.AddJson("PUT", "/v1/jobs", R"({"EvalID":"ev1"})");
+  EXPECT_EQ(
+      RunJobRun({.job_file = {.file = file, .vars = {"n=3"}, .var_files = {vars}}, .detach = true},
+                client_, ui_),
+      kExitOk);
+  ASSERT_EQ(client_.requests().size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(client_.requests()[0].body), nlohmann::json::parse(R"({"Job": {
+    "ID": "hello", "Name": "hello", "TaskGroups": [{"Name": "g", "Count": 3, "Tasks": [
+      {"Name": "t", "Driver": "raw_exec", "Env": {"ALLOC": "${NOMAD_ALLOC_ID}"}}]}]}})"));
+}
+
+TEST_F(CommandsTest, JobRunOutputPrintsTheApiJsonWithoutCallingTheAgent) {
+  const std::string file = WriteFile("job.nomad", "job \"hello\" {\n  priority = 70\n}\n");
+  EXPECT_EQ(RunJobRun({.job_file = {.file = file}, .output = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(out_.str()),
+            nlohmann::json::parse(R"({"Job": {"ID": "hello", "Name": "hello", "Priority": 70}})"));
   EXPECT_TRUE(client_.requests().empty());
 }
 
+TEST_F(CommandsTest, JobRunReportsHclErrorsWithPositions) {
+  const std::string file = WriteFile("bad.nomad.hcl", "job \"x\" {\n  prio = 1\n}\n");
+  EXPECT_EQ(RunJobRun({.job_file = {.file = file}}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(), absl::StrCat("Error getting job struct: Error parsing job file from ", file,
+                                     ":\n", file,
+                                     ":2,3-7: Unsupported argument; An argument named \"prio\" is "
+                                     "not expected here.\n"));
+  EXPECT_TRUE(client_.requests().empty());
+}
+
+TEST_F(CommandsTest, JobValidateAsksTheAgent) {
+  const std::string file = WriteFile("job.nomad.hcl", "job \"x\" {\n}\n");
+  client_.AddJson("PUT", "/v1/validate/job",
+                  R"({"Error": "", "ValidationErrors": [], "Warnings": ""})");
+  EXPECT_EQ(RunJobValidate({.file = file}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "Job validation successful\n");
+}
+
+TEST_F(CommandsTest, JobValidatePrintsTheAgentsErrors) {
+  const std::string file = WriteFile("job.nomad.hcl", "job \"x\" {\n}\n");
+  client_.AddJson("PUT", "/v1/validate/job",
+                  R"({"Error": "1 error occurred:\n\t* Missing job task groups\n\n"})");
+  EXPECT_EQ(RunJobValidate({.file = file}, client_, ui_), kExitError);
+  EXPECT_EQ(err_.str(),
+            "Job validation errors:\n1 error occurred:\n\t* Missing job task groups\n\n\n");
+}
+
+TEST_F(CommandsTest, JobInspectPrintsTheWrappedJob) {
+  client_.AddJson("GET", "/v1/jobs?prefix=hel", R"([{"ID": "hello"}])");
+  client_.AddJson("GET", "/v1/job/hello", R"({"ID": "hello", "Priority": 50})");
+  EXPECT_EQ(RunJobInspect("hel", client_, ui_), kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(out_.str()),
+            nlohmann::json::parse(R"({"Job": {"ID": "hello", "Priority": 50}})"));
+}
+
+TEST_F(CommandsTest, JobInitWritesAnExampleThatParsesAndRefusesToOverwrite) {
+  const std::string path = (dir_.path() / "example.nomad.hcl").string();
+  EXPECT_EQ(RunJobInit(path, /*short_form=*/false, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), absl::StrCat("Example job file written to ", path, "\n"));
+  out_.str("");
+  EXPECT_EQ(RunJobRun({.job_file = {.file = path}, .output = true}, client_, ui_), kExitOk);
+  const nlohmann::json job = nlohmann::json::parse(out_.str())["Job"];
+  EXPECT_EQ(job["ID"], "example");
+  EXPECT_EQ(job["TaskGroups"][0]["Tasks"][0]["Driver"], "raw_exec");
+  EXPECT_EQ(RunJobInit(path, /*short_form=*/true, ui_), kExitError);
+  EXPECT_EQ(err_.str(), absl::StrCat("Job '", path, "' already exists\n"));
+  const std::string short_path = (dir_.path() / "short.nomad.hcl").string();
+  EXPECT_EQ(RunJobInit(short_path, /*short_form=*/true, ui_), kExitOk);
+}
+
 TEST_F(CommandsTest, JobRunReportsFileAndServerErrors) {
-  EXPECT_EQ(RunJobRun({.file = (dir_.path() / "missing.json").string()}, client_, ui_), kExitError);
+  EXPECT_EQ(
+      RunJobRun({.job_file = {.file = (dir_.path() / "missing.json").string()}}, client_, ui_),
+      kExitError);
   EXPECT_NE(err_.str().find("Error getting job struct: "), std::string::npos);
   EXPECT_NE(err_.str().find("no such file or directory"), std::string::npos);
 
   err_.str("");
-  EXPECT_EQ(RunJobRun({.file = WriteFile("bad.json", "{nope")}, client_, ui_), kExitError);
+  EXPECT_EQ(RunJobRun({.job_file = {.file = WriteFile("bad.json", "{nope")}}, client_, ui_),
+            kExitError);
   EXPECT_NE(err_.str().find("Error getting job struct: Failed to parse JSON"), std::string::npos);
 
   err_.str("");
   client_.Add("PUT", "/v1/jobs", 500, "1 error occurred:\n\t* Missing job datacenters\n\n");
-  EXPECT_EQ(RunJobRun({.file = WriteFile("j.json", R"({"ID":"x"})")}, client_, ui_), kExitError);
+  EXPECT_EQ(RunJobRun({.job_file = {.file = WriteFile("j.json", R"({"ID":"x"})")}}, client_, ui_),
+            kExitError);
   EXPECT_EQ(err_.str(),
             "Error submitting job: Unexpected response code: 500 (1 error occurred:\n\t* Missing "
             "job datacenters)\n");
@@ -171,7 +253,7 @@ TEST_F(CommandsTest, JobRunMonitorsTheEvaluation) {
   client_.AddJson("GET", "/v1/evaluation/" + kEvalId, codec::Dump(codec::ToJson(e)));
   client_.AddJson("GET", "/v1/evaluation/" + kEvalId + "/allocations",
                   codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
-  EXPECT_EQ(RunJobRun({.file = file}, client_, ui_), kExitOk);
+  EXPECT_EQ(RunJobRun({.job_file = {.file = file}}, client_, ui_), kExitOk);
   EXPECT_EQ(out_.str(),
             "==> 2026-11-30T02:53:32Z: Monitoring evaluation \"5e2c6f8d\"\n"
             "    2026-11-30T02:53:32Z: Evaluation triggered by job \"hello\"\n"

@@ -18,8 +18,10 @@
 namespace drover::jobspec {
 
 struct ParseOptions {
-  // Variable values, lowest precedence first: var files (name, HCL or JSON content) in
-  // order, then "name=value" assignments (-var), which override them.
+  // Variable values, lowest precedence first: "name=value" from NOMAD_VAR_name
+  // environment variables (ignored for undeclared names), var files (name, HCL or JSON
+  // content) in order, then "name=value" assignments (-var), which override them all.
+  std::vector<std::string> var_environment;
   std::vector<std::pair<std::string, std::string>> var_files;
   std::vector<std::string> var_assignments;
   // file(), fileexists() and templatefile() (CLI only; relative to base_dir).

@@ -257,6 +257,15 @@ TEST(JobspecVariablesTest, DefaultsVarFilesAndAssignments) {
   EXPECT_EQ(j["TaskGroups"][0]["Tasks"][0]["Env"]["NAME"], "web-eu");
 }
 
+TEST(JobspecVariablesTest, EnvironmentValuesAreTheWeakest) {
+  ParseOptions options;
+  options.var_environment = {"count=5", "region=from-env", "not_declared=1"};
+  options.var_files = {{"a.vars.hcl", "region = \"from-file\"\n"}};
+  Json j = Parse(kVariablesJob, options);
+  EXPECT_EQ(j["Region"], "from-file");
+  EXPECT_EQ(j["TaskGroups"][0]["Count"], 5);
+}
+
 TEST(JobspecVariablesTest, Errors) {
   EXPECT_THAT(Error(kVariablesJob), HasSubstr("job.nomad:6,10-17: Unset variable \"count\""));
   ParseOptions bad_type;

@@ -280,6 +280,49 @@ absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> ReadVarFile(
   return values;
 }
 
+// Applies one "name=value" (from -var or NOMAD_VAR_name; `source` names it in messages).
+absl::Status Assign(std::map<std::string, Declared>& declared, const std::string& assignment,
+                    absl::string_view source) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ", source, "\"", assignment, "\": expected NAME=VALUE"));
+  }
+  const std::string name = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  auto it = declared.find(name);
+  if (it == declared.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Undefined -var variable; A \"", name,
+        "\" variable was passed in but was not found in known variables. To declare variable "
+        "\"",
+        name, "\", place this block in your job file: variable \"", name, "\" { type = string }"));
+  }
+  Json raw = text;
+  if (IsComplex(it->second.type)) {
+    const std::string source_name = absl::StrCat("<value for var.", name, ">");
+    absl::StatusOr<ExprPtr> expr = ParseExpression(source_name, text);
+    if (!expr.ok()) {
+      return expr.status();
+    }
+    Evaluator plain(source_name, EvalOptions{});
+    absl::StatusOr<Json> v = plain.Evaluate(**expr);
+    if (!v.ok()) {
+      return v.status();
+    }
+    raw = *v;
+  }
+  absl::StatusOr<Json> converted = ConvertTo(raw, it->second.type, absl::StrCat("var.", name));
+  if (!converted.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid value for ", source, "\"", name,
+                                                   "\": ", converted.status().message(), " (type ",
+                                                   TypeString(it->second.type), ")"));
+  }
+  it->second.value = *converted;
+  it->second.has_value = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Block*>& blocks,
@@ -341,45 +384,20 @@ absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Blo
     }
   }
 
-  for (const std::string& assignment : options.var_assignments) {
+  // NOMAD_VAR_name values: raw strings like -var, for declared variables only.
+  for (const std::string& assignment : options.var_environment) {
     const size_t eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid -var \"", assignment, "\": expected NAME=VALUE"));
+    if (eq == std::string::npos || !declared.contains(assignment.substr(0, eq))) {
+      continue;
     }
-    const std::string name = assignment.substr(0, eq);
-    const std::string text = assignment.substr(eq + 1);
-    auto it = declared.find(name);
-    if (it == declared.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Undefined -var variable; A \"", name,
-          "\" variable was passed in but was not found in known variables. To declare variable "
-          "\"",
-          name, "\", place this block in your job file: variable \"", name,
-          "\" { type = string }"));
+    if (absl::Status s = Assign(declared, assignment, "NOMAD_VAR_"); !s.ok()) {
+      return s;
     }
-    Json raw = text;
-    if (IsComplex(it->second.type)) {
-      const std::string source_name = absl::StrCat("<value for var.", name, ">");
-      absl::StatusOr<ExprPtr> expr = ParseExpression(source_name, text);
-      if (!expr.ok()) {
-        return expr.status();
-      }
-      Evaluator plain(source_name, EvalOptions{});
-      absl::StatusOr<Json> v = plain.Evaluate(**expr);
-      if (!v.ok()) {
-        return v.status();
-      }
-      raw = *v;
+  }
+  for (const std::string& assignment : options.var_assignments) {
+    if (absl::Status s = Assign(declared, assignment, "-var "); !s.ok()) {
+      return s;
     }
-    absl::StatusOr<Json> converted = ConvertTo(raw, it->second.type, absl::StrCat("var.", name));
-    if (!converted.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("Invalid value for -var \"", name,
-                                                     "\": ", converted.status().message(),
-                                                     " (type ", TypeString(it->second.type), ")"));
-    }
-    it->second.value = *converted;
-    it->second.has_value = true;
   }
 
   Json variables = Json::object();
