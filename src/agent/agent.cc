@@ -155,17 +155,27 @@ int RunAgent(const AgentConfig& config) {
                                      .dir = data_dir / "supervisor",
                                      .log_level = config.log_level});
   drivers::RawExecDriver raw_exec(io.get_executor(), clock, supervisor);
-  drivers::ExecDriver exec(io.get_executor(), clock, supervisor);
+  drivers::ExecDriverOptions exec_options;
+  if (config.chroot_env) {
+    exec_options.chroot_env = *config.chroot_env;
+  }
+  drivers::ExecDriver exec(io.get_executor(), clock, supervisor, exec_options);
   drivers::MockDriver mock(io.get_executor(), clock);
   std::map<std::string, drivers::Driver*> drivers;
   // exec is on wherever it can work (root, cgroups); its fingerprint says whether.
   drivers["exec"] = &exec;
-  if (config.dev_mode) {
-    // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
-    // default (agent configuration files bring the `plugin "raw_exec"` switch).
+  // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
+  // default; `plugin "raw_exec" { config { enabled = ... } }` decides otherwise.
+  if (config.raw_exec_enabled.value_or(config.dev_mode)) {
     drivers["raw_exec"] = &raw_exec;
+  }
+  if (config.dev_mode) {
     drivers["mock_driver"] = &mock;
   }
+  std::erase_if(drivers, [&config](const auto& entry) {
+    return config.driver_denylist.contains(entry.first) ||
+           (!config.driver_allowlist.empty() && !config.driver_allowlist.contains(entry.first));
+  });
 
   api::Router router;
   api::ApiContext ctx;
@@ -190,6 +200,12 @@ int RunAgent(const AgentConfig& config) {
   cc.region = config.region;
   cc.http_addr = http_addr;
   cc.dev_mode = config.dev_mode;
+  cc.node_class = config.node_class;
+  cc.node_pool = config.node_pool;
+  cc.meta = config.meta;
+  cc.reserved = config.reserved;
+  cc.gc = config.gc;
+  cc.stats_interval = config.stats_interval;
   cc.state_db = client_db.get();  // null: nothing is kept (a temp -dev dir)
   client::Client client(io.get_executor(), pool, clock, rpc, drivers, cc);
 

@@ -2,7 +2,14 @@
 // control loop (DESIGN.md §1, §3). In -dev mode it is server and client at once.
 #pragma once
 
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+
+#include "client/gc.h"
+#include "common/clock.h"
+#include "model/node.h"
 
 namespace drover::agent {
 
@@ -22,6 +29,23 @@ struct AgentConfig {
   std::string region = "global";
   std::string datacenter = "dc1";
   std::string log_level = "info";
+
+  // The client block of agent configuration files (docs/agent-config.md).
+  std::string node_class;
+  std::string node_pool;  // empty: "default"
+  std::map<std::string, std::string> meta;
+  model::NodeReservedResources reserved;
+  client::GcConfig gc;
+  common::Duration stats_interval = std::chrono::seconds(1);  // telemetry.collection_interval
+  // Host directories linked into exec tasks' chroots; unset: Nomad's default list.
+  std::optional<std::map<std::string, std::string>> chroot_env;
+  // raw_exec runs tasks without isolation: on in -dev unless configured, off otherwise
+  // unless `plugin "raw_exec" { config { enabled = true } }` (or the client option
+  // driver.raw_exec.enable) turns it on.
+  std::optional<bool> raw_exec_enabled;
+  // client options driver.allowlist / driver.denylist: drivers to offer or hide.
+  std::set<std::string> driver_allowlist;  // empty: every driver
+  std::set<std::string> driver_denylist;
 };
 
 // Runs the agent until SIGINT or SIGTERM. Returns the process exit code; startup

@@ -7,16 +7,22 @@
 #include "cli/commands.h"
 
 #include "agent/agent.h"
+#include "agent/config_file.h"
 
 namespace drover::cli {
 
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options) {
-  if (!options.dev && options.data_dir.empty()) {
-    return absl::InvalidArgumentError("Must specify either a data directory or -dev");
-  }
   agent::AgentConfig config;
   config.dev_mode = options.dev;
-  config.data_dir = options.data_dir;
+  if (absl::Status s = agent::ApplyConfigFiles(options.config_paths, config); !s.ok()) {
+    return s;
+  }
+  if (!options.data_dir.empty()) {
+    config.data_dir = options.data_dir;
+  }
+  if (!options.dev && config.data_dir.empty()) {
+    return absl::InvalidArgumentError("Must specify either a data directory or -dev");
+  }
   config.reset_corrupt_state = options.reset_corrupt_state;
   if (!options.bind.empty()) {
     config.bind_addr = options.bind;

@@ -101,6 +101,11 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   agent->add_option("--log-level", agent_options.log_level, "trace, debug, info, warn or error");
   agent->add_option("--region", agent_options.region, "Region (default: global)");
   agent->add_option("--dc", agent_options.datacenter, "Datacenter (default: dc1)");
+  agent
+      ->add_option("--config", agent_options.config_paths,
+                   "Configuration file or directory (HCL or JSON; repeatable, later wins)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   agent->add_flag("--reset-corrupt-state", agent_options.reset_corrupt_state,
                   "Move a damaged state DB aside and start with an empty one");
   agent->callback(

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/exit_codes.h"
@@ -121,6 +122,7 @@ int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 // defaults.
 struct AgentOptions {
   bool dev = false;
+  std::vector<std::string> config_paths;  // -config FILE|DIR, in order
   std::string bind;
   int http_port = -1;
   std::string data_dir;
@@ -130,7 +132,8 @@ struct AgentOptions {
   std::string datacenter;
   bool reset_corrupt_state = false;
 };
-// InvalidArgument: neither -dev nor -data-dir, a bad -http-port or -log-level.
+// Defaults, then -config files in order, then flags. InvalidArgument: neither -dev nor a
+// data dir, a bad -http-port or -log-level, or a configuration file error.
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options);
 // Validates the options and hands the config to `run_agent` (agent::RunAgent in the
 // binary), whose result is the exit code.

@@ -70,6 +70,8 @@ asio::awaitable<absl::Status> Client::Start() {
   fc.datacenter = config_.datacenter;
   fc.http_addr = config_.http_addr;
   fc.dev_mode = config_.dev_mode;
+  fc.node_class = config_.node_class;
+  fc.meta = config_.meta;
   // The host on the pool; the drivers here, where they live.
   auto work = [fc] { return fingerprint::FingerprintNode(fc, {}); };
   auto node = co_await common::Offload(pool_, std::move(work));  // named: see Offload()
@@ -77,6 +79,10 @@ asio::awaitable<absl::Status> Client::Start() {
     co_return common::Annotate(node.status(), "failed to fingerprint node");
   }
   node_ = *node;
+  node_.reserved_resources = config_.reserved;
+  if (!config_.node_pool.empty()) {
+    node_.node_pool = config_.node_pool;
+  }
   fingerprint::ApplyDriverFingerprints(node_, drivers_);
   if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
     co_return common::Annotate(s, "failed to register node");
@@ -214,6 +220,7 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
   c.alloc_dir_options.mount_tmpfs = config_.secrets_tmpfs && geteuid() == 0;
   c.node = &node_;
   c.region = config_.region;
+  c.stats_interval = config_.stats_interval;
   c.drivers = drivers_;
   c.clock = &clock_;
   c.pool = &pool_;

@@ -36,6 +36,13 @@ struct ClientConfig {
   common::Duration sync_interval = std::chrono::milliseconds(200);
   common::Duration retry_interval = std::chrono::seconds(5);
   GcConfig gc;
+  // From the agent configuration's client block (docs/agent-config.md).
+  std::string node_class;
+  std::string node_pool;  // empty: "default"
+  std::map<std::string, std::string> meta;
+  model::NodeReservedResources reserved;
+  // How often each allocation samples its tasks' resource usage.
+  common::Duration stats_interval = std::chrono::seconds(1);
   // tmpfs for task secrets/ and private/ (needs root; on by default when root).
   bool secrets_tmpfs = true;
   // Where allocations and task state are persisted and restored from (must outlive

@@ -56,6 +56,57 @@ absl::string_view TypeWord(FieldType t) {
 
 }  // namespace
 
+Body BodyFromJson(const Json& json, const BlockSpec& spec) {
+  Body body;
+  if (!json.is_object()) {
+    return body;
+  }
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    const FieldSpec* field = FindField(spec, it.key());
+    if (field != nullptr && IsBlockType(field->type) && field->block != nullptr) {
+      const bool labeled =
+          field->type == FieldType::kLabeledList || field->type == FieldType::kLabeledMap;
+      auto add = [&](const Json& value, const std::string* label) {
+        Block block;
+        block.type = it.key();
+        if (label != nullptr) {
+          block.labels.push_back(*label);
+          block.label_ranges.emplace_back();
+        }
+        block.body = BodyFromJson(value, *field->block);
+        body.blocks.push_back(std::move(block));
+      };
+      const Json& value = it.value();
+      if (labeled && value.is_object()) {
+        for (auto l = value.begin(); l != value.end(); ++l) {
+          const std::string label = l.key();
+          if (l->is_array()) {
+            for (const Json& item : *l) {
+              add(item, &label);
+            }
+          } else {
+            add(*l, &label);
+          }
+        }
+      } else if (value.is_array()) {
+        for (const Json& item : value) {
+          add(item, nullptr);
+        }
+      } else {
+        add(value, nullptr);
+      }
+      continue;
+    }
+    Attribute attr;
+    attr.name = it.key();
+    attr.expr = std::make_unique<Expr>();
+    attr.expr->kind = ExprKind::kLiteral;
+    attr.expr->literal = it.value();
+    body.attributes.push_back(std::move(attr));
+  }
+  return body;
+}
+
 bool ParseByteSize(absl::string_view text, uint64_t& bytes) {
   text = absl::StripAsciiWhitespace(text);
   size_t i = 0;

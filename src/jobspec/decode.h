@@ -79,6 +79,11 @@ class Decoder {
   Evaluator& evaluator_;
 };
 
+// The body HCL's JSON syntax describes: `json` (an object) read against `spec`, where a
+// member naming a block holds an object (labeled blocks: keyed by label) or a list of
+// them. Positions are unknown (line 1, column 1).
+Body BodyFromJson(const Json& json, const BlockSpec& spec);
+
 // Parses "512MB", "1.5 GiB", "100" (bytes) into bytes; false on bad syntax.
 bool ParseByteSize(absl::string_view text, uint64_t& bytes);
 

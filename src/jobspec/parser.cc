@@ -504,13 +504,30 @@ class Parser {
       if (tok_.kind == Tok::kRBrace && !top) {
         break;
       }
-      if (tok_.kind != Tok::kIdent) {
+      Token name = tok_;
+      if (tok_.kind == Tok::kOQuote) {
+        // `"/bin" = "/bin"`: HCL1's quoted argument names, which Nomad's agent
+        // configuration files use (chroot_env, meta keys with dots).
+        ExprPtr quoted = ParseQuotedTemplate();
+        if (failed()) {
+          break;
+        }
+        if (quoted->parts.size() != 1 || quoted->parts[0].expr != nullptr ||
+            tok_.kind != Tok::kAssign) {
+          Fail(quoted->range, "Invalid argument name",
+               "A quoted argument name must be a plain string followed by an equals sign.");
+          break;
+        }
+        name.kind = Tok::kIdent;
+        name.text = quoted->parts[0].literal;
+        name.range = quoted->range;
+      } else if (tok_.kind != Tok::kIdent) {
         Fail(tok_.range, "Argument or block definition required",
              "An argument or block definition is required here.");
         break;
+      } else {
+        Advance();
       }
-      const Token name = tok_;
-      Advance();
       if (tok_.kind == Tok::kAssign) {
         Advance();
         Attribute attr;

@@ -72,6 +72,15 @@ c = /* inline */ 3
   EXPECT_EQ(f.body.attributes.size(), 3u);
 }
 
+TEST(ParserTest, QuotedArgumentNames) {
+  File f = MustParse("env {\n  \"a.b\" = 1\n  \"/bin\" = \"/bin\"\n}\n");
+  ASSERT_EQ(f.body.blocks[0].body.attributes.size(), 2u);
+  EXPECT_EQ(f.body.blocks[0].body.attributes[0].name, "a.b");
+  EXPECT_EQ(f.body.blocks[0].body.attributes[0].name_range.begin.column, 3);
+  EXPECT_THAT(ErrorOf("\"${x}\" = 1\n"), HasSubstr("Invalid argument name"));
+  EXPECT_THAT(ErrorOf("\"a\" {\n}\n"), HasSubstr("Invalid argument name"));
+}
+
 TEST(ParserTest, OneLineBlock) {
   File f = MustParse("resources { cpu = 100 }\n");
   ASSERT_EQ(f.body.blocks.size(), 1u);

@@ -357,6 +357,16 @@ absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Blo
     }
   }
 
+  // NOMAD_VAR_name values: raw strings like -var, for declared variables only.
+  for (const std::string& assignment : options.var_environment) {
+    const size_t eq = assignment.find('=');
+    if (eq == std::string::npos || !declared.contains(assignment.substr(0, eq))) {
+      continue;
+    }
+    if (absl::Status s = Assign(declared, assignment, "NOMAD_VAR_"); !s.ok()) {
+      return s;
+    }
+  }
   for (const auto& [file_name, content] : options.var_files) {
     absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> values =
         ReadVarFile(file_name, content);
@@ -384,16 +394,6 @@ absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Blo
     }
   }
 
-  // NOMAD_VAR_name values: raw strings like -var, for declared variables only.
-  for (const std::string& assignment : options.var_environment) {
-    const size_t eq = assignment.find('=');
-    if (eq == std::string::npos || !declared.contains(assignment.substr(0, eq))) {
-      continue;
-    }
-    if (absl::Status s = Assign(declared, assignment, "NOMAD_VAR_"); !s.ok()) {
-      return s;
-    }
-  }
   for (const std::string& assignment : options.var_assignments) {
     if (absl::Status s = Assign(declared, assignment, "-var "); !s.ok()) {
       return s;

@@ -1,0 +1,384 @@
+#include "agent/config_file.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+#include "jobspec/decode.h"
+#include "jobspec/parser.h"
+
+namespace drover::agent {
+
+namespace {
+
+namespace fs = std::filesystem;
+using jobspec::BlockSpec;
+using F = jobspec::FieldType;
+using Json = nlohmann::json;
+
+// Field names are the file's own (snake_case) so ApplyConfig reads what users write.
+const BlockSpec kPorts{
+    "ports", {{"http", "http", F::kInt}, {"rpc", "rpc", F::kInt}, {"serf", "serf", F::kInt}}};
+const BlockSpec kAddresses{
+    "addresses",
+    {{"http", "http", F::kString}, {"rpc", "rpc", F::kString}, {"serf", "serf", F::kString}}};
+const BlockSpec kServer{
+    "server",
+    {{"enabled", "enabled", F::kBool}, {"bootstrap_expect", "bootstrap_expect", F::kInt}}};
+const BlockSpec kReserved{"reserved",
+                          {{"cpu", "cpu", F::kInt},
+                           {"memory", "memory", F::kSizeMB},
+                           {"disk", "disk", F::kSizeMB},
+                           {"reserved_ports", "reserved_ports", F::kString}}};
+const BlockSpec kHostVolume{"host_volume",
+                            {{"path", "path", F::kString}, {"read_only", "read_only", F::kBool}}};
+const BlockSpec kClient{"client",
+                        {
+                            {"enabled", "enabled", F::kBool},
+                            {"servers", "servers", F::kStringList},
+                            {"node_class", "node_class", F::kString},
+                            {"node_pool", "node_pool", F::kString},
+                            {"meta", "meta", F::kStringMap},
+                            {"options", "options", F::kStringMap},
+                            {"chroot_env", "chroot_env", F::kStringMap},
+                            {"gc_interval", "gc_interval", F::kDuration},
+                            {"gc_disk_usage_threshold", "gc_disk_usage_threshold", F::kNumber},
+                            {"gc_inode_usage_threshold", "gc_inode_usage_threshold", F::kNumber},
+                            {"gc_max_allocs", "gc_max_allocs", F::kInt},
+                            {"reserved", "reserved", F::kBlock, &kReserved},
+                            {"host_volume", "host_volume", F::kLabeledMap, &kHostVolume, "name"},
+                        }};
+const BlockSpec kPlugin{"plugin", {{"config", "config", F::kAny}}};
+const BlockSpec kTelemetry{
+    "telemetry",
+    {
+        {"collection_interval", "collection_interval", F::kDuration},
+        {"publish_allocation_metrics", "publish_allocation_metrics", F::kBool},
+        {"publish_node_metrics", "publish_node_metrics", F::kBool},
+        {"prometheus_metrics", "prometheus_metrics", F::kBool},
+        {"disable_hostname", "disable_hostname", F::kBool},
+    }};
+const BlockSpec kAgent{"agent",
+                       {
+                           {"name", "name", F::kString},
+                           {"region", "region", F::kString},
+                           {"datacenter", "datacenter", F::kString},
+                           {"data_dir", "data_dir", F::kString},
+                           {"bind_addr", "bind_addr", F::kString},
+                           {"log_level", "log_level", F::kString},
+                           {"leave_on_interrupt", "leave_on_interrupt", F::kBool},
+                           {"leave_on_terminate", "leave_on_terminate", F::kBool},
+                           {"disable_update_check", "disable_update_check", F::kBool},
+                           {"ports", "ports", F::kBlock, &kPorts},
+                           {"addresses", "addresses", F::kBlock, &kAddresses},
+                           {"server", "server", F::kBlock, &kServer},
+                           {"client", "client", F::kBlock, &kClient},
+                           {"plugin", "plugin", F::kLabeledMap, &kPlugin, "name"},
+                           {"telemetry", "telemetry", F::kBlock, &kTelemetry},
+                       }};
+
+absl::Status Unsupported(absl::string_view setting, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
+}
+
+// "1"/"true" → true, "0"/"false" → false.
+std::optional<bool> OptionBool(const std::string& value) {
+  const std::string v = absl::AsciiStrToLower(value);
+  if (v == "1" || v == "true") {
+    return true;
+  }
+  if (v == "0" || v == "false") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+std::set<std::string> OptionList(const std::string& value) {
+  std::set<std::string> out;
+  for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    out.insert(std::string(absl::StripAsciiWhitespace(item)));
+  }
+  return out;
+}
+
+absl::Status ApplyClient(const Json& c, AgentConfig& config) {
+  if (c.contains("enabled") && !c["enabled"].get<bool>()) {
+    return Unsupported("client.enabled = false",
+                       "a server-only agent is not supported by Drover yet; every agent runs "
+                       "its own client");
+  }
+  if (c.contains("servers") && !c["servers"].empty()) {
+    return Unsupported("client.servers",
+                       "joining remote servers is not supported by Drover yet; the agent runs "
+                       "its own server");
+  }
+  if (c.contains("host_volume") && !c["host_volume"].empty()) {
+    return Unsupported("client.host_volume", "host volumes are not supported by Drover yet");
+  }
+  config.node_class = c.value("node_class", config.node_class);
+  config.node_pool = c.value("node_pool", config.node_pool);
+  if (c.contains("meta")) {
+    for (auto it = c["meta"].begin(); it != c["meta"].end(); ++it) {
+      config.meta[it.key()] = it.value().get<std::string>();
+    }
+  }
+  if (c.contains("chroot_env")) {
+    config.chroot_env = c["chroot_env"].get<std::map<std::string, std::string>>();
+  }
+  if (c.contains("gc_interval")) {
+    config.gc.interval = common::Duration(c["gc_interval"].get<int64_t>());
+    if (config.gc.interval <= common::Duration::zero()) {
+      return Unsupported("client.gc_interval", "must be positive");
+    }
+  }
+  for (const char* key : {"gc_disk_usage_threshold", "gc_inode_usage_threshold"}) {
+    if (!c.contains(key)) {
+      continue;
+    }
+    const double percent = c[key].get<double>();
+    if (percent < 0 || percent > 100) {
+      return Unsupported(absl::StrCat("client.", key), "must be a percentage (0-100)");
+    }
+    (std::string_view(key) == "gc_disk_usage_threshold" ? config.gc.disk_usage_threshold
+                                                        : config.gc.inode_usage_threshold) =
+        percent;
+  }
+  if (c.contains("gc_max_allocs")) {
+    config.gc.max_allocs = c["gc_max_allocs"].get<int>();
+    if (config.gc.max_allocs < 1) {
+      return Unsupported("client.gc_max_allocs", "must be at least 1");
+    }
+  }
+  if (c.contains("reserved")) {
+    const Json& r = c["reserved"];
+    config.reserved.cpu_shares = r.value("cpu", config.reserved.cpu_shares);
+    config.reserved.memory_mb = r.value("memory", config.reserved.memory_mb);
+    config.reserved.disk_mb = r.value("disk", config.reserved.disk_mb);
+    config.reserved.reserved_host_ports =
+        r.value("reserved_ports", config.reserved.reserved_host_ports);
+    if (config.reserved.cpu_shares < 0 || config.reserved.memory_mb < 0 ||
+        config.reserved.disk_mb < 0) {
+      return Unsupported("client.reserved", "reserved resources cannot be negative");
+    }
+  }
+  if (c.contains("options")) {
+    for (auto it = c["options"].begin(); it != c["options"].end(); ++it) {
+      const std::string& key = it.key();
+      const std::string value = it.value().get<std::string>();
+      if (key == "driver.raw_exec.enable") {
+        std::optional<bool> on = OptionBool(value);
+        if (!on) {
+          return Unsupported("client.options[\"driver.raw_exec.enable\"]",
+                             absl::StrCat("\"", value, "\" is not a bool"));
+        }
+        config.raw_exec_enabled = *on;
+      } else if (key == "driver.allowlist" || key == "driver.whitelist") {
+        config.driver_allowlist = OptionList(value);
+      } else if (key == "driver.denylist" || key == "driver.blacklist") {
+        config.driver_denylist = OptionList(value);
+      } else {
+        return Unsupported(absl::StrCat("client.options[\"", key, "\"]"),
+                           "unknown client option (Drover knows driver.raw_exec.enable, "
+                           "driver.allowlist and driver.denylist)");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPlugins(const Json& plugins, AgentConfig& config) {
+  for (auto it = plugins.begin(); it != plugins.end(); ++it) {
+    const std::string& name = it.key();
+    const Json plugin_config = it->value("config", Json::object());
+    if (name == "raw_exec") {
+      for (auto key = plugin_config.begin(); key != plugin_config.end(); ++key) {
+        if (key.key() != "enabled" || !key->is_boolean()) {
+          return Unsupported(absl::StrCat("plugin \"raw_exec\" config ", key.key()),
+                             "raw_exec's only setting is enabled = true|false");
+        }
+        config.raw_exec_enabled = key->get<bool>();
+      }
+    } else if (name == "exec") {
+      if (!plugin_config.empty()) {
+        return Unsupported(absl::StrCat("plugin \"exec\" config ", plugin_config.begin().key()),
+                           "exec has no settings in Drover yet (chroot_env belongs in the client "
+                           "block)");
+      }
+    } else {
+      return Unsupported(absl::StrCat("plugin \"", name, "\""),
+                         "Drover has no plugin of that name (drivers: raw_exec, exec)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandConfigPaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<std::string> entries;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && !absl::StartsWith(name, ".") &&
+            (absl::EndsWith(name, ".hcl") || absl::EndsWith(name, ".json"))) {
+          entries.push_back(entry.path().string());
+        }
+      }
+      if (ec) {
+        return absl::InternalError(
+            absl::StrCat("Error reading config directory ", path, ": ", ec.message()));
+      }
+      std::sort(entries.begin(), entries.end());
+      files.insert(files.end(), entries.begin(), entries.end());
+    } else if (fs::exists(path, ec)) {
+      files.push_back(path);
+    } else {
+      return absl::NotFoundError(
+          absl::StrCat("Error loading configuration from ", path, ": no such file or directory"));
+    }
+  }
+  return files;
+}
+
+absl::StatusOr<Json> ReadConfigFile(const std::string& path, const std::string& text) {
+  jobspec::Evaluator evaluator(path, jobspec::EvalOptions{});
+  jobspec::Decoder decoder(evaluator);
+  Json out = Json::object();
+  if (absl::EndsWith(path, ".json")) {
+    Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Error loading configuration from ", path, ": not a JSON object"));
+    }
+    const jobspec::Body body = jobspec::BodyFromJson(parsed, kAgent);
+    if (absl::Status s = decoder.DecodeBody(body, kAgent, nullptr, out); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Error loading configuration from ", path, ": ", s.message()));
+    }
+    return out;
+  }
+  absl::StatusOr<jobspec::File> file = jobspec::ParseFile(path, text);
+  if (!file.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Error loading configuration from ", path, ": ", file.status().message()));
+  }
+  if (absl::Status s = decoder.DecodeBody(file->body, kAgent, nullptr, out); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Error loading configuration from ", path, ": ", s.message()));
+  }
+  return out;
+}
+
+void MergeConfig(Json& base, const Json& overlay) {
+  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
+    if (it->is_object() && base.contains(it.key()) && base[it.key()].is_object()) {
+      MergeConfig(base[it.key()], *it);
+    } else {
+      base[it.key()] = *it;
+    }
+  }
+}
+
+absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
+  config.node_name = merged.value("name", config.node_name);
+  config.region = merged.value("region", config.region);
+  config.datacenter = merged.value("datacenter", config.datacenter);
+  config.data_dir = merged.value("data_dir", config.data_dir);
+  config.bind_addr = merged.value("bind_addr", config.bind_addr);
+  if (merged.contains("addresses") && merged["addresses"].contains("http")) {
+    config.bind_addr = merged["addresses"]["http"].get<std::string>();
+  }
+  if (merged.contains("log_level")) {
+    const std::string level = absl::AsciiStrToLower(merged["log_level"].get<std::string>());
+    if (level != "trace" && level != "debug" && level != "info" && level != "warn" &&
+        level != "error" && level != "off") {
+      return Unsupported("log_level", absl::StrCat("unknown level \"", level, "\""));
+    }
+    config.log_level = level;
+  }
+  if (merged.contains("ports")) {
+    for (auto it = merged["ports"].begin(); it != merged["ports"].end(); ++it) {
+      const int port = it->get<int>();
+      if (port < 0 || port > 65535) {
+        return Unsupported(absl::StrCat("ports.", it.key()), "must be 0-65535");
+      }
+    }
+    config.http_port = merged["ports"].value("http", config.http_port);
+  }
+  if (merged.contains("server")) {
+    const Json& s = merged["server"];
+    if (s.contains("enabled") && !s["enabled"].get<bool>()) {
+      return Unsupported("server.enabled = false",
+                         "a client-only agent is not supported by Drover yet; every agent runs "
+                         "its own server");
+    }
+    if (s.value("bootstrap_expect", 1) > 1) {
+      return Unsupported("server.bootstrap_expect",
+                         "clusters of several servers are not supported by Drover yet");
+    }
+  }
+  if (merged.contains("client")) {
+    if (absl::Status s = ApplyClient(merged["client"], config); !s.ok()) {
+      return s;
+    }
+  }
+  if (merged.contains("plugin")) {
+    if (absl::Status s = ApplyPlugins(merged["plugin"], config); !s.ok()) {
+      return s;
+    }
+  }
+  if (merged.contains("telemetry")) {
+    const Json& t = merged["telemetry"];
+    for (const char* key :
+         {"publish_allocation_metrics", "publish_node_metrics", "prometheus_metrics"}) {
+      if (t.value(key, false)) {
+        return Unsupported(absl::StrCat("telemetry.", key),
+                           "metrics publishing is not supported by Drover yet");
+      }
+    }
+    if (t.contains("collection_interval")) {
+      config.stats_interval = common::Duration(t["collection_interval"].get<int64_t>());
+      if (config.stats_interval < std::chrono::milliseconds(100)) {
+        return Unsupported("telemetry.collection_interval", "must be at least 100ms");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyConfigFiles(const std::vector<std::string>& paths, AgentConfig& config) {
+  absl::StatusOr<std::vector<std::string>> files = ExpandConfigPaths(paths);
+  if (!files.ok()) {
+    return files.status();
+  }
+  Json merged = Json::object();
+  for (const std::string& file : *files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      return absl::NotFoundError(
+          absl::StrCat("Error loading configuration from ", file, ": cannot read the file"));
+    }
+    absl::StatusOr<Json> one = ReadConfigFile(file, text.str());
+    if (!one.ok()) {
+      return one.status();
+    }
+    MergeConfig(merged, *one);
+  }
+  if (absl::Status s = ApplyConfig(merged, config); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Error loading configuration: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace drover::agent
