@@ -298,7 +298,8 @@ absl::Status Decoder::DecodeFreeBody(const Body& body, Json& out) {
   return absl::OkStatus();
 }
 
-absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Json& out) {
+absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Json& out,
+                                  std::set<std::pair<std::string, std::string>>& labels) {
   const std::string key(field.json);
   const bool labeled =
       field.type == FieldType::kLabeledList || field.type == FieldType::kLabeledMap;
@@ -350,14 +351,11 @@ absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Js
       break;
     case FieldType::kBlockList:
     case FieldType::kLabeledList:
-      if (field.type == FieldType::kLabeledList && out.contains(key)) {
-        for (const Json& other : out[key]) {
-          if (other.value(std::string(field.label_field), "") == block.labels[0]) {
-            return Error(block.label_ranges[0],
-                         absl::StrCat("Duplicate ", block.type, " \"", block.labels[0], "\""),
-                         absl::StrCat("Each ", block.type, " must have a unique name."));
-          }
-        }
+      if (field.type == FieldType::kLabeledList &&
+          !labels.emplace(block.type, block.labels[0]).second) {
+        return Error(block.label_ranges[0],
+                     absl::StrCat("Duplicate ", block.type, " \"", block.labels[0], "\""),
+                     absl::StrCat("Each ", block.type, " must have a unique name."));
       }
       out[key].push_back(std::move(item));
       break;
@@ -395,6 +393,7 @@ absl::Status Decoder::DecodeBody(const Body& body, const BlockSpec& spec, const 
       return s;
     }
   }
+  std::set<std::pair<std::string, std::string>> labels;
   for (const Block& child : body.blocks) {
     const FieldSpec* field = FindField(spec, child.type);
     if (field == nullptr || (!IsBlockType(field->type) && !AllowsBlockForm(field->type))) {
@@ -407,7 +406,7 @@ absl::Status Decoder::DecodeBody(const Body& body, const BlockSpec& spec, const 
                              "\"",
                              child.type, "\"? If so, use the equals sign to assign it a value."));
     }
-    if (absl::Status s = DecodeBlock(child, *field, out); !s.ok()) {
+    if (absl::Status s = DecodeBlock(child, *field, out, labels); !s.ok()) {
       return s;
     }
   }

@@ -5,7 +5,9 @@
 // this machinery with their own schemas.
 #pragma once
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -73,7 +75,10 @@ class Decoder {
 
  private:
   absl::Status DecodeAttribute(const Attribute& attr, const FieldSpec& field, Json& out);
-  absl::Status DecodeBlock(const Block& block, const FieldSpec& field, Json& out);
+  // `labels` holds the (block type, label) pairs seen in this body, so duplicates are
+  // found in O(log n) however many groups or tasks a file has.
+  absl::Status DecodeBlock(const Block& block, const FieldSpec& field, Json& out,
+                           std::set<std::pair<std::string, std::string>>& labels);
   absl::Status DecodeFreeBody(const Body& body, Json& out);
 
   Evaluator& evaluator_;

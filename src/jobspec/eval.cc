@@ -211,7 +211,36 @@ absl::StatusOr<Json> Evaluator::Evaluate(const Expr& expr) {
   return out;
 }
 
+bool Evaluator::Charge(const Range& range, uint64_t units) {
+  work_ += units;
+  if (work_ > kMaxEvalWork) {
+    return Fail(range, "Evaluation too expensive",
+                absl::StrCat("This file's expressions need more than ", kMaxEvalWork,
+                             " steps to evaluate; simplify them."));
+  }
+  return true;
+}
+
+bool Evaluator::CheckProduced(const Range& range, const Json& value) {
+  if (value.is_string()) {
+    const size_t n = value.get_ref<const std::string&>().size();
+    if (n > kMaxStringBytes) {
+      return Fail(range, "Value too large",
+                  absl::StrCat("The result is a string of ", n, " bytes; the limit is ",
+                               kMaxStringBytes, "."));
+    }
+    return Charge(range, n / 16);
+  }
+  if (value.is_array() || value.is_object()) {
+    return Charge(range, value.size());
+  }
+  return true;
+}
+
 bool Evaluator::Eval(const Expr& e, Json& out) {
+  if (!Charge(e.range, 1)) {
+    return false;
+  }
   switch (e.kind) {
     case ExprKind::kLiteral:
       out = e.literal;
@@ -321,9 +350,12 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
                                TypeName(v), "."));
     }
     text += s;
+    if (text.size() > kMaxStringBytes) {
+      return CheckProduced(e.range, text);
+    }
   }
   out = std::move(text);
-  return true;
+  return CheckProduced(e.range, out);
 }
 
 bool Evaluator::EvalVariable(const Expr& e, Json& out) {
@@ -378,12 +410,19 @@ bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out
     return Fail(range, "Cycle in local values",
                 absl::StrCat("The local value \"", name, "\" refers to itself."));
   }
+  if (local_depth_ >= kMaxLocalDepth) {
+    return Fail(range, "Local values nest too deeply",
+                absl::StrCat("Local values may refer to other locals at most ", kMaxLocalDepth,
+                             " levels deep."));
+  }
   local.state = Local::State::kEvaluating;
+  ++local_depth_;
   // Locals are evaluated in the file's scope, not inside the caller's for-expression.
   std::vector<std::map<std::string, Json>> saved;
   saved.swap(scopes_);
   Json value;
   const bool ok = Eval(*local.attr->expr, value);
+  --local_depth_;
   saved.swap(scopes_);
   if (!ok) {
     return false;
@@ -717,7 +756,7 @@ bool Evaluator::EvalCall(const Expr& e, Json& out) {
                 absl::StrCat("Call to function \"", e.name, "\" failed: ", message, "."));
   }
   out = std::move(*result);
-  return true;
+  return CheckProduced(e.range, out);
 }
 
 }  // namespace drover::jobspec

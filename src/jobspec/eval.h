@@ -10,6 +10,7 @@
 // "${...}"; other unknown names and undeclared `var.x`/`local.x` are errors.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,14 @@
 namespace drover::jobspec {
 
 using Json = nlohmann::json;
+
+// Bounds that keep hostile input from hanging the parser or exhausting memory: total
+// evaluation work per file (expression steps plus elements and string bytes/16 that
+// functions and templates produce), the size of one string value, and how deeply
+// locals may refer to other locals.
+inline constexpr uint64_t kMaxEvalWork = 10'000'000;
+inline constexpr size_t kMaxStringBytes = 4 << 20;
+inline constexpr int kMaxLocalDepth = 100;
 
 struct EvalOptions {
   // file(), fileexists() and templatefile() read files relative to base_dir. Off in the
@@ -70,6 +79,9 @@ class Evaluator {
   bool EvalBareRuntime(const Expr& e, Json& out);
   bool EvalLocal(const std::string& name, const Range& range, Json& out);
   bool Fail(const Range& range, absl::string_view summary, absl::string_view detail);
+  // Charges `units` of work and checks the size of a produced value.
+  bool Charge(const Range& range, uint64_t units);
+  bool CheckProduced(const Range& range, const Json& value);
   // A reference whose root this file does not define (neither var, local, a
   // for-expression variable nor a templatefile() variable): the client resolves it.
   bool IsUnresolvedReference(const Expr& e) const;
@@ -82,6 +94,8 @@ class Evaluator {
   std::vector<std::map<std::string, Json>> scopes_;  // for-expression variables
   std::vector<const Json*> splat_items_;
   absl::Status status_;
+  uint64_t work_ = 0;  // over every Evaluate call: the budget is per file
+  int local_depth_ = 0;
 };
 
 // Whether `e` is a reference (possibly with traversals) rooted at a name only the

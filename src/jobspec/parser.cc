@@ -481,8 +481,9 @@ class Parser {
   bool Enter(const Range& range) {
     if (++depth_ > kMaxNesting) {
       Fail(range, "Nesting too deep",
-           absl::StrCat("Blocks, brackets and interpolations may nest at most ", kMaxNesting,
-                        " levels deep."));
+           absl::StrCat("Blocks, brackets, interpolations and chains of operators may nest at "
+                        "most ",
+                        kMaxNesting, " levels deep."));
       return false;
     }
     return true;
@@ -672,8 +673,11 @@ class Parser {
     return 0;
   }
 
+  // A chain of operators or traversals builds a left-deep tree: each link counts
+  // against kMaxNesting like a bracket, so evaluation depth stays bounded.
   ExprPtr ParseBinary(int min_precedence) {
     ExprPtr lhs = ParseUnary();
+    int links = 0;
     while (!failed() && tok_.kind == Tok::kOp) {
       const int precedence = Precedence(tok_.text);
       if (precedence == 0 || precedence <= min_precedence) {
@@ -690,7 +694,12 @@ class Parser {
       e->operands.push_back(std::move(lhs));
       e->operands.push_back(std::move(rhs));
       lhs = std::move(e);
+      if (!Enter(lhs->range)) {
+        return nullptr;
+      }
+      ++links;
     }
+    depth_ -= links;
     return failed() ? nullptr : std::move(lhs);
   }
 
@@ -716,7 +725,12 @@ class Parser {
 
   // Applies `.name`, `.0`, `[index]` traversals to `e`; stops at anything else.
   ExprPtr ParseTraversals(ExprPtr e, bool allow_splat) {
+    int links = 0;
     while (!failed()) {
+      if (links > 0 && !Enter(e->range)) {
+        return nullptr;
+      }
+      ++links;
       if (tok_.kind == Tok::kDot) {
         Advance();
         if (tok_.kind == Tok::kIdent) {
@@ -772,6 +786,7 @@ class Parser {
         break;
       }
     }
+    depth_ -= links - 1;
     return failed() ? nullptr : std::move(e);
   }
 

@@ -237,3 +237,23 @@ TEST(ParserTest, ExpressionEntryPoint) {
 
 }  // namespace
 }  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(ParserErrorTest, LongOperatorAndTraversalChainsAreCapped) {
+  std::string sum = "a = 1";
+  for (int i = 0; i < 100000; ++i) {
+    sum += " + 1";
+  }
+  EXPECT_THAT(ErrorOf(sum + "\n"), HasSubstr("Nesting too deep"));
+  std::string index = "a = x";
+  for (int i = 0; i < 100000; ++i) {
+    index += "[0]";
+  }
+  EXPECT_THAT(ErrorOf(index + "\n"), HasSubstr("Nesting too deep"));
+  EXPECT_EQ(Value("v = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10\n"), 55);
+}
+
+}  // namespace
+}  // namespace drover::jobspec
