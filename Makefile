@@ -7,7 +7,12 @@ RELEASE_DIR := build/release
 ADDR ?= 127.0.0.1
 PORT ?= 4646
 
-.PHONY: all deps build build-release run test bench format tidy clean
+FUZZ_DIR := build/fuzz
+# `make test` fuzzes the job file parser briefly; `make fuzz` for as long as you like.
+FUZZ_TEST_SECONDS ?= 30
+FUZZ_SECONDS ?= 600
+
+.PHONY: all deps build build-release build-fuzz run test fuzz bench format tidy clean
 
 all: build
 
@@ -30,9 +35,20 @@ build-release: deps $(RELEASE_DIR)/build.ninja
 run: build-release
 	@./scripts/run-dev.sh $(RELEASE_DIR)/bin/drover $(ADDR) $(PORT)
 
-# Builds and runs every unit and integration test.
-test: build
+# Builds and runs every unit and integration test, then fuzzes the HCL parser for
+# $(FUZZ_TEST_SECONDS) seconds (clang + libFuzzer, its own build dir).
+test: build build-fuzz
 	cd $(DEBUG_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	@./scripts/fuzz.sh $(FUZZ_DIR)/bin/jobspec_fuzz $(FUZZ_TEST_SECONDS)
+
+build-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target jobspec_fuzz
+
+# Fuzzes the HCL job file parser for $(FUZZ_SECONDS) seconds; the corpus grows in
+# build/fuzz/corpus and crashing inputs land in build/fuzz/artifacts.
+fuzz: build-fuzz
+	@./scripts/fuzz.sh $(FUZZ_DIR)/bin/jobspec_fuzz $(FUZZ_SECONDS)
 
 # Release-mode benchmarks; one JSON object per result line on stdout.
 bench: deps

@@ -10,7 +10,7 @@ PACKAGES=(
   liblmdb-dev libzstd-dev nlohmann-json3-dev libabsl-dev libxxhash-dev
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang-format clang-tidy
+  clang-format clang-tidy clang libclang-rt-14-dev
   curl procps util-linux
 )
 
