@@ -193,9 +193,9 @@ absl::Status Evaluator::AddLocal(const Attribute& attr) {
 absl::Status Evaluator::EvaluateLocals() {
   status_ = absl::OkStatus();
   for (auto& [name, local] : locals_) {
-    Json ignored;
+    const Json* ignored = nullptr;
     if (local.state == Local::State::kPending &&
-        !EvalLocal(name, local.attr->name_range, ignored)) {
+        !ResolveLocal(name, local.attr->name_range, ignored)) {
       return status_;
     }
   }
@@ -395,7 +395,7 @@ bool Evaluator::EvalBareRuntime(const Expr& e, Json& out) {
   return true;
 }
 
-bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out) {
+bool Evaluator::ResolveLocal(const std::string& name, const Range& range, const Json*& out) {
   auto it = locals_.find(name);
   if (it == locals_.end()) {
     return Fail(range, "Reference to undeclared local value",
@@ -403,7 +403,7 @@ bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out
   }
   Local& local = it->second;
   if (local.state == Local::State::kDone) {
-    out = local.value;
+    out = &local.value;
     return true;
   }
   if (local.state == Local::State::kEvaluating) {
@@ -429,28 +429,63 @@ bool Evaluator::EvalLocal(const std::string& name, const Range& range, Json& out
   }
   local.value = std::move(value);
   local.state = Local::State::kDone;
-  out = local.value;
+  out = &local.value;
   return true;
 }
 
 bool Evaluator::EvalTraversal(const Expr& e, Json& out) {
-  const Expr& base = *e.operands[0];
   if (IsRuntimeReference(e) && IsUnresolvedReference(e)) {
     return EvalBareRuntime(e, out);
   }
-  // local.NAME is resolved lazily rather than by building an object of all locals.
-  if (e.kind == ExprKind::kGetAttr && base.kind == ExprKind::kVariable && base.name == "local" &&
-      !root_scope_.contains("local")) {
-    return EvalLocal(e.name, e.range, out);
+  Json storage;
+  const Json* value = nullptr;
+  if (!Resolve(e, storage, value)) {
+    return false;
   }
-  if (e.kind == ExprKind::kGetAttr && base.kind == ExprKind::kVariable && base.name == "var" &&
-      !root_scope_.contains("var") && !variables_.contains(e.name)) {
+  out = *value;
+  return true;
+}
+
+// Points `value` at what `e` denotes without copying the containers on the way
+// (`var.x` must not copy every variable); `storage` holds a computed base.
+bool Evaluator::Resolve(const Expr& e, Json& storage, const Json*& value) {
+  if (e.kind == ExprKind::kVariable) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      if (auto found = it->find(e.name); found != it->end()) {
+        value = &found->second;
+        return true;
+      }
+    }
+    if (auto found = root_scope_.find(e.name); found != root_scope_.end()) {
+      value = &*found;
+      return true;
+    }
+    if (e.name == "var") {
+      value = &variables_;
+      return true;
+    }
+  }
+  if (e.kind != ExprKind::kGetAttr && e.kind != ExprKind::kIndex) {
+    if (!Eval(e, storage)) {
+      return false;
+    }
+    value = &storage;
+    return true;
+  }
+  const Expr& base = *e.operands[0];
+  const bool plain_root = base.kind == ExprKind::kVariable && !root_scope_.contains(base.name);
+  // local.NAME is resolved lazily rather than by building an object of all locals.
+  if (e.kind == ExprKind::kGetAttr && plain_root && base.name == "local") {
+    return ResolveLocal(e.name, e.range, value);
+  }
+  if (e.kind == ExprKind::kGetAttr && plain_root && base.name == "var" &&
+      !variables_.contains(e.name)) {
     return Fail(
         e.range, "Reference to undeclared input variable",
         absl::StrCat("An input variable with the name \"", e.name, "\" has not been declared."));
   }
-  Json container;
-  if (!Eval(base, container)) {
+  const Json* container = nullptr;
+  if (!Resolve(base, storage, container)) {
     return false;
   }
   Json key;
@@ -459,41 +494,41 @@ bool Evaluator::EvalTraversal(const Expr& e, Json& out) {
   } else if (!Eval(*e.operands[1], key)) {
     return false;
   }
-  if (container.is_null()) {
+  if (container->is_null()) {
     return Fail(e.range, "Attempt to index a null value",
                 "This value is null, so it does not have any attributes or elements.");
   }
-  if (container.is_object()) {
+  if (container->is_object()) {
     std::string name;
     if (!ToHclString(key, name)) {
       return Fail(e.range, "Invalid index", "An object can only be indexed by a string.");
     }
-    auto it = container.find(name);
-    if (it == container.end()) {
+    auto it = container->find(name);
+    if (it == container->end()) {
       return Fail(e.range, "Unsupported attribute",
                   absl::StrCat("This object does not have an attribute named \"", name, "\"."));
     }
-    out = *it;
+    value = &*it;
     return true;
   }
-  if (container.is_array()) {
+  if (container->is_array()) {
     Json number;
     if (!ToHclNumber(key, number) || !number.is_number_integer()) {
       return Fail(e.range, "Invalid index", "A list can only be indexed by a whole number.");
     }
     const int64_t i = number.get<int64_t>();
-    if (i < 0 || static_cast<size_t>(i) >= container.size()) {
+    if (i < 0 || static_cast<size_t>(i) >= container->size()) {
       return Fail(e.range, "Invalid index",
                   absl::StrCat("The given key does not identify an element in this collection "
                                "value: index ",
-                               i, " is out of range for a list of ", container.size(), "."));
+                               i, " is out of range for a list of ", container->size(), "."));
     }
-    out = container[static_cast<size_t>(i)];
+    value = &(*container)[static_cast<size_t>(i)];
     return true;
   }
   return Fail(
       e.range, "Unsupported attribute",
-      absl::StrCat("Can't access attributes or elements of a ", TypeName(container), " value."));
+      absl::StrCat("Can't access attributes or elements of a ", TypeName(*container), " value."));
 }
 
 bool Evaluator::EvalSplat(const Expr& e, Json& out) {

@@ -77,7 +77,8 @@ class Evaluator {
   bool EvalFor(const Expr& e, Json& out);
   bool EvalSplat(const Expr& e, Json& out);
   bool EvalBareRuntime(const Expr& e, Json& out);
-  bool EvalLocal(const std::string& name, const Range& range, Json& out);
+  bool Resolve(const Expr& e, Json& storage, const Json*& value);
+  bool ResolveLocal(const std::string& name, const Range& range, const Json*& out);
   bool Fail(const Range& range, absl::string_view summary, absl::string_view detail);
   // Charges `units` of work and checks the size of a produced value.
   bool Charge(const Range& range, uint64_t units);
