@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make run`: start a dev agent in the foreground and submit examples/hello.json once
+# `make run`: start a dev agent in the foreground and submit examples/hello.nomad.hcl once
 # its API answers. Ctrl-C stops the agent (and, in dev mode, its tasks).
 set -euo pipefail
 drover="$1"
@@ -11,8 +11,8 @@ export NOMAD_ADDR="http://${addr}:${port}"
   for _ in $(seq 1 100); do
     if curl -fsS "${NOMAD_ADDR}/v1/agent/health" >/dev/null 2>&1; then
       echo
-      echo "==> Submitting examples/hello.json"
-      "$drover" job run examples/hello.json || true
+      echo "==> Submitting examples/hello.nomad.hcl"
+      "$drover" job run examples/hello.nomad.hcl || true
       cat <<MSG
 
 ==> The dev agent is running the "hello" job. In another shell:
@@ -21,6 +21,7 @@ export NOMAD_ADDR="http://${addr}:${port}"
       $drover alloc status <alloc-id>     # task events of one allocation
       $drover node status                 # this node
       $drover job stop hello              # stop it
+      $drover job init                    # write example.nomad.hcl to start your own
     Press Ctrl-C here to stop the agent.
 
 MSG

@@ -64,5 +64,25 @@ TEST(CorpusTest, EveryJobFileParsesToItsExpectedJson) {
   EXPECT_GE(files.size(), 10u) << "the corpus went missing";
 }
 
+// examples/X.nomad.hcl and examples/X.json are the same job in both forms.
+TEST(CorpusTest, ExamplesInHclAndJsonAgree) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(DROVER_EXAMPLES_DIR)) {
+    const std::string path = entry.path().string();
+    if (!path.ends_with(".nomad.hcl")) {
+      continue;
+    }
+    SCOPED_TRACE(path);
+    const std::string json_path = path.substr(0, path.size() - 10) + ".json";
+    ASSERT_TRUE(fs::exists(json_path)) << "no JSON twin " << json_path;
+    absl::StatusOr<Json> job = ParseJob(path, ReadAll(path), ParseOptions{});
+    ASSERT_TRUE(job.ok()) << job.status();
+    const Json wrapped = {{"Job", *job}};
+    EXPECT_EQ(wrapped, Json::parse(ReadAll(json_path)));
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
 }  // namespace
 }  // namespace drover::jobspec
