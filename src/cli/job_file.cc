@@ -80,8 +80,9 @@ absl::StatusOr<codec::Json> LoadJobFile(const JobFileOptions& options) {
   if (!text.ok()) {
     return text.status();
   }
-  const bool json = options.json || absl::EndsWith(options.file, ".json") ||
-                    (options.file == "-" && jobspec::LooksLikeJson(*text));
+  // An HCL file cannot start with `{`, so content decides when the name does not.
+  const bool json =
+      options.json || absl::EndsWith(options.file, ".json") || jobspec::LooksLikeJson(*text);
   if (json) {
     if (!options.vars.empty() || !options.var_files.empty()) {
       return absl::InvalidArgumentError("-var and -var-file apply to HCL job files only");

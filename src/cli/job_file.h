@@ -1,6 +1,7 @@
 // Reading a job file for `job run`, `job validate` and `job plan`-style commands: HCL
 // (parsed here, with file() and templatefile() available, as Nomad's CLI does) or JSON
-// (`{"Job": {...}}` or a bare job), chosen by -json, the extension or the content.
+// (`{"Job": {...}}` or a bare job), chosen by -json, a .json extension or content
+// starting with `{`.
 #pragma once
 
 #include <string>

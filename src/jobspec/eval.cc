@@ -213,9 +213,9 @@ absl::StatusOr<Json> Evaluator::Evaluate(const Expr& expr) {
 
 bool Evaluator::Charge(const Range& range, uint64_t units) {
   work_ += units;
-  if (work_ > kMaxEvalWork) {
+  if (work_ > options_.max_work) {
     return Fail(range, "Evaluation too expensive",
-                absl::StrCat("This file's expressions need more than ", kMaxEvalWork,
+                absl::StrCat("This file's expressions need more than ", options_.max_work,
                              " steps to evaluate; simplify them."));
   }
   return true;

@@ -38,6 +38,7 @@ struct EvalOptions {
   // server's parse endpoint, as in Nomad.
   bool allow_fs = false;
   std::string base_dir = ".";
+  uint64_t max_work = kMaxEvalWork;  // lower in tests
 };
 
 class Evaluator {
