@@ -280,13 +280,13 @@ absl::Status Decoder::DecodeFreeBody(const Body& body, Json& out) {
     }
     out[attr.name] = std::move(*value);
   }
-  for (const Block& block : body.blocks) {
+  return ForEachBlock(body, [&](const BlockView& block) -> absl::Status {
     if (out.contains(block.type) && !out[block.type].is_array()) {
       return Error(block.type_range, "Duplicate argument",
                    absl::StrCat("\"", block.type, "\" is set both as an argument and as a block."));
     }
     Json item;
-    if (absl::Status s = DecodeFreeBody(block.body, item); !s.ok()) {
+    if (absl::Status s = DecodeFreeBody(*block.body, item); !s.ok()) {
       return s;
     }
     // Labels nest as in HCL's JSON form: `mount "a" { ... }` → {"mount": [{"a": {...}}]}.
@@ -294,11 +294,115 @@ absl::Status Decoder::DecodeFreeBody(const Body& body, Json& out) {
       item = Json{{*it, std::move(item)}};
     }
     out[block.type].push_back(std::move(item));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Decoder::ForEachBlock(const Body& body,
+                                   const std::function<absl::Status(const BlockView&)>& visit) {
+  for (const Block& block : body.blocks) {
+    if (block.type == "dynamic") {
+      if (absl::Status s = ExpandDynamic(block, visit); !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    const BlockView view{block.type,  block.type_range, block.labels, block.label_ranges,
+                         &block.body, block.range,      &block};
+    if (absl::Status s = visit(view); !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }
 
-absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Json& out,
+absl::Status Decoder::ExpandDynamic(const Block& dynamic,
+                                    const std::function<absl::Status(const BlockView&)>& visit) {
+  if (dynamic.labels.size() != 1) {
+    return Error(
+        dynamic.labels.empty() ? dynamic.type_range : dynamic.label_ranges[1],
+        dynamic.labels.empty() ? "Missing name for dynamic" : "Extraneous label for dynamic",
+        "A dynamic block has one label: the type of the blocks it generates.");
+  }
+  const Attribute* for_each = nullptr;
+  const Attribute* labels = nullptr;
+  std::string iterator = dynamic.labels[0];
+  for (const Attribute& attr : dynamic.body.attributes) {
+    if (attr.name == "for_each") {
+      for_each = &attr;
+    } else if (attr.name == "labels") {
+      labels = &attr;
+    } else if (attr.name == "iterator") {
+      if (attr.expr->kind != ExprKind::kVariable) {
+        return Error(attr.expr->range, "Invalid dynamic iterator name",
+                     "The iterator must be a single name, like iterator = port.");
+      }
+      iterator = attr.expr->name;
+    } else {
+      return Error(attr.name_range, "Unsupported argument",
+                   absl::StrCat("An argument named \"", attr.name, "\" is not expected here."));
+    }
+  }
+  const Block* content = nullptr;
+  for (const Block& child : dynamic.body.blocks) {
+    if (child.type != "content" || !child.labels.empty() || content != nullptr) {
+      return Error(child.type_range, "Unsupported block type",
+                   "A dynamic block holds exactly one content block, without labels.");
+    }
+    content = &child;
+  }
+  if (for_each == nullptr || content == nullptr) {
+    return Error(dynamic.type_range, "Incomplete dynamic block",
+                 "A dynamic block needs a for_each argument and a content block.");
+  }
+  absl::StatusOr<Json> collection = evaluator_.Evaluate(*for_each->expr);
+  if (!collection.ok()) {
+    return collection.status();
+  }
+  if (!collection->is_array() && !collection->is_object()) {
+    return Error(for_each->expr->range, "Invalid dynamic for_each value",
+                 absl::StrCat("Cannot use a ", TypeName(*collection),
+                              " value in for_each. An iterable collection is required."));
+  }
+  size_t index = 0;
+  for (auto it = collection->begin(); it != collection->end(); ++it, ++index) {
+    const Json key = collection->is_array() ? Json(index) : Json(it.key());
+    evaluator_.PushScope({{iterator, Json{{"key", key}, {"value", *it}}}});
+    BlockView view{dynamic.labels[0], dynamic.label_ranges[0], {},     {},
+                   &content->body,    content->range,          content};
+    absl::Status status;
+    if (labels != nullptr) {
+      absl::StatusOr<Json> values = evaluator_.Evaluate(*labels->expr);
+      if (!values.ok()) {
+        status = values.status();
+      } else if (!values->is_array()) {
+        status = Error(labels->expr->range, "Invalid dynamic labels",
+                       "The labels argument must be a list of strings.");
+      } else {
+        for (const Json& label : *values) {
+          std::string text;
+          if (!ToHclString(label, text)) {
+            status = Error(labels->expr->range, "Invalid dynamic labels",
+                           "The labels argument must be a list of strings.");
+            break;
+          }
+          view.labels.push_back(std::move(text));
+          view.label_ranges.push_back(labels->expr->range);
+        }
+      }
+    }
+    if (status.ok()) {
+      status = visit(view);
+    }
+    evaluator_.PopScope();
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::DecodeBlock(const BlockView& block, const FieldSpec& field, Json& out,
                                   std::set<std::pair<std::string, std::string>>& labels) {
   const std::string key(field.json);
   const bool labeled =
@@ -320,7 +424,7 @@ absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Js
                    absl::StrCat("Only one ", block.type, " block (or argument) is allowed."));
     }
     Json value;
-    if (absl::Status s = DecodeFreeBody(block.body, value); !s.ok()) {
+    if (absl::Status s = DecodeFreeBody(*block.body, value); !s.ok()) {
       return s;
     }
     if (field.type == FieldType::kStringMap) {
@@ -338,7 +442,7 @@ absl::Status Decoder::DecodeBlock(const Block& block, const FieldSpec& field, Js
   if (labeled) {
     item[std::string(field.label_field)] = block.labels[0];
   }
-  if (absl::Status s = DecodeBody(block.body, *field.block, &block, item); !s.ok()) {
+  if (absl::Status s = DecodeBody(*block.body, *field.block, block.source, item); !s.ok()) {
     return s;
   }
   switch (field.type) {
@@ -394,7 +498,7 @@ absl::Status Decoder::DecodeBody(const Body& body, const BlockSpec& spec, const 
     }
   }
   std::set<std::pair<std::string, std::string>> labels;
-  for (const Block& child : body.blocks) {
+  absl::Status blocks = ForEachBlock(body, [&](const BlockView& child) -> absl::Status {
     const FieldSpec* field = FindField(spec, child.type);
     if (field == nullptr || (!IsBlockType(field->type) && !AllowsBlockForm(field->type))) {
       return Error(
@@ -406,9 +510,10 @@ absl::Status Decoder::DecodeBody(const Body& body, const BlockSpec& spec, const 
                              "\"",
                              child.type, "\"? If so, use the equals sign to assign it a value."));
     }
-    if (absl::Status s = DecodeBlock(child, *field, out, labels); !s.ok()) {
-      return s;
-    }
+    return DecodeBlock(child, *field, out, labels);
+  });
+  if (!blocks.ok()) {
+    return blocks;
   }
   if (spec.fixup != nullptr) {
     return spec.fixup(*this, block, out);

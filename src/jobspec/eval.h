@@ -53,6 +53,9 @@ class Evaluator {
   absl::Status EvaluateLocals();
   // Names usable directly, as templatefile()'s variables are.
   void SetRootScope(Json names) { root_scope_ = std::move(names); }
+  // Names visible until the matching PopScope (a dynamic block's iterator).
+  void PushScope(std::map<std::string, Json> names) { scopes_.push_back(std::move(names)); }
+  void PopScope() { scopes_.pop_back(); }
 
   absl::StatusOr<Json> Evaluate(const Expr& expr);
 

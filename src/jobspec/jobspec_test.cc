@@ -338,3 +338,72 @@ TEST(JobspecErrorTest, UnusedLocalsAreStillEvaluated) {
 
 }  // namespace
 }  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(JobspecDynamicTest, DynamicBlocksExpandWithTheirIterator) {
+  Json j = Parse(R"(locals {
+  ports = { http = 8080, admin = 9000 }
+  tasks = ["a", "b"]
+}
+job "x" {
+  group "g" {
+    network {
+      dynamic "port" {
+        for_each = local.ports
+        labels   = [port.key]
+        content {
+          to = port.value
+        }
+      }
+    }
+    dynamic "task" {
+      for_each = local.tasks
+      iterator = t
+      labels   = ["worker-${t.value}"]
+      content {
+        driver = "raw_exec"
+        env {
+          INDEX = t.key
+        }
+        config {
+          dynamic "mount" {
+            for_each = [1, 2]
+            content {
+              target = "/m${mount.value}-${t.value}"
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  EXPECT_EQ(j["TaskGroups"][0]["Networks"][0]["DynamicPorts"], Json::parse(R"([
+    {"Label": "admin", "To": 9000}, {"Label": "http", "To": 8080}])"));
+  const Json& tasks = j["TaskGroups"][0]["Tasks"];
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[1]["Name"], "worker-b");
+  EXPECT_EQ(tasks[1]["Env"]["INDEX"], "1");
+  EXPECT_EQ(tasks[1]["Config"]["mount"],
+            Json::parse(R"([{"target": "/m1-b"}, {"target": "/m2-b"}])"));
+}
+
+TEST(JobspecDynamicTest, Errors) {
+  EXPECT_THAT(Error("job \"x\" {\n  group \"g\" {\n    dynamic \"task\" {\n      for_each = 3\n"
+                    "      content {\n      }\n    }\n  }\n}\n"),
+              HasSubstr("job.nomad:4,18-19: Invalid dynamic for_each value"));
+  EXPECT_THAT(Error("job \"x\" {\n  dynamic \"constraint\" {\n    for_each = [1]\n  }\n}\n"),
+              HasSubstr("Incomplete dynamic block"));
+  EXPECT_THAT(Error("job \"x\" {\n  dynamic \"grop\" {\n    for_each = [1]\n    content {\n"
+                    "    }\n  }\n}\n"),
+              HasSubstr("Blocks of type \"grop\" are not expected here."));
+  // Generated blocks are checked like written ones: a task needs its label.
+  EXPECT_THAT(Error("job \"x\" {\n  group \"g\" {\n    dynamic \"task\" {\n      for_each = [1]\n"
+                    "      content {\n      }\n    }\n  }\n}\n"),
+              HasSubstr("Missing name for task"));
+}
+
+}  // namespace
+}  // namespace drover::jobspec
