@@ -80,6 +80,9 @@ struct Expr {
   std::vector<ObjectItem> items;
   std::unique_ptr<ForClause> for_clause;
   bool expand_final = false;
+  // Built from a template directive (`%{ if }`, `%{ for }`, and their bodies): always
+  // yields text, never the unwrapped value of a lone interpolation.
+  bool directive = false;
 };
 
 struct Block;

@@ -318,7 +318,8 @@ bool Evaluator::Eval(const Expr& e, Json& out) {
 
 bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
   // "${x}" alone yields x's value unconverted, as in HCL.
-  if (e.parts.size() == 1 && e.parts[0].expr && !IsUnresolvedReference(*e.parts[0].expr)) {
+  if (!e.directive && e.parts.size() == 1 && e.parts[0].expr && !e.parts[0].expr->directive &&
+      !IsUnresolvedReference(*e.parts[0].expr)) {
     return Eval(*e.parts[0].expr, out);
   }
   std::string text;
@@ -338,6 +339,15 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
       return false;
     }
     std::string s;
+    if (part.expr->directive) {
+      // %{ if } gives its branch's text, %{ for } a list of texts.
+      for (const Json& piece : v.is_array() ? v : Json::array({v})) {
+        if (ToHclString(piece, s)) {
+          text += s;
+        }
+      }
+      continue;
+    }
     if (v.is_null()) {
       return Fail(part.expr->range, "Invalid template interpolation value",
                   "The expression result is null. Cannot include a null value in a string "

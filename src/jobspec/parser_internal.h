@@ -42,6 +42,7 @@ enum class Tok {
   kArrow,
   kAssign,
   kOp,  // text holds the operator
+  kTilde,
 };
 
 struct Token {
@@ -49,6 +50,15 @@ struct Token {
   std::string text;
   Range range;
   bool newline_before = false;
+};
+
+// Where a template is being scanned; shared by the nested bodies of its directives.
+struct TemplateScan {
+  bool quoted = false;
+  size_t limit = 0;   // end of a heredoc body
+  size_t indent = 0;  // blanks removed from each heredoc line (`<<-`)
+  bool line_start = false;
+  bool strip_next = false;  // a `~}` strips the whitespace that follows
 };
 
 struct HeredocInfo {
@@ -249,10 +259,18 @@ class Parser {
 
   ExprPtr ParseHeredoc();
 
-  // Scans literal text and `${...}` interpolations up to the closing quote (quoted) or
-  // `limit` (heredoc). Heredocs have no escapes; `indent` blanks are removed from the
-  // start of each heredoc line.
+  // Scans literal text, `${...}` interpolations and `%{...}` directives up to the
+  // closing quote (quoted) or `limit` (heredoc). Heredocs have no escapes; `indent`
+  // blanks are removed from the start of each heredoc line.
   void ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent);
+  // Scans parts into `e` until the template ends (returns "") or a closing directive
+  // (returns "else", "endif" or "endfor", its range in `closer`).
+  std::string ScanParts(Expr& e, TemplateScan& scan, Range& closer);
+  // After `%{ if` / `%{ for`: the directive, its bodies and its closing directive.
+  void ParseIfDirective(Expr& e, TemplateScan& scan, const Pos& begin);
+  void ParseForDirective(Expr& e, TemplateScan& scan, const Pos& begin);
+  // tok_ is `}` or `~`: consumes the `~}` form and arranges the stripping.
+  bool CloseTemplateSequence(TemplateScan& scan);
 
   void ScanEscape(std::string& out);
 

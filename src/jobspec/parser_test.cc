@@ -116,6 +116,21 @@ TEST(ParserTest, TemplatesInterpolate) {
   EXPECT_EQ(Value(R"(v = "${[1, 2]}")"), Json::parse("[1,2]"));
 }
 
+TEST(ParserTest, TemplateDirectivesAndStripMarkers) {
+  EXPECT_EQ(Value(R"(v = "%{ if 1 > 0 }yes%{ else }no%{ endif }")"), "yes");
+  EXPECT_EQ(Value(R"(v = "%{ if false }yes%{ endif }")"), "");
+  EXPECT_EQ(Value(R"(v = "%{ for x in [1, 2, 3] }${x},%{ endfor }")"), "1,2,3,");
+  EXPECT_EQ(Value(R"(v = "%{ for k, x in {a = 1} }${k}=${x}%{ endfor }")"), "a=1");
+  // A lone interpolation inside a directive still yields text.
+  EXPECT_EQ(Value(R"(v = "%{ if true }${1}%{ endif }")"), "1");
+  EXPECT_EQ(Value("v = <<EOF\nhosts:\n%{ for h in [\"a\", \"b\"] ~}\n  - ${h}\n%{ endfor ~}\n"
+                  "done\nEOF\n"),
+            "hosts:\n- a\n- b\ndone\n");  // ~} strips the newline and the indentation
+  EXPECT_EQ(Value(R"(v = "a   ${~ "b" ~}   c")"), "abc");
+  // Runtime references inside directive bodies stay verbatim.
+  EXPECT_EQ(Value(R"(v = "%{ if true }${NOMAD_ALLOC_ID}%{ endif }")"), "${NOMAD_ALLOC_ID}");
+}
+
 TEST(ParserTest, Heredocs) {
   EXPECT_EQ(Value("v = <<EOF\nline 1\n  line ${1 + 1}\nEOF\n"), "line 1\n  line 2\n");
   EXPECT_EQ(Value("v = <<-EOT\n    indented\n      more\n    EOT\n"), "indented\n  more\n");
@@ -191,8 +206,13 @@ TEST(ParserErrorTest, MissingNewlineAndBadTokens) {
   EXPECT_THAT(ErrorOf("block \"${x}\" {\n}\n"), HasSubstr("Invalid block label"));
   EXPECT_THAT(ErrorOf("a = \"\\q\"\n"), HasSubstr("t.hcl:1,6-7: Invalid escape sequence"));
   EXPECT_THAT(ErrorOf("/* open\n"), HasSubstr("Unterminated block comment"));
-  EXPECT_THAT(ErrorOf("a = \"%{ if true }x%{ endif }\"\n"),
-              HasSubstr("t.hcl:1,6-8: Unsupported template directive"));
+  EXPECT_THAT(ErrorOf("a = \"%{ if true }x\"\n"),
+              HasSubstr("t.hcl:1,6-20: Unterminated template directive"));
+  EXPECT_THAT(ErrorOf("a = \"x%{ endif }\"\n"),
+              HasSubstr("t.hcl:1,7-17: Unexpected template directive"));
+  EXPECT_THAT(ErrorOf("a = \"%{ while true }\"\n"), HasSubstr("Invalid template directive"));
+  EXPECT_THAT(ErrorOf("a = \"%{ for x in [1] }x%{ endif }\"\n"),
+              HasSubstr("Unterminated template directive"));
 }
 
 TEST(ParserErrorTest, InvalidUtf8IsReportedWithItsPosition) {

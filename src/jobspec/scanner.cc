@@ -155,6 +155,9 @@ void Parser::Advance() {
     case '?':
       finish(Tok::kQuestion, 1);
       return;
+    case '~':  // a template strip marker, `~}`
+      finish(Tok::kTilde, 1);
+      return;
     case '.':
       if (n == '.' && PeekChar(2) == '.') {
         finish(Tok::kEllipsis, 3);

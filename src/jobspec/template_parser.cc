@@ -39,10 +39,58 @@ ExprPtr Parser::ParseHeredoc() {
   return e;
 }
 
-// Scans literal text and `${...}` interpolations up to the closing quote (quoted) or
-// `limit` (heredoc). Heredocs have no escapes; `indent` blanks are removed from the
-// start of each heredoc line.
 void Parser::ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent) {
+  TemplateScan scan{quoted, limit, indent, /*line_start=*/!quoted, /*strip_next=*/false};
+  Range closer;
+  const std::string end = ScanParts(e, scan, closer);
+  if (!failed() && !end.empty()) {
+    Fail(closer, "Unexpected template directive",
+         absl::StrCat("There is no open directive for this %{ ", end, " }."));
+  }
+}
+
+namespace {
+
+bool IsBlank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+// A `~` after `${` or `%{` strips the whitespace before it.
+void StripTrailing(Expr& e, std::string& literal) {
+  while (!literal.empty() && IsBlank(literal.back())) {
+    literal.pop_back();
+  }
+  if (literal.empty() && !e.parts.empty() && !e.parts.back().expr) {
+    std::string& previous = e.parts.back().literal;
+    while (!previous.empty() && IsBlank(previous.back())) {
+      previous.pop_back();
+    }
+    if (previous.empty()) {
+      e.parts.pop_back();
+    }
+  }
+}
+
+}  // namespace
+
+bool Parser::CloseTemplateSequence(TemplateScan& scan) {
+  if (tok_.kind == Tok::kTilde) {
+    Advance();
+    if (tok_.kind != Tok::kRBrace) {
+      Fail(tok_.range, "Invalid strip marker", "A ~ strip marker must be followed by }.");
+      return false;
+    }
+    scan.strip_next = true;
+  }
+  if (tok_.kind != Tok::kRBrace) {
+    Fail(tok_.range, "Extra characters after interpolation expression",
+         "Expected a closing brace to end the interpolation expression.");
+    return false;
+  }
+  return true;
+}
+
+std::string Parser::ScanParts(Expr& e, TemplateScan& scan, Range& closer) {
   std::string literal;
   Pos literal_begin = Here();
   auto flush_literal = [&]() {
@@ -54,28 +102,35 @@ void Parser::ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent) {
       literal.clear();
     }
   };
-  bool line_start = !quoted;
   while (!failed()) {
-    if (!quoted && line_start) {
-      for (size_t i = 0; i < indent && pos_ < limit && (PeekChar() == ' ' || PeekChar() == '\t');
-           ++i) {
+    if (!scan.quoted && scan.line_start) {
+      for (size_t i = 0;
+           i < scan.indent && pos_ < scan.limit && (PeekChar() == ' ' || PeekChar() == '\t'); ++i) {
         Bump();
       }
-      line_start = false;
+      scan.line_start = false;
     }
-    if (pos_ >= limit || AtEnd()) {
-      if (quoted) {
+    if (scan.strip_next) {
+      while (pos_ < scan.limit && !AtEnd() && IsBlank(PeekChar()) &&
+             !(scan.quoted && PeekChar() == '\n')) {
+        Bump();
+      }
+      scan.strip_next = false;
+      literal_begin = Here();
+    }
+    if (pos_ >= scan.limit || AtEnd()) {
+      if (scan.quoted) {
         Fail({e.range.begin, Here()}, "Unterminated template string",
              "No closing quote was found for this string.");
       }
       break;
     }
     const char c = PeekChar();
-    if (quoted && c == '"') {
+    if (scan.quoted && c == '"') {
       Bump();
       break;
     }
-    if (quoted && c == '\n') {
+    if (scan.quoted && c == '\n') {
       Fail({e.range.begin, Here()}, "Unterminated template string",
            "Quoted strings may not span lines; use a heredoc (<<EOT) for multi-line text.");
       break;
@@ -88,29 +143,47 @@ void Parser::ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent) {
       Bump();
       continue;
     }
-    if (c == '%' && PeekChar(1) == '{') {
+    if ((c == '$' || c == '%') && PeekChar(1) == '{') {
       const Pos begin = Here();
       Bump();
       Bump();
-      Fail({begin, Here()}, "Unsupported template directive",
-           "Template directives (%{ if }, %{ for }) are not supported; use a conditional or "
-           "a for expression inside ${...}, or write %%{ for a literal %{.");
-      break;
-    }
-    if (c == '$' && PeekChar(1) == '{') {
-      flush_literal();
-      TemplatePart part;
-      const Pos begin = Here();
-      Bump();
-      Bump();
-      Advance();
-      part.expr = ParseExpr();
-      if (failed()) {
-        break;
+      if (PeekChar() == '~') {
+        Bump();
+        StripTrailing(e, literal);
       }
-      if (tok_.kind != Tok::kRBrace) {
-        Fail(tok_.range, "Extra characters after interpolation expression",
-             "Expected a closing brace to end the interpolation expression.");
+      flush_literal();
+      Advance();
+      if (c == '%') {
+        if (tok_.kind != Tok::kIdent) {
+          Fail(tok_.range, "Invalid template directive",
+               "A template directive keyword (if, else, endif, for, endfor) is expected here.");
+          break;
+        }
+        const std::string word = tok_.text;
+        if (word == "else" || word == "endif" || word == "endfor") {
+          Advance();
+          if (!CloseTemplateSequence(scan)) {
+            break;
+          }
+          closer = {begin, Here()};
+          return word;
+        }
+        if (word == "if") {
+          ParseIfDirective(e, scan, begin);
+        } else if (word == "for") {
+          ParseForDirective(e, scan, begin);
+        } else {
+          Fail(tok_.range, "Invalid template directive",
+               absl::StrCat("\"", word,
+                            "\" is not a template directive (if, else, endif, for, endfor); "
+                            "write %%{ for a literal %{."));
+        }
+        literal_begin = Here();
+        continue;
+      }
+      TemplatePart part;
+      part.expr = ParseExpr();
+      if (failed() || !CloseTemplateSequence(scan)) {
         break;
       }
       part.range = {begin, Here()};
@@ -119,12 +192,12 @@ void Parser::ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent) {
       literal_begin = Here();
       continue;
     }
-    if (quoted && c == '\\') {
+    if (scan.quoted && c == '\\') {
       ScanEscape(literal);
       continue;
     }
     if (c == '\n') {
-      line_start = true;
+      scan.line_start = true;
     }
     literal += c;
     Bump();
@@ -132,6 +205,101 @@ void Parser::ScanTemplate(Expr& e, bool quoted, size_t limit, size_t indent) {
   if (!failed()) {
     flush_literal();
   }
+  return "";
+}
+
+void Parser::ParseIfDirective(Expr& e, TemplateScan& scan, const Pos& begin) {
+  if (!Enter({begin, Here()})) {
+    return;
+  }
+  Advance();
+  ExprPtr cond = ParseExpr();
+  if (failed() || !CloseTemplateSequence(scan)) {
+    return;
+  }
+  ExprPtr yes = NewExpr(ExprKind::kTemplate, {Here(), Here()});
+  yes->directive = true;
+  ExprPtr no = NewExpr(ExprKind::kTemplate, {Here(), Here()});
+  no->directive = true;
+  Range closer;
+  std::string end = ScanParts(*yes, scan, closer);
+  if (!failed() && end == "else") {
+    end = ScanParts(*no, scan, closer);
+  }
+  if (failed()) {
+    return;
+  }
+  if (end != "endif") {
+    Fail(end.empty() ? Range{begin, Here()} : closer, "Unterminated template directive",
+         "This %{ if } has no %{ endif }.");
+    return;
+  }
+  Leave();
+  ExprPtr node = NewExpr(ExprKind::kConditional, {begin, Here()});
+  node->directive = true;
+  node->operands.push_back(std::move(cond));
+  node->operands.push_back(std::move(yes));
+  node->operands.push_back(std::move(no));
+  TemplatePart part;
+  part.range = node->range;
+  part.expr = std::move(node);
+  e.parts.push_back(std::move(part));
+}
+
+void Parser::ParseForDirective(Expr& e, TemplateScan& scan, const Pos& begin) {
+  if (!Enter({begin, Here()})) {
+    return;
+  }
+  auto clause = std::make_unique<ForClause>();
+  Advance();
+  auto ident = [&]() -> std::string {
+    if (tok_.kind != Tok::kIdent) {
+      Fail(tok_.range, "Invalid 'for' directive",
+           "A for directive needs a variable name after 'for'.");
+      return "";
+    }
+    std::string name = tok_.text;
+    Advance();
+    return name;
+  };
+  std::string first = ident();
+  if (!failed() && tok_.kind == Tok::kComma) {
+    Advance();
+    clause->key_var = first;
+    clause->value_var = ident();
+  } else {
+    clause->value_var = first;
+  }
+  if (!failed() && !AtKeyword("in")) {
+    Fail(tok_.range, "Invalid 'for' directive",
+         "A for directive needs the 'in' keyword after its names.");
+  }
+  Advance();
+  clause->collection = ParseExpr();
+  if (failed() || !CloseTemplateSequence(scan)) {
+    return;
+  }
+  ExprPtr body = NewExpr(ExprKind::kTemplate, {Here(), Here()});
+  body->directive = true;
+  Range closer;
+  const std::string end = ScanParts(*body, scan, closer);
+  if (failed()) {
+    return;
+  }
+  if (end != "endfor") {
+    Fail(end.empty() ? Range{begin, Here()} : closer, "Unterminated template directive",
+         "This %{ for } has no %{ endfor }.");
+    return;
+  }
+  Leave();
+  clause->value = std::move(body);
+  ExprPtr node = NewExpr(ExprKind::kFor, {begin, Here()});
+  node->directive = true;
+  node->for_clause = std::move(clause);
+  TemplatePart part;
+  part.range = node->range;
+  part.expr = std::move(node);
+  e.parts.push_back(std::move(part));
 }
 
 void Parser::ScanEscape(std::string& out) {
