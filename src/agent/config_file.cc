@@ -8,7 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include "jobspec/decode.h"
 #include "jobspec/parser.h"
@@ -99,6 +101,25 @@ std::optional<bool> OptionBool(const std::string& value) {
   return std::nullopt;
 }
 
+// "22,80-90": ports 1-65535 and ascending ranges, comma separated.
+bool ValidPortList(const std::string& list) {
+  for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    item = absl::StripAsciiWhitespace(item);
+    std::vector<absl::string_view> bounds = absl::StrSplit(item, '-');
+    if (bounds.size() > 2) {
+      return false;
+    }
+    int low = 0;
+    int high = 0;
+    if (!absl::SimpleAtoi(bounds[0], &low) ||
+        !absl::SimpleAtoi(bounds.size() == 2 ? bounds[1] : bounds[0], &high) || low < 1 ||
+        high > 65535 || low > high) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::set<std::string> OptionList(const std::string& value) {
   std::set<std::string> out;
   for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
@@ -162,6 +183,11 @@ absl::Status ApplyClient(const Json& c, AgentConfig& config) {
     config.reserved.disk_mb = r.value("disk", config.reserved.disk_mb);
     config.reserved.reserved_host_ports =
         r.value("reserved_ports", config.reserved.reserved_host_ports);
+    if (!ValidPortList(config.reserved.reserved_host_ports)) {
+      return Unsupported("client.reserved.reserved_ports",
+                         absl::StrCat("\"", config.reserved.reserved_host_ports,
+                                      "\" is not a list of ports and ranges like \"22,80-90\""));
+    }
     if (config.reserved.cpu_shares < 0 || config.reserved.memory_mb < 0 ||
         config.reserved.disk_mb < 0) {
       return Unsupported("client.reserved", "reserved resources cannot be negative");
@@ -307,7 +333,7 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
   }
   if (merged.contains("ports")) {
     for (auto it = merged["ports"].begin(); it != merged["ports"].end(); ++it) {
-      const int port = it->get<int>();
+      const int64_t port = it->get<int64_t>();
       if (port < 0 || port > 65535) {
         return Unsupported(absl::StrCat("ports.", it.key()), "must be 0-65535");
       }

@@ -171,3 +171,21 @@ TEST_F(ConfigFileTest, SettingsDroverCannotHonourAreRefused) {
 
 }  // namespace
 }  // namespace drover::agent
+
+namespace drover::agent {
+namespace {
+
+TEST_F(ConfigFileTest, PortsAndReservedPortsAreChecked) {
+  EXPECT_THAT(Error({Write("p.hcl", "ports {\n  http = 4294971942\n}\n")}), HasSubstr("0-65535"));
+  EXPECT_THAT(Error({Write("r.hcl", "client {\n  reserved {\n    reserved_ports = \"22,90-80\"\n"
+                                    "  }\n}\n")}),
+              HasSubstr("is not a list of ports"));
+  AgentConfig config;
+  ASSERT_TRUE(ApplyConfigFiles({Write("ok.hcl", "client {\n  reserved {\n    reserved_ports = "
+                                                "\"22, 8000-8100\"\n  }\n}\n")},
+                               config)
+                  .ok());
+}
+
+}  // namespace
+}  // namespace drover::agent

@@ -423,6 +423,29 @@ absl::StatusOr<model::TaskGroupSummary> DecodeGroupSummary(const Json& j, const 
 namespace internal {
 
 absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
+  // A job-level Reschedule applies to every group, under the group's own fields (as
+  // Nomad merges them): fold it into the groups before decoding them.
+  if (j.is_object() && j.contains("Reschedule") && j["Reschedule"].is_object() &&
+      j.contains("TaskGroups") && j["TaskGroups"].is_array()) {
+    Json merged = j;
+    for (Json& group : merged["TaskGroups"]) {
+      if (!group.is_object()) {
+        continue;
+      }
+      Json policy = j["Reschedule"];
+      if (group.contains("ReschedulePolicy") && group["ReschedulePolicy"].is_object()) {
+        for (auto it = group["ReschedulePolicy"].begin(); it != group["ReschedulePolicy"].end();
+             ++it) {
+          if (!it->is_null()) {
+            policy[it.key()] = *it;
+          }
+        }
+      }
+      group["ReschedulePolicy"] = std::move(policy);
+    }
+    merged.erase("Reschedule");
+    return DecodeJob(merged, path);
+  }
   Reader r(j, path);
   model::Job job;
   if (!r.ExpectObject()) {

@@ -449,3 +449,21 @@ TEST(JobSummaryJsonTest, EncodesAndRoundTrips) {
 
 }  // namespace
 }  // namespace drover::codec
+
+namespace drover::codec {
+namespace {
+
+TEST(JobJsonRescheduleTest, JobLevelRescheduleAppliesUnderEachGroupsOwnFields) {
+  absl::StatusOr<model::Job> job = JobFromJson(Json::parse(R"({"ID": "j",
+    "Reschedule": {"Attempts": 5, "Interval": 60000000000, "Unlimited": false},
+    "TaskGroups": [{"Name": "a"}, {"Name": "b", "ReschedulePolicy": {"Attempts": 1}}]})"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(job->task_groups[0].reschedule_policy.has_value());
+  EXPECT_EQ(job->task_groups[0].reschedule_policy->attempts, 5);
+  EXPECT_EQ(job->task_groups[0].reschedule_policy->interval, std::chrono::minutes(1));
+  EXPECT_EQ(job->task_groups[1].reschedule_policy->attempts, 1);
+  EXPECT_EQ(job->task_groups[1].reschedule_policy->interval, std::chrono::minutes(1));
+}
+
+}  // namespace
+}  // namespace drover::codec

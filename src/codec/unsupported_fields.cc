@@ -13,6 +13,7 @@ namespace {
 
 using Fields = std::vector<std::pair<const char*, const char*>>;  // field, what it is
 
+// Null, empty, "", 0 and false all mean "not used".
 bool IsSet(const Json& j, const char* key) {
   if (!j.is_object()) {
     return false;
@@ -21,7 +22,10 @@ bool IsSet(const Json& j, const char* key) {
   if (it == j.end() || it->is_null()) {
     return false;
   }
-  return !((it->is_array() || it->is_object()) && it->empty());
+  if (it->is_array() || it->is_object() || it->is_string()) {
+    return !it->empty() && *it != "";
+  }
+  return *it != 0 && *it != false;
 }
 
 absl::Status Check(const Json& j, const std::string& path, const Fields& fields) {
@@ -40,15 +44,24 @@ const Fields kJobFields = {
     {"Multiregion", "multiregion jobs are"},
 };
 const Fields kGroupFields = {
-    {"Affinities", "affinities are"},    {"Spreads", "spread blocks are"},
-    {"Volumes", "volumes are"},          {"Services", "services are"},
+    {"Affinities", "affinities are"},
+    {"Spreads", "spread blocks are"},
+    {"Volumes", "volumes are"},
+    {"Services", "services are"},
     {"Scaling", "scaling policies are"},
+    {"StopAfterClientDisconnect", "stop_after_client_disconnect is"},
+    {"MaxClientDisconnect", "max_client_disconnect is"},
+};
+const Fields kNetworkFields = {
+    {"Hostname", "network hostnames are"},
+    {"DNS", "network dns blocks are"},
 };
 const Fields kTaskFields = {
     {"Affinities", "affinities are"},       {"Services", "services are"},
     {"Templates", "template blocks are"},   {"Artifacts", "artifact blocks are"},
     {"VolumeMounts", "volume mounts are"},  {"Vault", "Vault integration is"},
     {"CSIPluginConfig", "CSI plugins are"},
+    {"Kind", "task kinds are"},
 };
 const Fields kDeviceFields = {{"Affinities", "device affinities are"}};
 
@@ -67,6 +80,15 @@ absl::Status CheckSupportedJobFields(const Json& job) {
     const std::string group_path = absl::StrCat("Job.TaskGroups[", g, "]");
     if (absl::Status s = Check(group, group_path, kGroupFields); !s.ok()) {
       return s;
+    }
+    if (group.is_object() && group.contains("Networks") && group["Networks"].is_array()) {
+      for (size_t n = 0; n < group["Networks"].size(); ++n) {
+        if (absl::Status s = Check(group["Networks"][n],
+                                   absl::StrCat(group_path, ".Networks[", n, "]"), kNetworkFields);
+            !s.ok()) {
+          return s;
+        }
+      }
     }
     if (!group.is_object() || !group.contains("Tasks") || !group["Tasks"].is_array()) {
       continue;

@@ -205,8 +205,9 @@ absl::Status Decoder::Convert(const Json& value, FieldType type, const Range& ra
       return absl::OkStatus();
     }
     case FieldType::kSizeMB: {
-      if (value.is_number()) {
-        return Convert(value, FieldType::kInt, range, what, out);
+      Json number;
+      if (value.is_number() || (value.is_string() && ToHclNumber(value, number))) {
+        return Convert(value, FieldType::kInt, range, what, out);  // "512" is 512 MB
       }
       uint64_t bytes = 0;
       if (!value.is_string() || !ParseByteSize(value.get<std::string>(), bytes)) {

@@ -24,12 +24,71 @@ std::string FormatDouble(double d) {
   if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
     return std::to_string(static_cast<int64_t>(d));
   }
+  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e21) {
+    char digits[32];
+    std::snprintf(digits, sizeof(digits), "%.0f", d);  // 1e20 → 100000000000000000000
+    return digits;
+  }
   char buf[64];
   const auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), d);
   return std::string(buf, ec == std::errc() ? ptr : buf);
 }
 
 }  // namespace
+
+uint64_t ValueWeight(const Json& v, uint64_t cap) {
+  if (v.is_string()) {
+    return 1 + v.get_ref<const std::string&>().size() / 16;
+  }
+  if (!v.is_array() && !v.is_object()) {
+    return 1;
+  }
+  uint64_t total = 1;
+  for (const Json& item : v) {
+    total += ValueWeight(item, cap - std::min(cap, total));
+    if (total > cap) {
+      break;
+    }
+  }
+  return total;
+}
+
+bool ValueDeeperThan(const Json& v, int limit) {
+  if (!v.is_array() && !v.is_object()) {
+    return false;
+  }
+  if (limit <= 0) {
+    return true;
+  }
+  for (const Json& item : v) {
+    if (ValueDeeperThan(item, limit - 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool JsonTextDeeperThan(absl::string_view s, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if ((c == '[' || c == '{') && ++depth > limit) {
+      return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
 
 const Expr* ReferenceRoot(const Expr& e) {
   const Expr* cur = &e;
@@ -44,18 +103,18 @@ bool IsRuntimeReference(const Expr& e) {
   return root != nullptr && IsRuntimeRoot(root->name);
 }
 
-bool Evaluator::IsUnresolvedReference(const Expr& e) const {
-  const Expr* root = ReferenceRoot(e);
-  if (root == nullptr || root->name == "var" || root->name == "local" ||
-      root_scope_.contains(root->name)) {
-    return false;
-  }
+bool Evaluator::InScope(const std::string& name) const {
   for (const auto& scope : scopes_) {
-    if (scope.contains(root->name)) {
-      return false;
+    if (scope.contains(name)) {
+      return true;
     }
   }
-  return true;
+  return root_scope_.contains(name);
+}
+
+bool Evaluator::IsUnresolvedReference(const Expr& e) const {
+  const Expr* root = ReferenceRoot(e);
+  return root != nullptr && root->name != "var" && root->name != "local" && !InScope(root->name);
 }
 
 // The source form of a reference ("attr.kernel.name", "env[\"HOME\"]"); false when an
@@ -212,8 +271,8 @@ absl::StatusOr<Json> Evaluator::Evaluate(const Expr& expr) {
 }
 
 bool Evaluator::Charge(const Range& range, uint64_t units) {
-  work_ += units;
-  if (work_ > options_.max_work) {
+  *work_ += units;
+  if (*work_ > options_.max_work) {
     return Fail(range, "Evaluation too expensive",
                 absl::StrCat("This file's expressions need more than ", options_.max_work,
                              " steps to evaluate; simplify them."));
@@ -237,10 +296,27 @@ bool Evaluator::CheckProduced(const Range& range, const Json& value) {
   return true;
 }
 
+bool Evaluator::ChargeCopy(const Range& range, const Json& value) {
+  const uint64_t left = options_.max_work - std::min(options_.max_work, *work_);
+  return Charge(range, ValueWeight(value, left + 1));
+}
+
 bool Evaluator::Eval(const Expr& e, Json& out) {
   if (!Charge(e.range, 1)) {
     return false;
   }
+  if (eval_depth_ >= kMaxEvalDepth) {
+    return Fail(e.range, "Expression nests too deeply",
+                absl::StrCat("Evaluating this needs more than ", kMaxEvalDepth,
+                             " nested steps (locals referring to locals count too)."));
+  }
+  ++eval_depth_;
+  const bool ok = EvalNode(e, out);
+  --eval_depth_;
+  return ok;
+}
+
+bool Evaluator::EvalNode(const Expr& e, Json& out) {
   switch (e.kind) {
     case ExprKind::kLiteral:
       out = e.literal;
@@ -271,7 +347,7 @@ bool Evaluator::Eval(const Expr& e, Json& out) {
         }
         out.push_back(std::move(v));
       }
-      return true;
+      return CheckProduced(e.range, out);
     }
     case ExprKind::kObject: {
       out = Json::object();
@@ -289,7 +365,7 @@ bool Evaluator::Eval(const Expr& e, Json& out) {
         }
         out[name] = std::move(value);
       }
-      return true;
+      return CheckProduced(e.range, out);
     }
     case ExprKind::kUnary:
       return EvalUnary(e, out);
@@ -331,7 +407,11 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
     // Names this file does not define are the client's (NOMAD_*, attr, env, task
     // environment variables): kept as written, as Nomad does.
     if (IsUnresolvedReference(*part.expr)) {
-      text += part.literal;
+      // Rendered canonically ("${ NOMAD_ALLOC_ID }" → "${NOMAD_ALLOC_ID}") so the
+      // client's lookup finds it; as written when it has a computed index.
+      std::string reference;
+      text += ReferenceText(*part.expr, reference) ? absl::StrCat("${", reference, "}")
+                                                   : part.literal;
       continue;
     }
     Json v;
@@ -369,18 +449,13 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
 }
 
 bool Evaluator::EvalVariable(const Expr& e, Json& out) {
-  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
-    if (auto found = it->find(e.name); found != it->end()) {
-      out = found->second;
-      return true;
+  Json storage;
+  const Json* value = nullptr;
+  if (InScope(e.name) || e.name == "var") {
+    if (!Resolve(e, storage, value) || !ChargeCopy(e.range, *value)) {
+      return false;
     }
-  }
-  if (root_scope_.contains(e.name)) {
-    out = root_scope_[e.name];
-    return true;
-  }
-  if (e.name == "var") {
-    out = variables_;
+    out = *value;
     return true;
   }
   if (e.name == "local" || e.name == "locals") {
@@ -437,6 +512,11 @@ bool Evaluator::ResolveLocal(const std::string& name, const Range& range, const 
   if (!ok) {
     return false;
   }
+  if (ValueDeeperThan(value, kMaxValueDepth)) {
+    return Fail(local.attr->expr->range, "Value nests too deeply",
+                absl::StrCat("A local value may nest at most ", kMaxValueDepth,
+                             " levels of lists and objects."));
+  }
   local.value = std::move(value);
   local.state = Local::State::kDone;
   out = &local.value;
@@ -449,7 +529,7 @@ bool Evaluator::EvalTraversal(const Expr& e, Json& out) {
   }
   Json storage;
   const Json* value = nullptr;
-  if (!Resolve(e, storage, value)) {
+  if (!Resolve(e, storage, value) || !ChargeCopy(e.range, *value)) {
     return false;
   }
   out = *value;
@@ -483,7 +563,7 @@ bool Evaluator::Resolve(const Expr& e, Json& storage, const Json*& value) {
     return true;
   }
   const Expr& base = *e.operands[0];
-  const bool plain_root = base.kind == ExprKind::kVariable && !root_scope_.contains(base.name);
+  const bool plain_root = base.kind == ExprKind::kVariable && !InScope(base.name);
   // local.NAME is resolved lazily rather than by building an object of all locals.
   if (e.kind == ExprKind::kGetAttr && plain_root && base.name == "local") {
     return ResolveLocal(e.name, e.range, value);
@@ -717,6 +797,9 @@ bool Evaluator::EvalFor(const Expr& e, Json& out) {
     if (!f.key_var.empty()) {
       scope[f.key_var] = collection.is_array() ? Json(index) : Json(it.key());
     }
+    if (!ChargeCopy(f.collection->range, *it)) {
+      return false;
+    }
     scope[f.value_var] = *it;
     scopes_.push_back(std::move(scope));
     bool ok = true;
@@ -761,7 +844,7 @@ bool Evaluator::EvalFor(const Expr& e, Json& out) {
       return false;
     }
   }
-  return true;
+  return CheckProduced(e.range, out);
 }
 
 bool Evaluator::EvalCall(const Expr& e, Json& out) {

@@ -26,12 +26,24 @@ namespace drover::jobspec {
 using Json = nlohmann::json;
 
 // Bounds that keep hostile input from hanging the parser or exhausting memory: total
-// evaluation work per file (expression steps plus elements and string bytes/16 that
-// functions and templates produce), the size of one string value, and how deeply
-// locals may refer to other locals.
+// evaluation work per file (expression steps, plus the weight — elements and string
+// bytes/16 — of every value produced or copied), the size of one string value, how
+// deeply evaluation may recurse (locals referring to locals included), and how deeply
+// a value may nest (copies and encodings of values recurse).
 inline constexpr uint64_t kMaxEvalWork = 10'000'000;
 inline constexpr size_t kMaxStringBytes = 4 << 20;
 inline constexpr int kMaxLocalDepth = 100;
+inline constexpr int kMaxEvalDepth = 400;
+inline constexpr int kMaxValueDepth = 128;
+
+// The weight of a value, counted until it passes `cap` (elements, members, and string
+// bytes/16): the work a copy of it costs.
+uint64_t ValueWeight(const Json& v, uint64_t cap);
+// Whether `v` nests deeper than `limit` levels of lists and objects.
+bool ValueDeeperThan(const Json& v, int limit);
+// Whether a text nests deeper than `limit` levels of [ and { (outside strings); used
+// before parsing JSON, whose parser and values recurse.
+bool JsonTextDeeperThan(absl::string_view text, int limit);
 
 struct EvalOptions {
   // file(), fileexists() and templatefile() read files relative to base_dir. Off in the
@@ -53,6 +65,9 @@ class Evaluator {
   absl::Status EvaluateLocals();
   // Names usable directly, as templatefile()'s variables are.
   void SetRootScope(Json names) { root_scope_ = std::move(names); }
+  // Makes this evaluator draw on `parent`'s work budget (validation blocks,
+  // templatefile(), var files), so no part of a file gets a fresh budget.
+  void ShareBudget(Evaluator& parent) { work_ = parent.work_; }
   // Names visible until the matching PopScope (a dynamic block's iterator).
   void PushScope(std::map<std::string, Json> names) { scopes_.push_back(std::move(names)); }
   void PopScope() { scopes_.pop_back(); }
@@ -72,6 +87,7 @@ class Evaluator {
   };
 
   bool Eval(const Expr& e, Json& out);
+  bool EvalNode(const Expr& e, Json& out);
   bool EvalTemplate(const Expr& e, Json& out);
   bool EvalVariable(const Expr& e, Json& out);
   bool EvalTraversal(const Expr& e, Json& out);
@@ -87,6 +103,9 @@ class Evaluator {
   // Charges `units` of work and checks the size of a produced value.
   bool Charge(const Range& range, uint64_t units);
   bool CheckProduced(const Range& range, const Json& value);
+  // Charges the weight of a value about to be copied.
+  bool ChargeCopy(const Range& range, const Json& value);
+  bool InScope(const std::string& name) const;
   // A reference whose root this file does not define (neither var, local, a
   // for-expression variable nor a templatefile() variable): the client resolves it.
   bool IsUnresolvedReference(const Expr& e) const;
@@ -99,8 +118,10 @@ class Evaluator {
   std::vector<std::map<std::string, Json>> scopes_;  // for-expression variables
   std::vector<const Json*> splat_items_;
   absl::Status status_;
-  uint64_t work_ = 0;  // over every Evaluate call: the budget is per file
+  uint64_t own_work_ = 0;
+  uint64_t* work_ = &own_work_;  // over every Evaluate call: the budget is per file
   int local_depth_ = 0;
+  int eval_depth_ = 0;
 };
 
 // Whether `e` is a reference (possibly with traversals) rooted at a name only the

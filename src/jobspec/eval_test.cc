@@ -44,7 +44,9 @@ TEST(EvalTest, RuntimeReferencesStayVerbatim) {
   EXPECT_EQ(Ok(R"("${node.unique.name}-${meta.rack}")"), "${node.unique.name}-${meta.rack}");
   EXPECT_EQ(Ok(R"("${env["HOME"]}/x")"), R"(${env["HOME"]}/x)");
   EXPECT_EQ(Ok(R"("${device.attr.memory}")"), "${device.attr.memory}");
-  EXPECT_EQ(Ok(R"("${ NOMAD_PORT_http }")"), "${ NOMAD_PORT_http }");  // spacing kept
+  // Rendered canonically, so the client's lookup finds them whatever the spacing.
+  EXPECT_EQ(Ok(R"("${ NOMAD_PORT_http }")"), "${NOMAD_PORT_http}");
+  EXPECT_EQ(Ok(R"("${attr.kernel.name }")"), "${attr.kernel.name}");
   // Mixed with variables: the variable part is resolved, the runtime part kept.
   EXPECT_EQ(Ok(R"("${var.app}-${NOMAD_ALLOC_INDEX}")", Json{{"app", "web"}}),
             "web-${NOMAD_ALLOC_INDEX}");
@@ -179,7 +181,7 @@ TEST(FunctionsTest, NumbersEncodingIdsAndTime) {
   EXPECT_EQ(Ok(R"(jsondecode("{\"a\": 1}").a)"), 1);
   EXPECT_EQ(Ok(R"(base64encode("hello"))"), "aGVsbG8=");
   EXPECT_EQ(Ok(R"(base64decode("aGVsbG8="))"), "hello");
-  EXPECT_EQ(Ok(R"(urlencode("a b/c"))"), "a%20b%2Fc");
+  EXPECT_EQ(Ok(R"(urlencode("a b/c"))"), "a+b%2Fc");
   EXPECT_THAT(Ok("uuidv4()").get<std::string>(),
               MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}"));
   EXPECT_THAT(Ok("timestamp()").get<std::string>(),
@@ -265,6 +267,53 @@ TEST(EvalLimitsTest, LocalChainsAreCapped) {
     ASSERT_TRUE(ev.AddLocal(attr).ok());
   }
   EXPECT_THAT(ev.EvaluateLocals().message(), HasSubstr("Local values nest too deeply"));
+}
+
+}  // namespace
+}  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(ReviewRegressionTest, NumbersAtTheEdges) {
+  EXPECT_EQ(Ok("length(range(1e18, 1e18 + 1024))"), 1024);  // used to loop forever
+  EXPECT_EQ(Ok("ceil(1e300)"), 1e300);
+  EXPECT_EQ(Ok("floor(-1e300)"), -1e300);
+  EXPECT_EQ(Ok(R"(substr("abc", 1, 9223372036854775807))"), "bc");
+  EXPECT_EQ(Ok(R"("x${1e20}")"), "x100000000000000000000");
+  EXPECT_EQ(Ok(R"(title("hello-world foo_bar"))"), "Hello-World Foo_bar");
+  EXPECT_THAT(Err(R"(base64decode("/w=="))"), HasSubstr("not valid UTF-8"));
+}
+
+TEST(ReviewRegressionTest, ResultsAreSizedBeforeTheyAreBuilt) {
+  const std::string big = "\"" + std::string(100000, ' ') + "\"";
+  EXPECT_THAT(Err("replace(" + big + ", \" \", " + big + ")"), HasSubstr("the result would be"));
+  EXPECT_THAT(Err("indent(1000, join(\"\\n\", concat(range(1024), range(1024), range(1024), "
+                  "range(1024), range(1024))))"),
+              HasSubstr("the result would be"));
+  EXPECT_THAT(Err("join(" + big + ", range(1000))"), HasSubstr("the result would be"));
+}
+
+TEST(ReviewRegressionTest, ForVariablesMayBeCalledVarOrLocal) {
+  EXPECT_EQ(Ok("[for var in [{x = 1}] : var.x]"), Json::parse("[1]"));
+  EXPECT_EQ(Ok("[for local in [{x = 2}] : local.x]"), Json::parse("[2]"));
+}
+
+TEST(ReviewRegressionTest, DeepValuesAndDeepEvaluationStop) {
+  // Each local nests 90 levels around the previous one; no single expression is deep.
+  std::string src;
+  for (int i = 0; i < 20; ++i) {
+    src += "a" + std::to_string(100 + i) + " = " + std::string(90, '[') +
+           (i == 0 ? std::string("1") : "local.a" + std::to_string(99 + i)) +
+           std::string(90, ']') + "\n";
+  }
+  absl::StatusOr<File> f = ParseFile("d.hcl", src);
+  ASSERT_TRUE(f.ok()) << f.status();
+  Evaluator ev("d.hcl", {});
+  for (const Attribute& attr : f->body.attributes) {
+    ASSERT_TRUE(ev.AddLocal(attr).ok());
+  }
+  EXPECT_THAT(ev.EvaluateLocals().message(), HasSubstr("Value nests too deeply"));
 }
 
 }  // namespace

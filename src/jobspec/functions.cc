@@ -115,6 +115,14 @@ Fn StringFn(std::function<std::string(const std::string&)> f) {
   };
 }
 
+absl::Status CheckResultSize(uint64_t bytes) {
+  if (bytes > kMaxStringBytes) {
+    return Bad(absl::StrCat("the result would be ", bytes, " bytes; the limit is ",
+                            kMaxStringBytes));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace internal
 
 absl::StatusOr<Json> CallFunction(Evaluator& evaluator, const std::string& name,

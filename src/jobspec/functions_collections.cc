@@ -160,12 +160,16 @@ void AddCollectionFunctions(FunctionTable& table) {
            }
            return Bad("the step must move from the start towards the limit");
          }
-         if (std::fabs((limit - start) / step) > 1024) {
+         const double count = std::ceil((limit - start) / step);
+         if (!std::isfinite(count) || count > 1024) {
            return Bad("more than 1024 values would be produced");
          }
+         // By index: start + i * step, so a step too small to change a huge start
+         // cannot loop forever.
          Json out = Json::array();
-         for (double v = start; step > 0 ? v < limit : v > limit; v += step) {
-           if (v == std::floor(v)) {
+         for (int i = 0; i < static_cast<int>(count); ++i) {
+           const double v = start + i * step;
+           if (v == std::floor(v) && std::fabs(v) < 9e15) {
              out.push_back(static_cast<int64_t>(v));
            } else {
              out.push_back(v);
@@ -180,8 +184,9 @@ void AddCollectionFunctions(FunctionTable& table) {
          }
          JOBSPEC_ASSIGN_OR_RETURN(list, List(a[0], 0));
          Json out = Json::array();
+         std::set<Json> seen;  // first occurrences, in order, in O(n log n)
          for (const Json& v : *list) {
-           if (std::find(out.begin(), out.end(), v) == out.end()) {
+           if (seen.insert(v).second) {
              out.push_back(v);
            }
          }

@@ -36,15 +36,21 @@ absl::StatusOr<std::string> ReadFile(Evaluator& ev, const std::string& path,
     p = std::filesystem::path(ev.options().base_dir) / p;
   }
   std::ifstream in(p, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!in || !std::filesystem::is_regular_file(p, ec)) {
     return Bad(absl::StrCat("no file exists at ", p.string()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > kMaxSourceBytes) {
+  // At most one byte past the limit: /dev/zero-like files must not be read whole.
+  std::string text(kMaxSourceBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxSourceBytes) {
     return Bad(absl::StrCat("file ", p.string(), " is larger than ", kMaxSourceBytes, " bytes"));
   }
-  return text.str();
+  if (!IsValidUtf8(text)) {
+    return Bad(absl::StrCat("file ", p.string(), " is not valid UTF-8"));
+  }
+  return text;
 }
 
 }  // namespace
@@ -93,6 +99,7 @@ void AddFileFunctions(FunctionTable& table) {
          EvalOptions options = ev.options();
          options.allow_fs = false;  // no recursive file reads from a template
          Evaluator inner(path, options);
+  inner.ShareBudget(ev);
          inner.SetRootScope(*vars);
          absl::StatusOr<Json> out = inner.Evaluate(**tmpl);
          if (!out.ok()) {

@@ -31,6 +31,8 @@ absl::StatusOr<const Json*> List(const Json& v, size_t index);
 absl::StatusOr<const Json*> Map(const Json& v, size_t index);
 // The characters (code point sequences) of a UTF-8 string.
 std::vector<std::string> Chars(const std::string& s);
+// Refuses a string result of `bytes` before it is built (kMaxStringBytes).
+absl::Status CheckResultSize(uint64_t bytes);
 // A one-string-argument function from a string transformation.
 Fn StringFn(std::function<std::string(const std::string&)> f);
 

@@ -19,33 +19,21 @@
 
 #include "common/go_duration.h"
 #include "common/ids.h"
+#include "jobspec/parser.h"
 #include "jobspec/functions_internal.h"
 
 namespace drover::jobspec::internal {
 
 namespace {
 
-bool JsonDepthExceeds(const std::string& s, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '[' || c == '{') && ++depth > limit) {
-      return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+// An integral double as an integer when it fits, else as it is (ceil(1e300)).
+Json WholeNumber(double d) {
+  if (std::isfinite(d) && std::fabs(d) < 9e15) {
+    return Json(static_cast<int64_t>(d));
   }
-  return false;
+  return Json(d);
 }
+
 
 }  // namespace
 
@@ -56,6 +44,8 @@ void AddNumberFunctions(FunctionTable& table) {
          for (unsigned char c : s) {
            if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
              out += static_cast<char>(c);
+           } else if (c == ' ') {
+             out += '+';  // Go's url.QueryEscape, which HCL's urlencode uses
            } else {
              absl::StrAppend(&out, "%",
                              absl::AsciiStrToUpper(absl::BytesToHexString(
@@ -74,6 +64,9 @@ void AddNumberFunctions(FunctionTable& table) {
          std::string out;
          if (!absl::Base64Unescape(s, &out)) {
            return Bad("the argument is not valid base64");
+         }
+         if (!IsValidUtf8(out)) {
+           return Bad("the decoded bytes are not valid UTF-8");
          }
          return Json(out);
        }},
@@ -122,7 +115,7 @@ void AddNumberFunctions(FunctionTable& table) {
            return s;
          }
          JOBSPEC_ASSIGN_OR_RETURN(n, Num(a[0], 0));
-         return Json(static_cast<int64_t>(std::ceil(n.get<double>())));
+         return WholeNumber(std::ceil(n.get<double>()));
        }},
       {"floor",
        [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
@@ -130,7 +123,7 @@ void AddNumberFunctions(FunctionTable& table) {
            return s;
          }
          JOBSPEC_ASSIGN_OR_RETURN(n, Num(a[0], 0));
-         return Json(static_cast<int64_t>(std::floor(n.get<double>())));
+         return WholeNumber(std::floor(n.get<double>()));
        }},
       {"signum",
        [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
@@ -189,7 +182,7 @@ void AddNumberFunctions(FunctionTable& table) {
          }
          JOBSPEC_ASSIGN_OR_RETURN(s, Str(a[0], 0));
          // Values are encoded and destroyed recursively: refuse deep nesting up front.
-         if (JsonDepthExceeds(s, 100)) {
+         if (JsonTextDeeperThan(s, 100)) {
            return Bad("the JSON nests more than 100 levels deep");
          }
          Json out = Json::parse(s, nullptr, /*allow_exceptions=*/false);

@@ -153,6 +153,9 @@ absl::StatusOr<Json> Format(const Args& a) {
       }
     }
     out += text;
+    if (absl::Status size = CheckResultSize(out.size()); !size.ok()) {
+      return size;
+    }
   }
   if (next < a.size()) {
     return Bad(
@@ -171,7 +174,8 @@ void AddStringFunctions(FunctionTable& table) {
          std::string out = s;
          bool start = true;
          for (char& c : out) {
-           if (std::isspace(static_cast<unsigned char>(c))) {
+           // Go's strings.Title: a word starts after anything but a letter, digit or _.
+           if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
              start = true;
            } else if (start) {
              c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -202,10 +206,15 @@ void AddStringFunctions(FunctionTable& table) {
          }
          JOBSPEC_ASSIGN_OR_RETURN(sep, Str(a[0], 0));
          std::vector<std::string> parts;
+         uint64_t bytes = 0;
          for (size_t i = 1; i < a.size(); ++i) {
            JOBSPEC_ASSIGN_OR_RETURN(list, List(a[i], i));
            for (const Json& v : *list) {
              JOBSPEC_ASSIGN_OR_RETURN(s, Str(v, i));
+             bytes += s.size() + sep.size();
+             if (absl::Status size = CheckResultSize(bytes); !size.ok()) {
+               return size;
+             }
              parts.push_back(s);
            }
          }
@@ -245,6 +254,13 @@ void AddStringFunctions(FunctionTable& table) {
          }
          if (from.empty()) {
            return Json(s);
+         }
+         uint64_t count = 0;
+         for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + from.size())) {
+           ++count;
+         }
+         if (absl::Status size = CheckResultSize(s.size() + count * to.size()); !size.ok()) {
+           return size;
          }
          return Json(absl::StrReplaceAll(s, {{from, to}}));
        }},
@@ -313,7 +329,7 @@ void AddStringFunctions(FunctionTable& table) {
          if (offset < 0 || offset > n) {
            return Bad("offset out of range");
          }
-         const int64_t end = length < 0 ? n : std::min(n, offset + length);
+         const int64_t end = length < 0 || length > n - offset ? n : offset + length;
          std::string out;
          for (int64_t i = offset; i < end; ++i) {
            out += chars[static_cast<size_t>(i)];
@@ -329,6 +345,11 @@ void AddStringFunctions(FunctionTable& table) {
          JOBSPEC_ASSIGN_OR_RETURN(s, Str(a[1], 1));
          if (n < 0 || n > 1024) {
            return Bad("the indent must be between 0 and 1024");
+         }
+         const auto lines = static_cast<uint64_t>(std::count(s.begin(), s.end(), '\n'));
+         if (absl::Status size = CheckResultSize(s.size() + lines * static_cast<uint64_t>(n));
+             !size.ok()) {
+           return size;
          }
          return Json(absl::StrReplaceAll(s, {{"\n", "\n" + std::string(n, ' ')}}));
        }},

@@ -32,8 +32,8 @@ struct ParseOptions {
 absl::StatusOr<Json> ParseJob(const std::string& file_name, const std::string& source,
                               const ParseOptions& options);
 
-// Whether text looks like a JSON document rather than HCL (first non-blank is `{` and
-// it parses as JSON). Used by the CLI to accept either in `job run`.
+// Whether text is meant as JSON rather than HCL: its first non-blank character is `{`,
+// which cannot start an HCL file. Used by the CLI to accept either in `job run`.
 bool LooksLikeJson(const std::string& text);
 
 }  // namespace drover::jobspec

@@ -407,3 +407,52 @@ TEST(JobspecDynamicTest, Errors) {
 
 }  // namespace
 }  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(ReviewRegressionTest, SizeStringsWithoutAUnitAreMegabytes) {
+  ParseOptions options;
+  options.var_assignments = {"mem=512"};
+  Json j = Parse(R"(variable "mem" {
+}
+job "x" {
+  group "g" {
+    ephemeral_disk {
+      size = "300"
+    }
+    task "t" {
+      resources {
+        memory = var.mem
+      }
+    }
+  }
+}
+)",
+                 options);
+  EXPECT_EQ(j["TaskGroups"][0]["EphemeralDisk"]["SizeMB"], 300);
+  EXPECT_EQ(j["TaskGroups"][0]["Tasks"][0]["Resources"]["MemoryMB"], 512);
+}
+
+TEST(ReviewRegressionTest, HostileVarFilesAreRefused) {
+  ParseOptions deep;
+  deep.var_files = {{"deep.json", "{\"x\": " + std::string(300000, '[') +
+                                      std::string(300000, ']') + "}"}};
+  EXPECT_THAT(Error("variable \"x\" {\n}\njob \"a\" {\n}\n", deep),
+              HasSubstr("nest more than"));
+  // A large set(...) conversion is O(n log n), not quadratic.
+  std::string list = "[";
+  for (int i = 0; i < 200000; ++i) {
+    list += "\"" + std::to_string(i) + "\",";
+  }
+  list += "\"0\"]";
+  ParseOptions big;
+  big.var_files = {{"big.json", "{\"s\": " + list + "}"}};
+  Json j = Parse("variable \"s\" {\n  type = set(string)\n}\njob \"a\" {\n  meta = {\n"
+                 "    n = length(var.s)\n  }\n}\n",
+                 big);
+  EXPECT_EQ(j["Meta"]["n"], "200000");
+}
+
+}  // namespace
+}  // namespace drover::jobspec

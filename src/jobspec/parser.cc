@@ -652,6 +652,17 @@ absl::StatusOr<ExprPtr> ParseExpression(const std::string& name, const std::stri
   return parser.ParseOnlyExpression();
 }
 
+bool IsValidUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = internal::Utf8Length(text, i);
+    if (n == 0) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
 absl::StatusOr<ExprPtr> ParseTemplate(const std::string& name, const std::string& source) {
   internal::Parser parser(name, source);
   if (absl::Status s = parser.CheckSource(); !s.ok()) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include "jobspec/ast.h"
 
@@ -25,6 +26,10 @@ absl::StatusOr<File> ParseFile(std::string name, std::string source);
 
 // Parses `source` as one expression (a `-var` value of a complex type).
 absl::StatusOr<ExprPtr> ParseExpression(const std::string& name, const std::string& source);
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or values past
+// U+10FFFF).
+bool IsValidUtf8(absl::string_view text);
 
 // Parses all of `source` as a template without quotes (templatefile()'s file).
 absl::StatusOr<ExprPtr> ParseTemplate(const std::string& name, const std::string& source);

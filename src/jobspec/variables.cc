@@ -1,6 +1,7 @@
 #include "jobspec/variables.h"
 
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -127,9 +128,11 @@ absl::StatusOr<Json> ConvertTo(const Json& value, const Json& type, const std::s
       if (!item.ok()) {
         return item.status();
       }
-      if (kind != "set" || std::find(out.begin(), out.end(), *item) == out.end()) {
-        out.push_back(std::move(*item));
-      }
+      out.push_back(std::move(*item));
+    }
+    if (kind == "set") {  // sorted and without duplicates, in O(n log n)
+      std::set<Json> unique(out.begin(), out.end());
+      out = Json(Json::array_t(unique.begin(), unique.end()));
     }
     return out;
   }
@@ -225,6 +228,7 @@ absl::Status CheckValidation(Evaluator& ev, const std::string& name, const Decla
                     "A validation block needs both \"condition\" and \"error_message\".");
   }
   Evaluator scoped(ev.file(), ev.options());
+  scoped.ShareBudget(ev);
   scoped.SetVariables(Json{{name, d.value}});
   absl::StatusOr<Json> ok = scoped.Evaluate(*condition->expr);
   if (!ok.ok()) {
@@ -248,10 +252,18 @@ absl::Status CheckValidation(Evaluator& ev, const std::string& name, const Decla
 
 // Values from a var file (HCL attributes, or a JSON object).
 absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> ReadVarFile(
-    const std::string& name, const std::string& content) {
+    Evaluator& parent, const std::string& name, const std::string& content) {
   std::map<std::string, std::pair<Json, Range>> values;
   const size_t first = content.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && content[first] == '{') {
+    if (content.size() > kMaxSourceBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": file is ", content.size(), " bytes; the limit is ", kMaxSourceBytes));
+    }
+    if (JsonTextDeeperThan(content, kMaxValueDepth)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": values nest more than ", kMaxValueDepth, " levels deep"));
+    }
     Json j = Json::parse(content, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": not a valid JSON object"));
@@ -265,7 +277,8 @@ absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> ReadVarFile(
   if (!file.ok()) {
     return file.status();
   }
-  Evaluator ev(name, EvalOptions{});
+  Evaluator ev(name, EvalOptions{.max_work = parent.options().max_work});
+  ev.ShareBudget(parent);
   if (!file->body.blocks.empty()) {
     return ev.Error(file->body.blocks[0].type_range, "Unexpected block in variable file",
                     "A variable file holds only assignments, like name = value.");
@@ -281,8 +294,8 @@ absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> ReadVarFile(
 }
 
 // Applies one "name=value" (from -var or NOMAD_VAR_name; `source` names it in messages).
-absl::Status Assign(std::map<std::string, Declared>& declared, const std::string& assignment,
-                    absl::string_view source) {
+absl::Status Assign(Evaluator& parent, std::map<std::string, Declared>& declared,
+                    const std::string& assignment, absl::string_view source) {
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
     return absl::InvalidArgumentError(
@@ -305,7 +318,8 @@ absl::Status Assign(std::map<std::string, Declared>& declared, const std::string
     if (!expr.ok()) {
       return expr.status();
     }
-    Evaluator plain(source_name, EvalOptions{});
+    Evaluator plain(source_name, EvalOptions{.max_work = parent.options().max_work});
+    plain.ShareBudget(parent);
     absl::StatusOr<Json> v = plain.Evaluate(**expr);
     if (!v.ok()) {
       return v.status();
@@ -363,13 +377,13 @@ absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Blo
     if (eq == std::string::npos || !declared.contains(assignment.substr(0, eq))) {
       continue;
     }
-    if (absl::Status s = Assign(declared, assignment, "NOMAD_VAR_"); !s.ok()) {
+    if (absl::Status s = Assign(ev, declared, assignment, "NOMAD_VAR_"); !s.ok()) {
       return s;
     }
   }
   for (const auto& [file_name, content] : options.var_files) {
     absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> values =
-        ReadVarFile(file_name, content);
+        ReadVarFile(ev, file_name, content);
     if (!values.ok()) {
       return values.status();
     }
@@ -395,7 +409,7 @@ absl::StatusOr<Json> ResolveVariables(Evaluator& ev, const std::vector<const Blo
   }
 
   for (const std::string& assignment : options.var_assignments) {
-    if (absl::Status s = Assign(declared, assignment, "-var "); !s.ok()) {
+    if (absl::Status s = Assign(ev, declared, assignment, "-var "); !s.ok()) {
       return s;
     }
   }

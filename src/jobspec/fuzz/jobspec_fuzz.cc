@@ -10,11 +10,57 @@
 #include "jobspec/jobspec.h"
 #include "jobspec/parser.h"
 
+namespace {
+
+// Variables of every kind of type, so var file values go through each conversion.
+constexpr char kTypedJob[] = R"(variable "s" {
+  type    = string
+  default = ""
+}
+variable "n" {
+  type    = number
+  default = 0
+}
+variable "l" {
+  type    = list(string)
+  default = []
+}
+variable "set" {
+  type    = set(number)
+  default = []
+}
+variable "m" {
+  type    = map(string)
+  default = {}
+}
+variable "o" {
+  type    = object({ a = string })
+  default = { a = "" }
+}
+variable "any" {
+  default = null
+}
+job "vars" {
+  meta = { s = var.s, n = var.n, l = length(var.l), set = length(var.set) }
+}
+)";
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string source(reinterpret_cast<const char*>(data), size);
   drover::jobspec::ParseOptions options;  // no file access: the server's configuration
   options.var_assignments = {"x=1"};
   (void)drover::jobspec::ParseJob("fuzz.nomad.hcl", source, options);
+
+  // The input as variable values: a var file (JSON when it starts with `{`, else HCL)
+  // and a -var of a collection type, for a fixed job declaring typed variables.
+  drover::jobspec::ParseOptions with_vars;
+  with_vars.var_files = {{"fuzz.vars", source}};
+  (void)drover::jobspec::ParseJob("vars.nomad.hcl", kTypedJob, with_vars);
+  drover::jobspec::ParseOptions with_assignment;
+  with_assignment.var_assignments = {"l=" + source};
+  (void)drover::jobspec::ParseJob("vars.nomad.hcl", kTypedJob, with_assignment);
 
   // Top-level attributes as free expressions, so functions and operators are reached
   // without a job block around them.
