@@ -177,12 +177,14 @@ namespace {
 
 TEST_F(ConfigFileTest, PortsAndReservedPortsAreChecked) {
   EXPECT_THAT(Error({Write("p.hcl", "ports {\n  http = 4294971942\n}\n")}), HasSubstr("0-65535"));
-  EXPECT_THAT(Error({Write("r.hcl", "client {\n  reserved {\n    reserved_ports = \"22,90-80\"\n"
-                                    "  }\n}\n")}),
+  EXPECT_THAT(Error({Write("r.hcl",
+                           "client {\n  reserved {\n    reserved_ports = \"22,90-80\"\n"
+                           "  }\n}\n")}),
               HasSubstr("is not a list of ports"));
   AgentConfig config;
-  ASSERT_TRUE(ApplyConfigFiles({Write("ok.hcl", "client {\n  reserved {\n    reserved_ports = "
-                                                "\"22, 8000-8100\"\n  }\n}\n")},
+  ASSERT_TRUE(ApplyConfigFiles({Write("ok.hcl",
+                                      "client {\n  reserved {\n    reserved_ports = "
+                                      "\"22, 8000-8100\"\n  }\n}\n")},
                                config)
                   .ok());
 }

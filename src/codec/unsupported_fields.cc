@@ -60,8 +60,7 @@ const Fields kTaskFields = {
     {"Affinities", "affinities are"},       {"Services", "services are"},
     {"Templates", "template blocks are"},   {"Artifacts", "artifact blocks are"},
     {"VolumeMounts", "volume mounts are"},  {"Vault", "Vault integration is"},
-    {"CSIPluginConfig", "CSI plugins are"},
-    {"Kind", "task kinds are"},
+    {"CSIPluginConfig", "CSI plugins are"}, {"Kind", "task kinds are"},
 };
 const Fields kDeviceFields = {{"Affinities", "device affinities are"}};
 

@@ -410,8 +410,8 @@ bool Evaluator::EvalTemplate(const Expr& e, Json& out) {
       // Rendered canonically ("${ NOMAD_ALLOC_ID }" → "${NOMAD_ALLOC_ID}") so the
       // client's lookup finds it; as written when it has a computed index.
       std::string reference;
-      text += ReferenceText(*part.expr, reference) ? absl::StrCat("${", reference, "}")
-                                                   : part.literal;
+      text +=
+          ReferenceText(*part.expr, reference) ? absl::StrCat("${", reference, "}") : part.literal;
       continue;
     }
     Json v;

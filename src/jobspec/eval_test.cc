@@ -304,8 +304,8 @@ TEST(ReviewRegressionTest, DeepValuesAndDeepEvaluationStop) {
   std::string src;
   for (int i = 0; i < 20; ++i) {
     src += "a" + std::to_string(100 + i) + " = " + std::string(90, '[') +
-           (i == 0 ? std::string("1") : "local.a" + std::to_string(99 + i)) +
-           std::string(90, ']') + "\n";
+           (i == 0 ? std::string("1") : "local.a" + std::to_string(99 + i)) + std::string(90, ']') +
+           "\n";
   }
   absl::StatusOr<File> f = ParseFile("d.hcl", src);
   ASSERT_TRUE(f.ok()) << f.status();

@@ -117,8 +117,8 @@ Fn StringFn(std::function<std::string(const std::string&)> f) {
 
 absl::Status CheckResultSize(uint64_t bytes) {
   if (bytes > kMaxStringBytes) {
-    return Bad(absl::StrCat("the result would be ", bytes, " bytes; the limit is ",
-                            kMaxStringBytes));
+    return Bad(
+        absl::StrCat("the result would be ", bytes, " bytes; the limit is ", kMaxStringBytes));
   }
   return absl::OkStatus();
 }

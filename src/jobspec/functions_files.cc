@@ -99,7 +99,7 @@ void AddFileFunctions(FunctionTable& table) {
          EvalOptions options = ev.options();
          options.allow_fs = false;  // no recursive file reads from a template
          Evaluator inner(path, options);
-  inner.ShareBudget(ev);
+         inner.ShareBudget(ev);
          inner.SetRootScope(*vars);
          absl::StatusOr<Json> out = inner.Evaluate(**tmpl);
          if (!out.ok()) {

@@ -19,8 +19,8 @@
 
 #include "common/go_duration.h"
 #include "common/ids.h"
-#include "jobspec/parser.h"
 #include "jobspec/functions_internal.h"
+#include "jobspec/parser.h"
 
 namespace drover::jobspec::internal {
 
@@ -33,7 +33,6 @@ Json WholeNumber(double d) {
   }
   return Json(d);
 }
-
 
 }  // namespace
 

@@ -256,7 +256,8 @@ void AddStringFunctions(FunctionTable& table) {
            return Json(s);
          }
          uint64_t count = 0;
-         for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + from.size())) {
+         for (size_t at = s.find(from); at != std::string::npos;
+              at = s.find(from, at + from.size())) {
            ++count;
          }
          if (absl::Status size = CheckResultSize(s.size() + count * to.size()); !size.ok()) {

@@ -436,10 +436,9 @@ job "x" {
 
 TEST(ReviewRegressionTest, HostileVarFilesAreRefused) {
   ParseOptions deep;
-  deep.var_files = {{"deep.json", "{\"x\": " + std::string(300000, '[') +
-                                      std::string(300000, ']') + "}"}};
-  EXPECT_THAT(Error("variable \"x\" {\n}\njob \"a\" {\n}\n", deep),
-              HasSubstr("nest more than"));
+  deep.var_files = {
+      {"deep.json", "{\"x\": " + std::string(300000, '[') + std::string(300000, ']') + "}"}};
+  EXPECT_THAT(Error("variable \"x\" {\n}\njob \"a\" {\n}\n", deep), HasSubstr("nest more than"));
   // A large set(...) conversion is O(n log n), not quadratic.
   std::string list = "[";
   for (int i = 0; i < 200000; ++i) {
@@ -448,9 +447,10 @@ TEST(ReviewRegressionTest, HostileVarFilesAreRefused) {
   list += "\"0\"]";
   ParseOptions big;
   big.var_files = {{"big.json", "{\"s\": " + list + "}"}};
-  Json j = Parse("variable \"s\" {\n  type = set(string)\n}\njob \"a\" {\n  meta = {\n"
-                 "    n = length(var.s)\n  }\n}\n",
-                 big);
+  Json j = Parse(
+      "variable \"s\" {\n  type = set(string)\n}\njob \"a\" {\n  meta = {\n"
+      "    n = length(var.s)\n  }\n}\n",
+      big);
   EXPECT_EQ(j["Meta"]["n"], "200000");
 }
 

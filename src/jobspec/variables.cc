@@ -257,12 +257,12 @@ absl::StatusOr<std::map<std::string, std::pair<Json, Range>>> ReadVarFile(
   const size_t first = content.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && content[first] == '{') {
     if (content.size() > kMaxSourceBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": file is ", content.size(), " bytes; the limit is ", kMaxSourceBytes));
+      return absl::InvalidArgumentError(absl::StrCat(name, ": file is ", content.size(),
+                                                     " bytes; the limit is ", kMaxSourceBytes));
     }
     if (JsonTextDeeperThan(content, kMaxValueDepth)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": values nest more than ", kMaxValueDepth, " levels deep"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": values nest more than ", kMaxValueDepth, " levels deep"));
     }
     Json j = Json::parse(content, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
