@@ -560,15 +560,12 @@ ExprPtr Parser::ParseObject() {
   return failed() ? nullptr : std::move(e);
 }
 
-// After `[` or `{`, at `for`.
-ExprPtr Parser::ParseFor(const Range& open, bool object) {
-  auto clause = std::make_unique<ForClause>();
-  clause->object = object;
+void Parser::ParseForHead(ForClause& clause, absl::string_view what) {
+  const std::string summary = absl::StrCat("Invalid 'for' ", what);
   Advance();
   auto ident = [&]() -> std::string {
     if (tok_.kind != Tok::kIdent) {
-      Fail(tok_.range, "Invalid 'for' expression",
-           "For expression requires a variable name after 'for'.");
+      Fail(tok_.range, summary, "A variable name is required after 'for'.");
       return "";
     }
     std::string name = tok_.text;
@@ -578,17 +575,23 @@ ExprPtr Parser::ParseFor(const Range& open, bool object) {
   std::string first = ident();
   if (!failed() && tok_.kind == Tok::kComma) {
     Advance();
-    clause->key_var = first;
-    clause->value_var = ident();
+    clause.key_var = first;
+    clause.value_var = ident();
   } else {
-    clause->value_var = first;
+    clause.value_var = first;
   }
   if (!failed() && !AtKeyword("in")) {
-    Fail(tok_.range, "Invalid 'for' expression",
-         "For expression requires the 'in' keyword after its name declarations.");
+    Fail(tok_.range, summary, "The 'in' keyword is required after the variable names.");
   }
   Advance();
-  clause->collection = ParseExpr();
+  clause.collection = ParseExpr();
+}
+
+// After `[` or `{`, at `for`.
+ExprPtr Parser::ParseFor(const Range& open, bool object) {
+  auto clause = std::make_unique<ForClause>();
+  clause->object = object;
+  ParseForHead(*clause, "expression");
   if (!failed() && tok_.kind != Tok::kColon) {
     Fail(tok_.range, "Invalid 'for' expression",
          "For expression requires a colon after the collection expression.");

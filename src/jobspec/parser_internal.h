@@ -249,6 +249,9 @@ class Parser {
 
   ExprPtr ParseObject();
 
+  // At `for`: the variable names, `in` and the collection (shared by for expressions
+  // and %{ for } directives; `what` names which in messages).
+  void ParseForHead(ForClause& clause, absl::string_view what);
   // After `[` or `{`, at `for`.
   ExprPtr ParseFor(const Range& open, bool object);
 

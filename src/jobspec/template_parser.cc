@@ -251,31 +251,7 @@ void Parser::ParseForDirective(Expr& e, TemplateScan& scan, const Pos& begin) {
     return;
   }
   auto clause = std::make_unique<ForClause>();
-  Advance();
-  auto ident = [&]() -> std::string {
-    if (tok_.kind != Tok::kIdent) {
-      Fail(tok_.range, "Invalid 'for' directive",
-           "A for directive needs a variable name after 'for'.");
-      return "";
-    }
-    std::string name = tok_.text;
-    Advance();
-    return name;
-  };
-  std::string first = ident();
-  if (!failed() && tok_.kind == Tok::kComma) {
-    Advance();
-    clause->key_var = first;
-    clause->value_var = ident();
-  } else {
-    clause->value_var = first;
-  }
-  if (!failed() && !AtKeyword("in")) {
-    Fail(tok_.range, "Invalid 'for' directive",
-         "A for directive needs the 'in' keyword after its names.");
-  }
-  Advance();
-  clause->collection = ParseExpr();
+  ParseForHead(*clause, "directive");
   if (failed() || !CloseTemplateSequence(scan)) {
     return;
   }
