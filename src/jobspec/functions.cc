@@ -3,21 +3,9 @@
 // functions_files.cc.
 #include "jobspec/functions.h"
 
-#include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <cmath>
-#include <set>
-#include <sstream>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 
 #include "jobspec/functions_internal.h"
 

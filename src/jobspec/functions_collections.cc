@@ -1,19 +1,10 @@
 // Collection and conversion functions: length, concat, keys, lookup, merge, range, ...
 #include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
-#include <sstream>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 
 #include "jobspec/functions_internal.h"
 

@@ -1,21 +1,8 @@
 // File functions (CLI only, EvalOptions::allow_fs): file, fileexists, templatefile.
-#include <algorithm>
-#include <charconv>
-#include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <set>
-#include <sstream>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 
 #include "jobspec/functions_internal.h"
 #include "jobspec/parser.h"

@@ -1,20 +1,11 @@
 // Numeric, encoding, id and time functions: min, max, pow, jsonencode, base64*, uuidv4, timestamp,
 // ...
-#include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
-#include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 
 #include "common/go_duration.h"

@@ -1,13 +1,8 @@
 // String functions: upper, lower, format, join, split, replace, trim*, substr, ...
 #include <algorithm>
-#include <charconv>
-#include <chrono>
-#include <cmath>
-#include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
