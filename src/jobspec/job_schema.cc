@@ -288,6 +288,50 @@ const BlockSpec kVolumeMount{"volume_mount",
                                  {"propagation_mode", "PropagationMode", F::kString},
                              }};
 
+const BlockSpec kCheckRestart{"check_restart",
+                              {
+                                  {"limit", "Limit", F::kInt},
+                                  {"grace", "Grace", F::kDuration},
+                                  {"ignore_warnings", "IgnoreWarnings", F::kBool},
+                              }};
+
+const BlockSpec kCheck{"check",
+                       {
+                           {"name", "Name", F::kString},
+                           {"type", "Type", F::kString},
+                           {"port", "PortLabel", F::kString},
+                           {"path", "Path", F::kString},
+                           {"protocol", "Protocol", F::kString},
+                           {"method", "Method", F::kString},
+                           {"command", "Command", F::kString},
+                           {"args", "Args", F::kStringList},
+                           {"interval", "Interval", F::kDuration},
+                           {"timeout", "Timeout", F::kDuration},
+                           {"initial_status", "InitialStatus", F::kString},
+                           {"address_mode", "AddressMode", F::kString},
+                           {"task", "TaskName", F::kString},
+                           {"tls_skip_verify", "TLSSkipVerify", F::kBool},
+                           {"header", "Header", F::kAny},
+                           {"check_restart", "CheckRestart", F::kBlock, &kCheckRestart},
+                       }};
+
+// Parsed so job files with services read (and show in -output and /v1/jobs/parse);
+// registration refuses them until Drover has service discovery.
+const BlockSpec kService{"service",
+                         {
+                             {"name", "Name", F::kString},
+                             {"port", "PortLabel", F::kString},
+                             {"tags", "Tags", F::kStringList},
+                             {"canary_tags", "CanaryTags", F::kStringList},
+                             {"provider", "Provider", F::kString},
+                             {"address_mode", "AddressMode", F::kString},
+                             {"address", "Address", F::kString},
+                             {"task", "TaskName", F::kString},
+                             {"meta", "Meta", F::kStringMap},
+                             {"check", "Checks", F::kBlockList, &kCheck},
+                             {"check_restart", "CheckRestart", F::kBlock, &kCheckRestart},
+                         }};
+
 const BlockSpec kTask{"task",
                       {
                           {"driver", "Driver", F::kString},
@@ -310,6 +354,7 @@ const BlockSpec kTask{"task",
                           {"template", "Templates", F::kBlockList, &kTemplate},
                           {"dispatch_payload", "DispatchPayload", F::kBlock, &kDispatchPayload},
                           {"volume_mount", "VolumeMounts", F::kBlockList, &kVolumeMount},
+                          {"service", "Services", F::kBlockList, &kService},
                       }};
 
 const BlockSpec kGroup{
@@ -330,6 +375,7 @@ const BlockSpec kGroup{
         {"ephemeral_disk", "EphemeralDisk", F::kBlock, &kEphemeralDisk},
         {"network", "Networks", F::kBlockList, &kNetwork},
         {"volume", "Volumes", F::kLabeledMap, &kVolume, "Name"},
+        {"service", "Services", F::kBlockList, &kService},
         {"task", "Tasks", F::kLabeledList, &kTask, "Name"},
     }};
 

@@ -456,3 +456,38 @@ TEST(ReviewRegressionTest, HostileVarFilesAreRefused) {
 
 }  // namespace
 }  // namespace drover::jobspec
+
+namespace drover::jobspec {
+namespace {
+
+TEST(JobspecServiceTest, ServicesAndChecksAreRead) {
+  Json j = Parse(R"(job "web" {
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name     = "web"
+      port     = "http"
+      provider = "nomad"
+      tags     = ["v1"]
+      check {
+        type     = "http"
+        path     = "/health"
+        interval = "10s"
+        timeout  = "2s"
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+    }
+  }
+}
+)");
+  EXPECT_EQ(j["TaskGroups"][0]["Services"], Json::parse(R"([{"Name": "web", "PortLabel": "http",
+    "Provider": "nomad", "Tags": ["v1"], "Checks": [{"Type": "http", "Path": "/health",
+    "Interval": 10000000000, "Timeout": 2000000000}]}])"));
+}
+
+}  // namespace
+}  // namespace drover::jobspec
