@@ -25,6 +25,17 @@ Json WholeNumber(double d) {
   return Json(d);
 }
 
+// ceil and floor: the rounded number, as an integer when it fits.
+Fn Rounding(double (*round)(double)) {
+  return [round](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
+    if (absl::Status s = Arity(a, 1, 1); !s.ok()) {
+      return s;
+    }
+    JOBSPEC_ASSIGN_OR_RETURN(n, Num(a[0], 0));
+    return WholeNumber(round(n.get<double>()));
+  };
+}
+
 }  // namespace
 
 void AddNumberFunctions(FunctionTable& table) {
@@ -99,22 +110,8 @@ void AddNumberFunctions(FunctionTable& table) {
          }
          return Json(std::fabs(n.get<double>()));
        }},
-      {"ceil",
-       [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
-         if (absl::Status s = Arity(a, 1, 1); !s.ok()) {
-           return s;
-         }
-         JOBSPEC_ASSIGN_OR_RETURN(n, Num(a[0], 0));
-         return WholeNumber(std::ceil(n.get<double>()));
-       }},
-      {"floor",
-       [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
-         if (absl::Status s = Arity(a, 1, 1); !s.ok()) {
-           return s;
-         }
-         JOBSPEC_ASSIGN_OR_RETURN(n, Num(a[0], 0));
-         return WholeNumber(std::floor(n.get<double>()));
-       }},
+      {"ceil", Rounding([](double d) { return std::ceil(d); })},
+      {"floor", Rounding([](double d) { return std::floor(d); })},
       {"signum",
        [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
          if (absl::Status s = Arity(a, 1, 1); !s.ok()) {
