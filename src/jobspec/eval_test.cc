@@ -139,6 +139,20 @@ TEST(FunctionsTest, Strings) {
   EXPECT_EQ(Ok(R"(length("héllo"))"), 5);
 }
 
+TEST(FunctionsTest, RegularExpressionsUseRe2) {
+  EXPECT_EQ(Ok(R"(regex("[a-z]+", "42abc7"))"), "abc");
+  EXPECT_EQ(Ok(R"x(regex("([a-z]+)-([0-9]+)", "web-12"))x"), Json::parse(R"(["web","12"])"));
+  EXPECT_EQ(Ok(R"x(regex("(?P<app>[a-z]+)-(?P<n>[0-9]+)", "web-12"))x"),
+            Json::parse(R"({"app":"web","n":"12"})"));
+  EXPECT_EQ(Ok(R"(regexall("[0-9]", "a1b2"))"), Json::parse(R"(["1","2"])"));
+  EXPECT_EQ(Ok(R"(regexall("x*", "ab"))"), Json::parse(R"(["","",""])"));  // empty matches end
+  EXPECT_EQ(Ok(R"(replace("a1b22c", "/[0-9]+/", "#"))"), "a#b#c");
+  // In HCL, ${1} would interpolate: $${1} is the literal Go expansion.
+  EXPECT_EQ(Ok(R"x(replace("web-12", "/([a-z]+)-([0-9]+)/", "$2.$${1}$$"))x"), "12.web$");
+  // Catastrophic for a backtracking engine; linear for RE2.
+  EXPECT_EQ(Ok("length(regexall(\"(a*)*b\", \"" + std::string(20000, 'a') + "\"))"), 0);
+}
+
 TEST(FunctionsTest, Collections) {
   EXPECT_EQ(Ok("length([1, 2, 3])"), 3);
   EXPECT_EQ(Ok("concat([1], [2, 3])"), Json::parse("[1,2,3]"));
@@ -197,9 +211,8 @@ TEST(FunctionsTest, BadCallsNameTheFunction) {
   EXPECT_THAT(Err("base64decode(\"%%%\")"), HasSubstr("not valid base64"));
   EXPECT_THAT(Err("jsondecode(\"{\")"), HasSubstr("not valid JSON"));
   EXPECT_THAT(Err(R"(format("%d", "x"))"), HasSubstr("number required"));
-  EXPECT_THAT(Err(R"(replace("a1", "/[0-9]/", "#"))"),
-              HasSubstr("regular expressions are not supported"));
-  EXPECT_THAT(Err(R"(regex("a", "a"))"), HasSubstr("Call to unknown function"));
+  EXPECT_THAT(Err(R"x(regex("(", "x"))x"), HasSubstr("invalid regular expression"));
+  EXPECT_THAT(Err(R"(regex("[0-9]", "abc"))"), HasSubstr("did not match"));
 }
 
 TEST(FunctionsTest, FilesOnlyWhenAllowed) {

@@ -121,6 +121,7 @@ absl::StatusOr<Json> CallFunction(Evaluator& evaluator, const std::string& name,
     internal::AddCollectionFunctions(*t);
     internal::AddNumberFunctions(*t);
     internal::AddFileFunctions(*t);
+    internal::AddRegexFunctions(*t);
     return t;
   }();
   auto it = table->find(name);

@@ -1,8 +1,7 @@
 // The functions job files commonly use, with HCL's (Terraform's) names and behaviour:
 //   strings:     upper lower title format join split replace trimspace trim trimprefix
-//                trimsuffix chomp substr strrev indent startswith endswith
-//                (no regex functions: std::regex can hang or overflow the stack on hostile
-//                patterns, and the parser must never do either)
+//                trimsuffix chomp substr strrev indent startswith endswith regex
+//                regexall (RE2: linear time, so hostile patterns cannot hang the parser)
 //   collections: length concat contains keys values lookup merge element index range
 //                distinct flatten coalesce coalescelist compact slice reverse sort
 //                zipmap chunklist tolist toset tomap tostring tonumber tobool

@@ -40,6 +40,10 @@ void AddStringFunctions(FunctionTable& table);
 void AddCollectionFunctions(FunctionTable& table);
 void AddNumberFunctions(FunctionTable& table);  // numbers, encodings, ids, time
 void AddFileFunctions(FunctionTable& table);
+void AddRegexFunctions(FunctionTable& table);
+// replace() with a /pattern/: RE2 syntax, Go's $1 / ${name} expansion in `to`.
+absl::StatusOr<std::string> RegexReplace(const std::string& s, const std::string& pattern,
+                                         const std::string& to);
 
 }  // namespace drover::jobspec::internal
 

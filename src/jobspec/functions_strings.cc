@@ -243,9 +243,8 @@ void AddStringFunctions(FunctionTable& table) {
          JOBSPEC_ASSIGN_OR_RETURN(from, Str(a[1], 1));
          JOBSPEC_ASSIGN_OR_RETURN(to, Str(a[2], 2));
          if (from.size() >= 2 && from.front() == '/' && from.back() == '/') {
-           // std::regex backtracks without bound and recurses per character: a job file
-           // could hang or crash the parser through it.
-           return Bad("regular expressions are not supported; replace plain substrings");
+           JOBSPEC_ASSIGN_OR_RETURN(replaced, RegexReplace(s, from.substr(1, from.size() - 2), to));
+           return Json(std::move(replaced));
          }
          if (from.empty()) {
            return Json(s);
