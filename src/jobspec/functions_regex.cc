@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -143,37 +144,36 @@ absl::StatusOr<std::string> RegexReplace(const std::string& s, const std::string
   return out;
 }
 
+// regex/regexall: checks (pattern, string), compiles, and hands both to `match`.
+Fn RegexFn(std::function<absl::StatusOr<Json>(const re2::RE2&, const std::string&)> match) {
+  return [match](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
+    if (absl::Status s = Arity(a, 2, 2); !s.ok()) {
+      return s;
+    }
+    JOBSPEC_ASSIGN_OR_RETURN(pattern, Str(a[0], 0));
+    JOBSPEC_ASSIGN_OR_RETURN(s, Str(a[1], 1));
+    JOBSPEC_ASSIGN_OR_RETURN(re, Compile(pattern));
+    return match(*re, s);
+  };
+}
+
 void AddRegexFunctions(FunctionTable& table) {
   table.insert({
-      {"regex",
-       [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
-         if (absl::Status s = Arity(a, 2, 2); !s.ok()) {
-           return s;
-         }
-         JOBSPEC_ASSIGN_OR_RETURN(pattern, Str(a[0], 0));
-         JOBSPEC_ASSIGN_OR_RETURN(s, Str(a[1], 1));
-         JOBSPEC_ASSIGN_OR_RETURN(re, Compile(pattern));
-         const int n = re->NumberOfCapturingGroups() + 1;
+      {"regex", RegexFn([](const re2::RE2& re, const std::string& s) -> absl::StatusOr<Json> {
+         const int n = re.NumberOfCapturingGroups() + 1;
          std::vector<re2::StringPiece> groups(static_cast<size_t>(n));
-         if (!re->Match(s, 0, s.size(), re2::RE2::UNANCHORED, groups.data(), n)) {
+         if (!re.Match(s, 0, s.size(), re2::RE2::UNANCHORED, groups.data(), n)) {
            return Bad("pattern did not match any part of the given string");
          }
-         return MatchValue(*re, groups);
-       }},
-      {"regexall",
-       [](Evaluator&, const Args& a) -> absl::StatusOr<Json> {
-         if (absl::Status s = Arity(a, 2, 2); !s.ok()) {
-           return s;
-         }
-         JOBSPEC_ASSIGN_OR_RETURN(pattern, Str(a[0], 0));
-         JOBSPEC_ASSIGN_OR_RETURN(s, Str(a[1], 1));
-         JOBSPEC_ASSIGN_OR_RETURN(re, Compile(pattern));
+         return MatchValue(re, groups);
+       })},
+      {"regexall", RegexFn([](const re2::RE2& re, const std::string& s) -> absl::StatusOr<Json> {
          Json out = Json::array();
-         for (const auto& groups : AllMatches(*re, s)) {
-           out.push_back(MatchValue(*re, groups));
+         for (const auto& groups : AllMatches(re, s)) {
+           out.push_back(MatchValue(re, groups));
          }
          return out;
-       }},
+       })},
   });
 }
 
