@@ -52,10 +52,22 @@ struct NetworkResource {
   friend bool operator==(const NetworkResource&, const NetworkResource&) = default;
 };
 
+// A placement preference: like a constraint, but a weight in [-100, 100] instead of a
+// hard filter. Only device affinities are carried out (job, group and task affinities
+// are refused at registration).
+struct Affinity {
+  std::string ltarget;
+  std::string rtarget;
+  std::string operand;
+  int weight = 50;
+  friend bool operator==(const Affinity&, const Affinity&) = default;
+};
+
 struct RequestedDevice {
   std::string name;  // "type", "vendor/type" or "vendor/type/name"
   uint64_t count = 1;
   std::vector<Constraint> constraints;
+  std::vector<Affinity> affinities;
   friend bool operator==(const RequestedDevice&, const RequestedDevice&) = default;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/device.h"
 #include "model/job.h"
 
 namespace drover::model {
@@ -31,6 +32,8 @@ struct NodeResources {
   std::vector<NetworkResource> networks;
   int min_dynamic_port = 20000;
   int max_dynamic_port = 32000;
+  // Device groups from the node's device plugins (reference §5.4).
+  std::vector<NodeDeviceResource> devices;
   friend bool operator==(const NodeResources&, const NodeResources&) = default;
 };
 
@@ -54,6 +57,8 @@ struct Node {
   std::map<std::string, std::string> meta;
   std::string node_class;
   std::string node_pool = "default";
+  // "v1:<hash>" of what makes nodes interchangeable for placement (ComputeNodeClass).
+  std::string computed_class;
   bool drain = false;
   std::string scheduling_eligibility = "eligible";
   std::string status;
@@ -64,5 +69,12 @@ struct Node {
   uint64_t modify_index = 0;
   friend bool operator==(const Node&, const Node&) = default;
 };
+
+// The computed node class (reference §5.4): a stable hash over the datacenter, node
+// class and pool, attributes and meta (keys not starting with "unique."), and each
+// device group's vendor, type, name and attributes. Instance IDs, counts, health and
+// locality are left out, so the class does not change when a GPU turns unhealthy or
+// when a node has more GPUs of the same model.
+std::string ComputeNodeClass(const Node& node);
 
 }  // namespace drover::model

@@ -1,0 +1,130 @@
+// The device manager (reference §5.2): runs every configured device plugin, keeps the
+// node's device inventory and the latest statistics of every instance, and reserves
+// instances for tasks. Lives on the control loop (no locks); plugin calls go to the
+// blocking pool with a deadline (plugin_call.h).
+//
+// Per plugin, two loops:
+//   fingerprint  polls the plugin every fingerprint period and publishes changes. A
+//                failed, hung or malformed answer marks the plugin's instances
+//                unhealthy (with the reason), resets the plugin and retries with
+//                exponential backoff; the next good answer restores them. An instance
+//                that a plugin stops reporting stays listed, unhealthy ("no longer
+//                reported"), so nothing more is placed on it while a task may hold it.
+//                FailedPrecondition means "not available on this host" (nvidia without
+//                NVML): the plugin has no devices, and that is not an error.
+//   stats        one Stats call per collection interval, whatever the number of tasks;
+//                each answer replaces the plugin's samples and re-indexes them by
+//                instance, so a task's stats are a lookup per allocated instance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+
+#include "common/asio.h"
+#include "common/cancellation.h"
+#include "common/clock.h"
+#include "common/event.h"
+#include "devices/device_plugin.h"
+#include "model/allocation.h"
+#include "model/device.h"
+
+namespace drover::devices {
+
+struct ConfiguredPlugin {
+  DevicePluginPtr plugin;
+  // How often the inventory is polled; zero: the manager's default.
+  common::Duration fingerprint_period{0};
+};
+
+struct DeviceManagerConfig {
+  common::Duration fingerprint_period = std::chrono::seconds(5);
+  common::Duration stats_interval = std::chrono::seconds(1);
+  common::Duration call_timeout = std::chrono::seconds(10);
+  common::Duration backoff_initial = std::chrono::seconds(1);
+  common::Duration backoff_max = std::chrono::minutes(5);
+};
+
+class DeviceManager {
+ public:
+  // `pool` and `clock` must outlive the manager.
+  DeviceManager(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+                std::vector<ConfiguredPlugin> plugins, DeviceManagerConfig config);
+  DeviceManager(const DeviceManager&) = delete;
+  DeviceManager& operator=(const DeviceManager&) = delete;
+  ~DeviceManager();
+
+  // Starts each plugin's loops.
+  void Start();
+  // Stops the loops and waits for them (abandoned plugin calls are not waited for).
+  asio::awaitable<void> Stop();
+  // Completes once every plugin answered its first fingerprint (well or not), or after
+  // `max`.
+  asio::awaitable<void> WaitForFirstFingerprint(common::Duration max);
+
+  bool empty() const { return plugins_.empty(); }
+  // Every plugin's device groups as last published.
+  std::vector<model::NodeDeviceResource> Devices() const;
+  // Notified (coalescing) each time Devices() changes. One consumer (the client).
+  common::Notifier& changed() { return changed_; }
+
+  // Asks the plugin that owns `d`'s instances how to expose them to a task.
+  // NotFound when no plugin has all of them ("operation on unknown device(s)").
+  asio::awaitable<absl::StatusOr<ContainerReservation>> Reserve(model::AllocatedDeviceResource d);
+
+  // The latest samples of exactly the instances in `devices`: one group per entry that
+  // has any sample, in order. Cost: one index lookup per allocated instance.
+  std::vector<model::DeviceGroupStats> StatsFor(
+      const std::vector<model::AllocatedDeviceResource>& devices) const;
+  // The latest samples of every instance (GET /v1/client/stats).
+  std::vector<model::DeviceGroupStats> AllStats() const;
+  // Stats calls made so far, over all plugins.
+  uint64_t stats_calls() const { return stats_calls_; }
+
+ private:
+  struct Plugin {
+    ConfiguredPlugin config;
+    std::string name;
+    std::vector<model::NodeDeviceResource> devices;
+    std::vector<model::DeviceGroupStats> stats;
+    bool answered = false;                         // the first fingerprint came back (well or not)
+    bool healthy = false;                          // the last fingerprint was good
+    std::string disabled;                          // why the plugin has no devices on this host
+    std::unique_ptr<common::Event> fingerprinted;  // set by the first good fingerprint
+  };
+
+  asio::awaitable<void> FingerprintLoop(Plugin& p);
+  asio::awaitable<void> StatsLoop(Plugin& p);
+  // Replaces `p`'s devices with a good fingerprint, keeping instances it no longer
+  // reports as unhealthy.
+  void Publish(Plugin& p, std::vector<model::NodeDeviceResource> fresh);
+  void MarkUnhealthy(Plugin& p, const std::string& why);
+  void ResetPlugin(Plugin& p);
+  void RebuildIndex();
+  void MarkAnswered(Plugin& p);
+  // Sleeps `d` unless stopped first; false when stopped.
+  asio::awaitable<bool> SleepUnlessStopped(common::Duration d);
+  void Spawn(asio::awaitable<void> loop, const std::string& what);
+
+  asio::any_io_executor executor_;
+  asio::thread_pool& pool_;
+  common::Clock& clock_;
+  DeviceManagerConfig config_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  common::Notifier changed_;
+  common::CancellationScopePtr stop_;
+  int loops_running_ = 0;
+  common::Notifier loop_exited_;
+  common::Notifier answered_;  // some plugin answered its first fingerprint
+  uint64_t stats_calls_ = 0;
+  // "vendor/type/name" + '\x1f' + instance id -> its latest sample (in Plugin::stats).
+  absl::flat_hash_map<std::string, const model::DeviceStats*> index_;
+};
+
+// Checks a fingerprint: vendor, type and name set, instance IDs non-empty and unique.
+absl::Status ValidateDeviceGroups(const std::vector<model::NodeDeviceResource>& groups);
+
+}  // namespace drover::devices
