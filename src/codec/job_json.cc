@@ -127,11 +127,20 @@ Json ReschedulePolicyJson(const model::ReschedulePolicy& p) {
               {"Unlimited", p.unlimited}};
 }
 
+Json AffinitiesOrNull(const std::vector<model::Affinity>& as) {
+  return ListOrNull(as, [](const model::Affinity& a) {
+    return Json{{"LTarget", a.ltarget},
+                {"RTarget", a.rtarget},
+                {"Operand", a.operand},
+                {"Weight", a.weight}};
+  });
+}
+
 Json DeviceJson(const model::RequestedDevice& d) {
   return Json{{"Name", d.name},
               {"Count", d.count},
               {"Constraints", ConstraintsOrNull(d.constraints)},
-              {"Affinities", nullptr}};
+              {"Affinities", AffinitiesOrNull(d.affinities)}};
 }
 
 Json ResourcesJson(const model::Resources& r) {
@@ -311,6 +320,22 @@ absl::StatusOr<model::DispatchPayloadConfig> DecodeDispatchPayload(const Json& j
   return d;
 }
 
+absl::StatusOr<model::Affinity> DecodeAffinity(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::Affinity a;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("LTarget", a.ltarget);
+  r.Read("RTarget", a.rtarget);
+  r.Read("Operand", a.operand);
+  r.Read("Weight", a.weight);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return a;
+}
+
 absl::StatusOr<model::RequestedDevice> DecodeDevice(const Json& j, const std::string& path) {
   Reader r(j, path);
   model::RequestedDevice d;
@@ -320,6 +345,7 @@ absl::StatusOr<model::RequestedDevice> DecodeDevice(const Json& j, const std::st
   r.Read("Name", d.name);
   r.Read("Count", d.count);
   r.ReadList("Constraints", d.constraints, DecodeConstraint);
+  r.ReadList("Affinities", d.affinities, DecodeAffinity);
   if (!r.ok()) {
     return r.status();
   }

@@ -64,6 +64,15 @@ Json ToJson(const model::Node& n);
 Json NodeStubJson(const model::Node& n);
 absl::StatusOr<model::Node> NodeFromJson(const Json& j);
 
+// Devices: node device groups (typed attributes) and device statistics.
+Json ToJson(const model::Attribute& a);
+Json ToJson(const model::NodeDeviceResource& d);
+absl::StatusOr<model::NodeDeviceResource> NodeDeviceFromJson(const Json& j,
+                                                             const std::string& path);
+Json ToJson(const model::DeviceGroupStats& g);
+// A JSON array of the groups ([] when empty, as Nomad's DeviceStats).
+Json DeviceGroupStatsJson(const std::vector<model::DeviceGroupStats>& groups);
+
 // RFC 3339 with nanoseconds, UTC ("2026-08-21T12:00:05.123456789Z"); the zero time
 // (epoch count 0) is "0001-01-01T00:00:00Z". Parse accepts what Format produces plus
 // offsets ("+02:00") and fewer fractional digits.

@@ -21,6 +21,15 @@ Json DriversJson(const std::map<std::string, model::DriverInfo>& drivers) {
   });
 }
 
+Json DevicesOrNull(const std::vector<model::NodeDeviceResource>& devices) {
+  if (devices.empty())
+    return nullptr;
+  Json out = Json::array();
+  for (const model::NodeDeviceResource& d : devices)
+    out.push_back(ToJson(d));
+  return out;
+}
+
 // "127.0.0.1:4646" -> "127.0.0.1"; "[::1]:4646" -> "::1"; no port -> unchanged.
 std::string HostOf(const std::string& addr) {
   if (!addr.empty() && addr.front() == '[') {
@@ -75,6 +84,7 @@ absl::StatusOr<model::NodeResources> DecodeNodeResources(const Json& j, const st
   ReadNested(r, "Memory", "MemoryMB", res.memory_mb);
   ReadNested(r, "Disk", "DiskMB", res.disk_mb);
   r.ReadList("Networks", res.networks, internal::DecodeNetwork);
+  r.ReadList("Devices", res.devices, NodeDeviceFromJson);
   r.Read("MinDynamicPort", res.min_dynamic_port);
   r.Read("MaxDynamicPort", res.max_dynamic_port);
   if (!r.ok()) {
@@ -126,7 +136,7 @@ Json ToJson(const model::Node& n) {
                             {"Disk", Json{{"DiskMB", res.disk_mb}}},
                             {"Networks", internal::NetworksOrNull(res.networks)},
                             {"NodeNetworks", nullptr},
-                            {"Devices", nullptr},
+                            {"Devices", DevicesOrNull(res.devices)},
                             {"MinDynamicPort", res.min_dynamic_port},
                             {"MaxDynamicPort", res.max_dynamic_port}};
   j["ReservedResources"] = Json{{"Cpu", Json{{"CpuShares", rsv.cpu_shares}}},
@@ -138,7 +148,7 @@ Json ToJson(const model::Node& n) {
   j["NodeClass"] = n.node_class;
   j["NodePool"] = n.node_pool;
   j["CgroupParent"] = "";
-  j["ComputedClass"] = "";
+  j["ComputedClass"] = n.computed_class;
   j["Drain"] = n.drain;
   j["DrainStrategy"] = nullptr;
   j["SchedulingEligibility"] = n.scheduling_eligibility;
@@ -199,6 +209,7 @@ absl::StatusOr<model::Node> NodeFromJson(const Json& j) {
     r.Read("Meta", n.meta);
     r.Read("NodeClass", n.node_class);
     r.Read("NodePool", n.node_pool);
+    r.Read("ComputedClass", n.computed_class);
     r.Read("Drain", n.drain);
     r.Read("SchedulingEligibility", n.scheduling_eligibility);
     r.Read("Status", n.status);

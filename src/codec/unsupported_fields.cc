@@ -62,7 +62,6 @@ const Fields kTaskFields = {
     {"VolumeMounts", "volume mounts are"},  {"Vault", "Vault integration is"},
     {"CSIPluginConfig", "CSI plugins are"}, {"Kind", "task kinds are"},
 };
-const Fields kDeviceFields = {{"Affinities", "device affinities are"}};
 
 }  // namespace
 
@@ -97,18 +96,6 @@ absl::Status CheckSupportedJobFields(const Json& job) {
       const std::string task_path = absl::StrCat(group_path, ".Tasks[", t, "]");
       if (absl::Status s = Check(task, task_path, kTaskFields); !s.ok()) {
         return s;
-      }
-      if (!task.is_object() || !task.contains("Resources") || !task["Resources"].is_object() ||
-          !task["Resources"].contains("Devices") || !task["Resources"]["Devices"].is_array()) {
-        continue;
-      }
-      const Json& devices = task["Resources"]["Devices"];
-      for (size_t d = 0; d < devices.size(); ++d) {
-        if (absl::Status s = Check(
-                devices[d], absl::StrCat(task_path, ".Resources.Devices[", d, "]"), kDeviceFields);
-            !s.ok()) {
-          return s;
-        }
       }
     }
   }

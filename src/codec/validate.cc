@@ -372,6 +372,17 @@ void CheckResources(const model::Resources& r, Errors& errs) {
         errs.push_back(absl::StrCat(prefix, "Constraint ", c + 1, " validation failed: ", e));
       }
     }
+    for (size_t a = 0; a < d.affinities.size(); ++a) {
+      const model::Affinity& aff = d.affinities[a];
+      const std::string where = absl::StrCat(prefix, "Affinity ", a + 1, " validation failed: ");
+      if (aff.weight == 0) {
+        errs.push_back(where + "Affinity weight cannot be zero");
+      } else if (aff.weight < -100 || aff.weight > 100) {
+        errs.push_back(where + "Affinity weight must be within the range [-100,100]");
+      }
+      for (const std::string& e : ConstraintErrors({aff.ltarget, aff.rtarget, aff.operand}))
+        errs.push_back(where + e);
+    }
   }
   if (r.memory_max_mb != 0 && r.memory_max_mb < r.memory_mb) {
     errs.push_back(absl::StrCat("MemoryMaxMB value (", r.memory_max_mb,

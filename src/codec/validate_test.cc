@@ -375,6 +375,16 @@ TEST(ValidateJobTest, TaskFieldProblems) {
                 },
                 "device 1 failed validation: Constraint 1 validation failed: Unknown constraint "
                 "type \"??\""},
+           Case{[](model::Task& t) {
+                  t.resources.devices = {{"gpu", 1, {}, {{"${device.model}", "T4", "=", 0}}}};
+                },
+                "device 1 failed validation: Affinity 1 validation failed: Affinity weight "
+                "cannot be zero"},
+           Case{[](model::Task& t) {
+                  t.resources.devices = {{"gpu", 1, {}, {{"${device.model}", "T4", "=", 101}}}};
+                },
+                "device 1 failed validation: Affinity 1 validation failed: Affinity weight must "
+                "be within the range [-100,100]"},
            Case{[](model::Task& t) { t.log_config.max_files = 0; },
                 "minimum number of files is 1; got 0"},
            Case{[](model::Task& t) { t.log_config.max_file_size_mb = 0; },

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/ids.h"
+#include "server/device_alloc.h"
 #include "server/feasibility.h"
 
 namespace drover::server {
@@ -17,7 +18,8 @@ struct NodeUsage {
   int64_t memory_mb = 0;
   int64_t disk_mb = 0;
   std::set<int> ports;
-  std::set<std::string> jobs;  // "<ns>/<job>" with a live alloc here (distinct_hosts)
+  std::set<std::string> jobs;     // "<ns>/<job>" with a live alloc here (distinct_hosts)
+  std::set<std::string> devices;  // device instances held (DeviceInstanceKey)
 };
 
 std::set<int> ParsePortList(const std::string& spec) {
@@ -45,6 +47,7 @@ std::set<int> ParsePortList(const std::string& spec) {
 
 void AddUsage(NodeUsage& u, const model::Allocation& a) {
   for (const auto& [task, r] : a.allocated_resources.tasks) {
+    AddUsedDevices(r, u.devices);
     u.cpu += r.cpu_shares;
     u.memory_mb += r.memory_mb;
     for (const auto& n : r.networks) {
@@ -379,7 +382,21 @@ PlanResult Schedule(const SchedulerInput& in) {
           ++metric.dimension_exhausted[exhausted];
           continue;
         }
-        double score = BinPackScore(node, u, ask);
+        DeviceAssignment devices;
+        if (auto failure = AssignDevices(g, node, u.devices, devices)) {
+          if (failure->filtered) {
+            ++metric.nodes_filtered;
+            ++metric.constraint_filtered[failure->reason];
+          } else {
+            ++metric.nodes_exhausted;
+            ++metric.dimension_exhausted[failure->reason];
+          }
+          continue;
+        }
+        for (auto& [task, assigned] : devices.tasks)
+          tasks[task].devices = std::move(assigned);
+        // Device affinities steer between otherwise feasible nodes.
+        double score = BinPackScore(node, u, ask) + devices.affinity_score;
         if (sticky) {
           auto prev = w.replaced_node.find(idx);
           if (prev != w.replaced_node.end() && prev->second == node.id)

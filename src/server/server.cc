@@ -241,12 +241,14 @@ absl::Status Server::RegisterNode(model::Node node) {
     return absl::InvalidArgumentError("missing datacenter for client registration");
   }
   node.status = model::kNodeStatusReady;
+  node.computed_class = model::ComputeNodeClass(node);
   node.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
   last_heartbeat_[node.id] = clock_.Now();
   NodePtr prev = state_.GetNode(node.id);
   const bool changed = !prev || prev->status != node.status || prev->drivers != node.drivers ||
                        prev->node_resources != node.node_resources ||
-                       prev->attributes != node.attributes;
+                       prev->attributes != node.attributes || prev->meta != node.meta ||
+                       prev->computed_class != node.computed_class;
   if (prev && !changed) {
     return absl::OkStatus();
   }

@@ -71,6 +71,32 @@ TEST_F(ServerTest, UnplaceableJobGetsBlockedEvalThatRetriesWhenANodeJoins) {
   EXPECT_EQ(server_.state().AllocsByJob("default", "web").size(), 1u);
 }
 
+TEST_F(ServerTest, NodeDevicesChangingUnblocksAJobWaitingForThem) {
+  model::Node node = test::MakeNode("n1");
+  model::NodeDeviceResource gpus{.vendor = "nvidia", .type = "gpu", .name = "T4"};
+  gpus.instances = {{.id = "GPU-0", .healthy = false, .health_description = "hot"}};
+  node.node_resources.devices = {gpus};
+  ASSERT_TRUE(server_.RegisterNode(node).ok());
+  const std::string cls = server_.state().GetNode("n1")->computed_class;
+  EXPECT_EQ(cls, model::ComputeNodeClass(*server_.state().GetNode("n1")));
+  model::Job job = test::MakeJob("train");
+  job.task_groups[0].tasks[0].resources.devices = {{"nvidia/gpu", 1, {}, {}}};
+  auto resp = server_.RegisterJob(job);
+  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  auto eval = server_.state().GetEval(resp->eval_id);
+  ASSERT_FALSE(eval->blocked_eval.empty());
+  // The GPU turns healthy: the node re-registers, its class stays, the job is placed.
+  node.node_resources.devices[0].instances[0].healthy = true;
+  ASSERT_TRUE(server_.RegisterNode(node).ok());
+  EXPECT_EQ(server_.state().GetNode("n1")->computed_class, cls);
+  ASSERT_TRUE(EvalDone(eval->blocked_eval));
+  auto allocs = server_.state().AllocsByJob("default", "train");
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0]->allocated_resources.tasks.at("server").devices[0].device_ids,
+            std::vector<std::string>{"GPU-0"});
+}
+
 TEST_F(ServerTest, DeregisterStopsAllocsAndPurgeRemovesJob) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
   auto resp = server_.RegisterJob(test::MakeJob("web"));
