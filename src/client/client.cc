@@ -84,6 +84,12 @@ asio::awaitable<absl::Status> Client::Start() {
     node_.node_pool = config_.node_pool;
   }
   fingerprint::ApplyDriverFingerprints(node_, drivers_);
+  if (config_.device_manager != nullptr) {
+    // Devices are part of what the node offers: wait (briefly) for the plugins' first
+    // inventory so the node does not register without its GPUs.
+    co_await config_.device_manager->WaitForFirstFingerprint(config_.device_fingerprint_wait);
+    node_.node_resources.devices = config_.device_manager->Devices();
+  }
   if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
     co_return common::Annotate(s, "failed to register node");
   }
@@ -104,6 +110,8 @@ asio::awaitable<absl::Status> Client::Start() {
   spawn(WatchAllocations(), "client alloc watcher");
   spawn(SyncLoop(), "client alloc sync");
   spawn(GcLoop(), "client gc");
+  if (config_.device_manager != nullptr)
+    spawn(DeviceWatch(), "client device watch");
   co_return absl::OkStatus();
 }
 
@@ -127,6 +135,25 @@ asio::awaitable<void> Client::HeartbeatLoop() {
     if (!s.ok()) {
       DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
     }
+  }
+}
+
+asio::awaitable<void> Client::DeviceWatch() {
+  devices::DeviceManager* dm = config_.device_manager;
+  while (!stop_->cancelled()) {
+    auto changed = dm->changed().Wait();
+    auto stopped = stop_->Wait();
+    auto r = co_await (std::move(changed) || std::move(stopped));
+    if (r.index() == 1)
+      break;
+    std::vector<model::NodeDeviceResource> devices = dm->Devices();
+    if (devices == node_.node_resources.devices)
+      continue;
+    node_.node_resources.devices = std::move(devices);
+    // The servers learn of new, vanished or (un)healthy instances at once: placement
+    // depends on them.
+    if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok())
+      DROVER_LOG_WARN("client: updating the node's devices failed: {}", s.ToString());
   }
 }
 
@@ -233,6 +260,12 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
     });
   };
   c.wait_servers_contacted = [this] { return servers_contacted_.Wait(); };
+  if (config_.device_manager != nullptr) {
+    devices::DeviceManager* dm = config_.device_manager;
+    c.reserve_devices = [dm](model::AllocatedDeviceResource d) {
+      return dm->Reserve(std::move(d));
+    };
+  }
   return std::make_unique<allocrunner::AllocRunner>(executor_, std::move(c));
 }
 

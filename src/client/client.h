@@ -19,6 +19,7 @@
 #include "client/server_rpc.h"
 #include "common/cancellation.h"
 #include "common/event.h"
+#include "devices/device_manager.h"
 #include "drivers/driver.h"
 #include "model/node.h"
 #include "state/state_db.h"
@@ -45,6 +46,11 @@ struct ClientConfig {
   common::Duration stats_interval = std::chrono::seconds(1);
   // tmpfs for task secrets/ and private/ (needs root; on by default when root).
   bool secrets_tmpfs = true;
+  // The node's device plugins (must outlive the client, started by the owner); null:
+  // no devices.
+  devices::DeviceManager* device_manager = nullptr;
+  // How long Start waits for the device plugins' first inventory.
+  common::Duration device_fingerprint_wait = std::chrono::seconds(10);
   // Where allocations and task state are persisted and restored from (must outlive
   // the client); null: nothing is persisted.
   state::StateDb* state_db = nullptr;
@@ -70,6 +76,8 @@ class Client {
   // The node's own usage (GET /v1/client/stats). Collect() on the blocking pool.
   HostStatsCollector& host_stats();
   allocrunner::AllocRunner* GetAllocRunner(const std::string& alloc_id);
+  // The node's device manager, or null when it runs no device plugins.
+  devices::DeviceManager* device_manager() const { return config_.device_manager; }
   size_t num_allocs() const { return runners_.size(); }
 
   // Destroys a terminal allocation's runner now (its directory goes). NotFound for an
@@ -82,6 +90,8 @@ class Client {
   asio::awaitable<void> HeartbeatLoop();
   asio::awaitable<void> WatchAllocations();
   asio::awaitable<void> SyncLoop();
+  // Re-registers the node when the device manager's inventory changes.
+  asio::awaitable<void> DeviceWatch();
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
   std::unique_ptr<allocrunner::AllocRunner> MakeRunner(

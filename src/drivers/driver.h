@@ -33,6 +33,24 @@ struct TaskLogConfig {
   int64_t max_file_size = int64_t{10} << 20;
 };
 
+// A host path made visible in the task (from hooks such as the device hook). Drivers
+// with file-system isolation (exec) bind-mount it; raw_exec runs on the host and has
+// nothing to mount.
+struct MountConfig {
+  std::string task_path;
+  std::string host_path;
+  bool readonly = false;
+  friend bool operator==(const MountConfig&, const MountConfig&) = default;
+};
+
+// A device node (character or block device) the task may use.
+struct DeviceConfig {
+  std::string task_path;
+  std::string host_path;
+  std::string permissions;  // cgroup permissions, some of "rwm"
+  friend bool operator==(const DeviceConfig&, const DeviceConfig&) = default;
+};
+
 // Everything a driver needs to start one task instance. `id` is new for every start:
 // "<alloc id>/<task>/<8 hex>".
 struct TaskConfig {
@@ -54,6 +72,12 @@ struct TaskConfig {
   int64_t cpu_shares = 0;
   int64_t memory_mb = 0;
   int64_t memory_max_mb = 0;
+  // From the prestart hooks, merged in hook order (never replacing one another).
+  std::vector<MountConfig> mounts;
+  std::vector<DeviceConfig> devices;
+  // The part of `env` the device hook set (e.g. NVIDIA_VISIBLE_DEVICES), for drivers
+  // that hand device variables to a runtime separately.
+  std::map<std::string, std::string> device_env;
 };
 
 // Persisted after a successful start; enough for RecoverTask after an agent restart.

@@ -84,7 +84,24 @@ absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec) {
       return absl::InternalError("failed to create '" + d.string() + "': " + ec.message());
   }
   for (const DevNode& n : kDevNodes)
-    plan.nodes.push_back({(root / "dev" / n.name).string(), n.major, n.minor});
+    plan.nodes.push_back({(root / "dev" / n.name).string(), n.major, n.minor, false});
+  for (const DeviceNode& d : spec.devices) {
+    struct stat st {};
+    if (stat(d.host_path.c_str(), &st) != 0) {
+      return absl::FailedPreconditionError("device '" + d.host_path +
+                                           "' is not available: " + std::strerror(errno));
+    }
+    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+      return absl::FailedPreconditionError("'" + d.host_path + "' is not a device node");
+    const fs::path inside = root / d.task_path.substr(1);
+    // Directories between /dev and the node ("/dev/dri/card0" needs /dev/dri).
+    for (fs::path dir = inside.parent_path(); dir != root / "dev" && dir.has_relative_path();
+         dir = dir.parent_path()) {
+      plan.dev_dirs.insert(plan.dev_dirs.begin(), dir.string());
+    }
+    plan.nodes.push_back(
+        {inside.string(), major(st.st_rdev), minor(st.st_rdev), S_ISBLK(st.st_mode)});
+  }
   plan.links = {{(root / "dev" / "fd").string(), "/proc/self/fd"},
                 {(root / "dev" / "stdin").string(), "/proc/self/fd/0"},
                 {(root / "dev" / "stdout").string(), "/proc/self/fd/1"},
@@ -110,8 +127,15 @@ const char* EnterIsolation(const IsolationPlan& plan) {
   if (mount("tmpfs", plan.dev.c_str(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0)
     return "mount /dev";
   const mode_t old = umask(0);
+  for (const std::string& dir : plan.dev_dirs) {
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      umask(old);
+      return "mkdir in /dev";
+    }
+  }
   for (const IsolationPlan::Node& n : plan.nodes) {
-    if (mknod(n.path.c_str(), S_IFCHR | 0666, makedev(n.major, n.minor)) != 0) {
+    const mode_t type = n.block ? S_IFBLK : S_IFCHR;
+    if (mknod(n.path.c_str(), type | 0666, makedev(n.major, n.minor)) != 0) {
       umask(old);
       return "mknod";
     }

@@ -24,6 +24,7 @@ struct IsolationPlan {
     std::string path;
     unsigned major = 0;
     unsigned minor = 0;
+    bool block = false;  // a block device (else a character device)
   };
   std::string root;
   std::vector<Mount> binds;
@@ -31,12 +32,14 @@ struct IsolationPlan {
   std::string dev;      // <root>/dev
   std::string dev_shm;  // <root>/dev/shm
   std::vector<Node> nodes;
+  std::vector<std::string> dev_dirs;  // directories made under /dev before the nodes
   std::vector<std::pair<std::string, std::string>> links;  // link path -> target
 };
 
 // Checks the spec and creates the mount points under the root (directories, or empty
 // files for file binds). A missing bind source is skipped, as Nomad skips chroot_env
-// entries the host does not have.
+// entries the host does not have; a device node that is missing or not a device is an
+// error (the task must not start without the devices it was given).
 absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec);
 
 // In the child, after clone(CLONE_NEWNS | CLONE_NEWPID | ...): makes the mount tree

@@ -58,7 +58,12 @@ Json ToJson(const SpawnSpec& s) {
     Json binds = Json::array();
     for (const BindMount& b : s.isolation.binds)
       binds.push_back({{"source", b.source}, {"target", b.target}, {"readonly", b.readonly}});
-    j["isolation"] = {{"root", s.isolation.root}, {"binds", binds}};
+    Json devices = Json::array();
+    for (const DeviceNode& d : s.isolation.devices) {
+      devices.push_back(
+          {{"host_path", d.host_path}, {"task_path", d.task_path}, {"permissions", d.permissions}});
+    }
+    j["isolation"] = {{"root", s.isolation.root}, {"binds", binds}, {"devices", devices}};
   }
   if (!s.cgroup.name.empty()) {
     const CgroupLimits& l = s.cgroup.limits;
@@ -169,6 +174,18 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
           return absl::InvalidArgumentError("bind target \"" + m.target +
                                             "\" must be an absolute path without \"..\"");
         s.isolation.binds.push_back(m);
+      }
+    }
+    if (auto d = it->find("devices"); d != it->end() && d->is_array()) {
+      for (const Json& e : *d) {
+        DeviceNode n;
+        DROVER_READ(e, "host_path", n.host_path, true);
+        DROVER_READ(e, "task_path", n.task_path, true);
+        DROVER_READ(e, "permissions", n.permissions, false);
+        if (n.task_path.rfind("/dev/", 0) != 0 || n.task_path.find("..") != std::string::npos)
+          return absl::InvalidArgumentError("device path \"" + n.task_path +
+                                            "\" must be under /dev and without \"..\"");
+        s.isolation.devices.push_back(n);
       }
     }
     if (s.isolation.root.empty() || s.isolation.root[0] != '/')

@@ -62,6 +62,14 @@ struct BindMount {
   friend bool operator==(const BindMount&, const BindMount&) = default;
 };
 
+// A host device node recreated in the isolated task's /dev (from the device hook).
+struct DeviceNode {
+  std::string host_path;    // a character or block device on the host
+  std::string task_path;    // "/dev/..." inside the task
+  std::string permissions;  // cgroup permissions ("rwm"); informational for now
+  friend bool operator==(const DeviceNode&, const DeviceNode&) = default;
+};
+
 // Runs the task in new mount, pid, ipc and uts namespaces (it is pid 1 of its own pid
 // namespace, so everything it starts dies with it) chrooted into `root`, with the
 // binds mounted, a fresh /proc and a minimal /dev. The mounts exist only in the
@@ -70,6 +78,7 @@ struct IsolationSpec {
   bool enabled = false;
   std::string root;  // host path that becomes the task's "/"
   std::vector<BindMount> binds;
+  std::vector<DeviceNode> devices;
 };
 
 struct CgroupSpec {

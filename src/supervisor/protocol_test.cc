@@ -57,6 +57,18 @@ TEST(SpawnSpecTest, RoundTripsAndValidates) {
   EXPECT_EQ(back->umask, 077);
   EXPECT_EQ(back->logs.max_file_size, 100);
 
+  s.isolation = {.enabled = true,
+                 .root = "/data/t",
+                 .binds = {{"/devs/g0", "/dev-files/g0", true}},
+                 .devices = {{"/dev/nvidia0", "/dev/nvidia0", "rwm"}}};
+  back = SpawnSpecFromJson(ToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->isolation.devices, s.isolation.devices);
+  Json outside = ToJson(s);
+  outside["isolation"]["devices"][0]["task_path"] = "/etc/passwd";
+  EXPECT_EQ(SpawnSpecFromJson(outside).status().message(),
+            "device path \"/etc/passwd\" must be under /dev and without \"..\"");
+
   EXPECT_EQ(SpawnSpecFromJson({{"argv", {"x"}}}).status().message(), "missing field \"task_id\"");
   EXPECT_EQ(SpawnSpecFromJson({{"task_id", "t"}, {"argv", Json::array()}}).status().message(),
             "argv must name a command");

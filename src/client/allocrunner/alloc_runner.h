@@ -25,6 +25,7 @@
 #include "client/allocrunner/alloc_hook.h"
 #include "client/allocrunner/lifecycle_coordinator.h"
 #include "client/allocwatcher/prev_alloc_watcher.h"
+#include "client/taskrunner/device_hook.h"
 #include "client/taskrunner/task_runner.h"
 #include "common/broadcaster.h"
 #include "common/cancellation.h"
@@ -52,6 +53,8 @@ struct AllocRunnerConfig {
   std::function<void(const std::string& task, const taskrunner::LocalState&)> on_local_state;
   std::function<double()> restart_jitter;
   common::Duration stats_interval = std::chrono::seconds(1);
+  // See TaskRunnerConfig::reserve_devices.
+  taskrunner::DeviceHook::ReserveFn reserve_devices;
   // The allocation this one replaces (none: a no-op watcher).
   std::unique_ptr<allocwatcher::PrevAllocWatcher> prev_alloc;
   // Hooks appended after the built-in ones (tests; later integrations).

@@ -65,6 +65,10 @@ struct PrestartResponse {
   // Persisted as this hook's data; copy forward what should be kept from
   // previous_state.
   std::map<std::string, std::string> state;
+  // Added to what the driver mounts and exposes (appended: hooks never replace one
+  // another's mounts). Not persisted: a hook that contributes them must not be done.
+  std::vector<drivers::MountConfig> mounts;
+  std::vector<drivers::DeviceConfig> devices;
   // The hook need not run again for this task (its env is still re-applied).
   bool done = false;
 };

@@ -1,5 +1,6 @@
 #include "client/taskrunner/task_runner.h"
 
+#include "client/taskrunner/device_hook.h"
 #include "client/taskrunner/dispatch_payload_hook.h"
 #include "client/taskrunner/stats_hook.h"
 #include "client/taskrunner/task_dir_hook.h"
@@ -63,6 +64,7 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
   hooks_.push_back(std::make_unique<ValidateHook>(config_.validate));
   hooks_.push_back(std::make_unique<TaskDirHook>(*config_.pool, emit));
   hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
+  hooks_.push_back(std::make_unique<DeviceHook>(config_.reserve_devices));
   hooks_.push_back(std::make_unique<StatsHook>(
       executor, *config_.clock, config_.stats_interval,
       [this](std::optional<drivers::TaskResourceUsage> u) { latest_stats_ = std::move(u); }));
@@ -227,6 +229,9 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   c.user = task_->user;
   c.env = env_->env();
   c.config = env_->InterpolateValue(task_->config);
+  c.mounts = hook_mounts_;
+  c.devices = hook_devices_;
+  c.device_env = device_env_;
   c.alloc_dir = config_.alloc_dir->dir().string();
   c.task_dir = task_dir_.dir.string();
   if (!task_->log_config.disabled) {

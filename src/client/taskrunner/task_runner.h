@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "common/event.h"
 #include "common/mailbox.h"
+#include "devices/device_plugin.h"
 #include "drivers/driver.h"
 #include "model/allocation.h"
 #include "model/node.h"
@@ -61,6 +62,11 @@ struct TaskRunnerConfig {
   ValidateHookConfig validate;
   // Called whenever LocalState changed (what the state DB persists).
   std::function<void(const LocalState&)> on_local_state_change;
+  // Reserves device instances for the task (the device manager's Reserve); none: the
+  // node has no device plugins, and a task with allocated devices fails to start.
+  std::function<asio::awaitable<absl::StatusOr<devices::ContainerReservation>>(
+      model::AllocatedDeviceResource)>
+      reserve_devices;
   // Hooks appended after the built-in ones (tests; later integrations).
   std::function<std::vector<TaskHookPtr>()> extra_hooks;
   // Completes once the client has heard from the servers. A restored task whose process
@@ -158,6 +164,10 @@ class TaskRunner {
   std::optional<drivers::TaskHandle> handle_;
   allocdir::TaskDir task_dir_;
   std::optional<TaskEnv> env_;
+  // What the prestart hooks asked the driver to mount and expose (rebuilt each start).
+  std::vector<drivers::MountConfig> hook_mounts_;
+  std::vector<drivers::DeviceConfig> hook_devices_;
+  std::map<std::string, std::string> device_env_;
   std::vector<TaskHookPtr> hooks_;
   LocalState local_;
   std::optional<drivers::TaskResourceUsage> latest_stats_;

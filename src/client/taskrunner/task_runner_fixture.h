@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "client/client_test_util.h"
+#include "client/taskrunner/device_hook.h"
 #include "client/taskrunner/task_runner.h"
 #include "drivers/mock/mock_driver.h"
 #include "testing/test_util.h"
@@ -36,6 +37,7 @@ class TaskRunnerTest : public ::testing::Test {
     c.restart_jitter = [] { return 0.0; };
     c.extra_hooks = std::move(extra_hooks);
     c.wait_servers_contacted = wait_servers_contacted_;
+    c.reserve_devices = reserve_devices_;
     c.on_local_state_change = [this](const LocalState&) { ++local_state_changes_; };
     return std::make_unique<TaskRunner>(io_.get_executor(), std::move(c));
   }
@@ -63,6 +65,7 @@ class TaskRunnerTest : public ::testing::Test {
   int state_changes_ = 0;
   int local_state_changes_ = 0;
   std::function<asio::awaitable<void>()> wait_servers_contacted_;
+  DeviceHook::ReserveFn reserve_devices_;
 };
 
 }  // namespace drover::taskrunner

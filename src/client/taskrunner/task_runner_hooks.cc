@@ -1,6 +1,7 @@
 // The TaskRunner's hook phases (reference §3.3): bookkeeping of prestart state, and the
 // error policy of each phase. Every call into a hook goes through CallCatching, which turns
 // an exception into an error so a throwing hook never leaves a phase half-run.
+#include "client/taskrunner/device_hook.h"
 #include "client/taskrunner/task_runner.h"
 #include "common/call_catching.h"
 #include "common/logging.h"
@@ -43,6 +44,9 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
     co_return s;
   }
   std::map<std::string, std::string> hook_env;
+  hook_mounts_.clear();
+  hook_devices_.clear();
+  device_env_.clear();
   PrestartRequest req;
   req.alloc = alloc_.get();
   req.task = task_;
@@ -74,6 +78,10 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
       SetLocalState([&](LocalState& l) { l.hooks[name] = next; });
     for (const auto& [k, v] : resp.env)
       hook_env[k] = v;
+    if (name == DeviceHook::kName)
+      device_env_ = resp.env;
+    hook_mounts_.insert(hook_mounts_.end(), resp.mounts.begin(), resp.mounts.end());
+    hook_devices_.insert(hook_devices_.end(), resp.devices.begin(), resp.devices.end());
     if (kill_->cancelled() || shutdown_->cancelled())
       co_return absl::CancelledError("task is being stopped");
   }

@@ -73,6 +73,15 @@ absl::StatusOr<supervisor::SpawnSpec> ExecDriver::BuildSpawnSpec(const TaskConfi
     spec.isolation.binds.push_back(
         {.source = config.alloc_dir + "/alloc", .target = "/alloc", .readonly = false});
   }
+  // Hook mounts after the built-in ones: a device's files may sit inside /alloc.
+  for (const MountConfig& m : config.mounts) {
+    spec.isolation.binds.push_back(
+        {.source = m.host_path, .target = m.task_path, .readonly = m.readonly});
+  }
+  for (const DeviceConfig& d : config.devices) {
+    spec.isolation.devices.push_back(
+        {.host_path = d.host_path, .task_path = d.task_path, .permissions = d.permissions});
+  }
   spec.cgroup.name = supervisor::CgroupName(config.id);
   supervisor::CgroupLimits& limits = spec.cgroup.limits;
   const int64_t mb = int64_t{1} << 20;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "common/ids.h"
 #include "common/mounts.h"
@@ -47,6 +48,15 @@ TEST(ExecSpawnSpecTest, IsolatesLimitsAndRunsAsNobody) {
                                                            .memory_soft_bytes = 64 << 20,
                                                            .cpu_shares = 250,
                                                            .pids_max = 20}));
+  // Hook mounts and device nodes come after the built-in binds.
+  c.mounts = {{.task_path = "/dev-files/g0", .host_path = "/devs/g0", .readonly = true}};
+  c.devices = {{.task_path = "/dev/nvidia0", .host_path = "/dev/nvidia0", .permissions = "rwm"}};
+  spec = driver.BuildSpawnSpec(c);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->isolation.binds.back(),
+            (supervisor::BindMount{"/devs/g0", "/dev-files/g0", true}));
+  EXPECT_EQ(spec->isolation.devices,
+            (std::vector<supervisor::DeviceNode>{{"/dev/nvidia0", "/dev/nvidia0", "rwm"}}));
   c.user = "www";
   c.config = model::Value::Object{{"command", "app"}, {"pids_limit", -1}};
   EXPECT_NE(driver.BuildSpawnSpec(c).status().message().find("pids_limit"), std::string::npos);
@@ -137,6 +147,39 @@ TEST_F(ExecDriverTest, ROOT_CGROUPS_TheTaskSeesOnlyItsChrootAsPid1AndNobody) {
   EXPECT_TRUE(mounts->empty());
   ASSERT_TRUE(driver_->DestroyTask(c.id, false).ok());
   EXPECT_TRUE(RunUntil([&] { return !fs::exists(CgroupDir(c.id)); }));
+}
+
+TEST_F(ExecDriverTest, ROOT_CGROUPS_HookMountsAndDeviceNodesReachTheTask) {
+  const fs::path desc = dir_.path() / "gpu0.desc";
+  { std::ofstream(desc) << "fake gpu\n"; }
+  const std::string script =
+      "test -c /dev/fakegpu0 && test -c /dev/dri/card9 && echo nodes > /local/nodes; "
+      "cat /dev-files/gpu0 > /local/seen; (echo x > /dev-files/gpu0) 2>/dev/null || echo ro > "
+      "/local/ro";
+  TaskConfig c = Config("devs", {"/bin/sh", "-c", script});
+  c.devices = {{.task_path = "/dev/fakegpu0", .host_path = "/dev/null", .permissions = "rwm"},
+               {.task_path = "/dev/dri/card9", .host_path = "/dev/zero", .permissions = "rw"}};
+  c.mounts = {{.task_path = "/dev-files/gpu0", .host_path = desc.string(), .readonly = true}};
+  auto h = Start(c);
+  ASSERT_TRUE(h.ok()) << h.status();
+  auto r = Run(driver_->WaitTask(c.id));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  const fs::path local = task_dir() / "local";
+  EXPECT_EQ(testing::ReadFile(local / "nodes"), "nodes\n");
+  EXPECT_EQ(testing::ReadFile(local / "seen"), "fake gpu\n");
+  EXPECT_EQ(testing::ReadFile(local / "ro"), "ro\n");
+  EXPECT_EQ(testing::ReadFile(desc), "fake gpu\n");
+  ASSERT_TRUE(driver_->DestroyTask(c.id, false).ok());
+
+  // A device node that is not there fails the start: no task without its devices.
+  TaskConfig missing = Config("nodev", {"/bin/true"});
+  missing.devices = {{.task_path = "/dev/gone", .host_path = "/dev/does-not-exist"}};
+  auto bad = Start(missing);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("device '/dev/does-not-exist' is not available"),
+            std::string::npos)
+      << bad.status();
 }
 
 TEST_F(ExecDriverTest, ROOT_CGROUPS_AMemoryHogIsOomKilledAndTheExitSaysSo) {
