@@ -11,6 +11,7 @@
 
 #include <boost/asio/signal_set.hpp>
 
+#include "agent/device_plugin_config.h"
 #include "agent/in_process_rpc.h"
 #include "api/api_context.h"
 #include "api/http_server.h"
@@ -192,6 +193,15 @@ int RunAgent(const AgentConfig& config) {
   }
   const std::string http_addr = config.bind_addr + ":" + std::to_string(*port);
 
+  // Device plugins run from the start: the node registers with its devices.
+  std::unique_ptr<devices::DeviceManager> device_manager;
+  if (!config.device_plugins.empty()) {
+    device_manager = std::make_unique<devices::DeviceManager>(
+        io.get_executor(), clock, MakeDevicePlugins(config.device_plugins),
+        devices::DeviceManagerConfig{.stats_interval = config.stats_interval});
+    device_manager->Start();
+  }
+
   InProcessRpc rpc(server);
   client::ClientConfig cc;
   cc.data_dir = data_dir;
@@ -207,6 +217,7 @@ int RunAgent(const AgentConfig& config) {
   cc.gc = config.gc;
   cc.stats_interval = config.stats_interval;
   cc.state_db = client_db.get();  // null: nothing is kept (a temp -dev dir)
+  cc.device_manager = device_manager.get();
   client::Client client(io.get_executor(), pool, clock, rpc, drivers, cc);
 
   char host[256] = {0};
@@ -243,6 +254,8 @@ int RunAgent(const AgentConfig& config) {
       if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
         DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
     }
+    if (device_manager != nullptr)
+      co_await device_manager->Stop();
     if (absl::Status s = co_await server.state().Flush(); !s.ok())
       DROVER_LOG_ERROR("agent: {}", s.ToString());
     supervisor.Close();

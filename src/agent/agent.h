@@ -6,12 +6,28 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "client/gc.h"
 #include "common/clock.h"
+#include "devices/example_plugin.h"
+#include "devices/external/external_plugin.h"
+#include "devices/nvidia/nvidia_plugin.h"
 #include "model/node.h"
 
 namespace drover::agent {
+
+// A device plugin from a `plugin "<name>"` block (docs/devices.md).
+struct DevicePluginConfig {
+  enum class Kind { kExample, kNvidia, kExternal };
+  Kind kind = Kind::kExample;
+  std::string name;  // the block's label
+  devices::ExamplePluginConfig example;
+  devices::NvidiaPluginConfig nvidia;
+  devices::ExternalPluginConfig external;
+  // config.fingerprint_period; zero: the device manager's default (5s).
+  common::Duration fingerprint_period{0};
+};
 
 struct AgentConfig {
   bool dev_mode = false;
@@ -46,6 +62,8 @@ struct AgentConfig {
   // client options driver.allowlist / driver.denylist: drivers to offer or hide.
   std::set<std::string> driver_allowlist;  // empty: every driver
   std::set<std::string> driver_denylist;
+  // Device plugins, in configuration order.
+  std::vector<DevicePluginConfig> device_plugins;
 };
 
 // Runs the agent until SIGINT or SIGTERM. Returns the process exit code; startup

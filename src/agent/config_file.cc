@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
+#include "agent/device_plugin_config.h"
 #include "jobspec/decode.h"
 #include "jobspec/parser.h"
 
@@ -56,7 +57,10 @@ const BlockSpec kClient{"client",
                             {"reserved", "reserved", F::kBlock, &kReserved},
                             {"host_volume", "host_volume", F::kLabeledMap, &kHostVolume, "name"},
                         }};
-const BlockSpec kPlugin{"plugin", {{"config", "config", F::kAny}}};
+const BlockSpec kPlugin{"plugin",
+                        {{"config", "config", F::kAny},
+                         {"command", "command", F::kString},
+                         {"args", "args", F::kStringList}}};
 const BlockSpec kTelemetry{
     "telemetry",
     {
@@ -236,9 +240,13 @@ absl::Status ApplyPlugins(const Json& plugins, AgentConfig& config) {
                            "exec has no settings in Drover yet (chroot_env belongs in the client "
                            "block)");
       }
+    } else if (name == "example" || name == "nvidia" || it->contains("command")) {
+      if (absl::Status s = ApplyDevicePlugin(name, *it, config); !s.ok())
+        return s;
     } else {
       return Unsupported(absl::StrCat("plugin \"", name, "\""),
-                         "Drover has no plugin of that name (drivers: raw_exec, exec)");
+                         "Drover has no plugin of that name (drivers: raw_exec, exec; device "
+                         "plugins: example, nvidia, or an external one with a command)");
     }
   }
   return absl::OkStatus();

@@ -104,6 +104,22 @@ std::string MapKV(const std::map<std::string, std::string>& m) {
   return FormatKV(rows);
 }
 
+// One row per device instance, with its group's attributes (node status -verbose).
+std::string DeviceTable(const model::Node& node) {
+  std::vector<std::string> rows = {"Device|Instance|Healthy|Health Description|PCI Bus|Attributes"};
+  for (const model::NodeDeviceResource& g : node.node_resources.devices) {
+    std::vector<std::string> attrs;
+    for (const auto& [k, a] : g.attributes)
+      attrs.push_back(absl::StrCat(k, "=", a.ToString()));
+    for (const model::DeviceInstance& d : g.instances) {
+      rows.push_back(absl::StrCat(
+          g.IdString(), "|", d.id, "|", d.healthy ? "true" : "false", "|", d.health_description,
+          "|", d.locality ? d.locality->pci_bus_id : "", "|", absl::StrJoin(attrs, ", ")));
+    }
+  }
+  return FormatList(rows);
+}
+
 int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_t id_length) {
   std::optional<std::string> node_id =
       LookupNodeId(client, ui, options.id, options.verbose, id_length);
@@ -178,6 +194,16 @@ int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_
       ui.Output("");
       ui.Output(FormatHostStats(*host_stats));
     }
+    if (const codec::Json* devices = JsonMember(*host_stats, "DeviceStats"); devices != nullptr) {
+      if (std::vector<std::string> rows = DeviceStatRows(*devices); !rows.empty()) {
+        ui.Output("\nDevice Resource Utilization");
+        ui.Output(FormatKV(rows));
+      }
+    }
+  }
+  if (options.verbose && !node->node_resources.devices.empty()) {
+    ui.Output("\nDevices");
+    ui.Output(DeviceTable(*node));
   }
 
   std::vector<AllocRow> allocs = AllocRowsFromJson(*allocs_json);

@@ -47,6 +47,48 @@ using CellFn = std::string (*)(const codec::Json&);
 
 }  // namespace
 
+std::string FormatStatValue(const codec::Json& value) {
+  auto number = [&](const char* int_key, const char* float_key) -> std::string {
+    if (const codec::Json* i = JsonMember(value, int_key); i != nullptr && i->is_number())
+      return absl::StrCat(i->get<int64_t>());
+    if (const codec::Json* f = JsonMember(value, float_key); f != nullptr && f->is_number())
+      return absl::StrFormat("%.2f", f->get<double>());
+    return "";
+  };
+  std::string out = number("IntNumeratorVal", "FloatNumeratorVal");
+  if (out.empty()) {
+    if (const codec::Json* b = JsonMember(value, "BoolVal"); b != nullptr && b->is_boolean())
+      out = b->get<bool>() ? "true" : "false";
+    else
+      out = JsonString(value, "StringVal");
+  } else if (std::string den = number("IntDenominatorVal", "FloatDenominatorVal"); !den.empty()) {
+    absl::StrAppend(&out, " / ", den);
+  }
+  if (std::string unit = JsonString(value, "Unit"); !unit.empty() && !out.empty())
+    absl::StrAppend(&out, " ", unit);
+  return out;
+}
+
+std::vector<std::string> DeviceStatRows(const codec::Json& device_stats) {
+  std::vector<std::string> rows;
+  if (!device_stats.is_array())
+    return rows;
+  for (const codec::Json& g : device_stats) {
+    const codec::Json* instances = JsonMember(g, "InstanceStats");
+    if (instances == nullptr || !instances->is_object())
+      continue;
+    const std::string group = absl::StrCat(JsonString(g, "Vendor"), "/", JsonString(g, "Type"), "/",
+                                           JsonString(g, "Name"));
+    for (auto it = instances->begin(); it != instances->end(); ++it) {
+      const codec::Json* summary = JsonMember(*it, "Summary");
+      rows.push_back(absl::StrCat(group, "[", it.key(), "]|",
+                                  summary == nullptr ? "" : FormatStatValue(*summary)));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 std::string FormatTaskUsage(const codec::Json& alloc_stats, const std::string& task) {
   const codec::Json* tasks = JsonMember(alloc_stats, "Tasks");
   const codec::Json* t = tasks != nullptr ? JsonMember(*tasks, task) : nullptr;
@@ -77,6 +119,12 @@ std::string FormatTaskUsage(const codec::Json& alloc_stats, const std::string& t
   if (const codec::Json* cpu = JsonMember(*ru, "CpuStats"); cpu != nullptr) {
     if (std::string table = MeasuredTable(*cpu, kCpu); !table.empty())
       absl::StrAppend(&out, out.empty() ? "" : "\n", "CPU Stats\n", table, "\n");
+  }
+  if (const codec::Json* devices = JsonMember(*ru, "DeviceStats"); devices != nullptr) {
+    if (std::vector<std::string> rows = DeviceStatRows(*devices); !rows.empty()) {
+      rows.insert(rows.begin(), "Device|Summary");
+      absl::StrAppend(&out, out.empty() ? "" : "\n", "Device Stats\n", FormatList(rows), "\n");
+    }
   }
   while (!out.empty() && out.back() == '\n')
     out.pop_back();

@@ -22,6 +22,21 @@ TEST(StatsFormatTest, TaskUsageShowsOnlyMeasuredFieldsInNameOrder) {
   EXPECT_EQ(FormatTaskUsage(stats, "db"), "");
 }
 
+TEST(StatsFormatTest, TaskUsageListsItsDevicesBySummary) {
+  const codec::Json stats = codec::Json::parse(R"({"Tasks": {"train": {"ResourceUsage": {
+      "DeviceStats": [{"Vendor": "nvidia", "Type": "gpu", "Name": "T4", "InstanceStats": {
+        "GPU-1": {"Summary": {"IntNumeratorVal": 1200, "IntDenominatorVal": 16384, "Unit": "MiB"}},
+        "GPU-0": {"Summary": {"FloatNumeratorVal": 35.5, "Unit": "%"}}}}]}}}})");
+  EXPECT_EQ(FormatTaskUsage(stats, "train"),
+            "Device Stats\n"
+            "Device                Summary\n"
+            "nvidia/gpu/T4[GPU-0]  35.50 %\n"
+            "nvidia/gpu/T4[GPU-1]  1200 / 16384 MiB");
+  EXPECT_EQ(FormatStatValue(codec::Json::parse(R"({"StringVal": "P0"})")), "P0");
+  EXPECT_EQ(FormatStatValue(codec::Json::parse(R"({"BoolVal": true})")), "true");
+  EXPECT_TRUE(DeviceStatRows(codec::Json::array()).empty());
+}
+
 TEST(StatsFormatTest, HostUtilizationIsUsedOfTotal) {
   const codec::Json host = codec::Json::parse(R"({"CPUTicksConsumed": 1234.9,
       "Memory": {"Used": 1073741824, "Total": 4294967296},

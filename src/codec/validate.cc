@@ -372,6 +372,9 @@ void CheckResources(const model::Resources& r, Errors& errs) {
         errs.push_back(absl::StrCat(prefix, "Constraint ", c + 1, " validation failed: ", e));
       }
     }
+    if (d.count < 1) {
+      errs.push_back(absl::StrCat(prefix, "device count must be at least 1"));
+    }
     for (size_t a = 0; a < d.affinities.size(); ++a) {
       const model::Affinity& aff = d.affinities[a];
       const std::string where = absl::StrCat(prefix, "Affinity ", a + 1, " validation failed: ");

@@ -376,6 +376,10 @@ TEST(ValidateJobTest, TaskFieldProblems) {
                 "device 1 failed validation: Constraint 1 validation failed: Unknown constraint "
                 "type \"??\""},
            Case{[](model::Task& t) {
+                  t.resources.devices = {{"gpu", 0, {}, {}}};
+                },
+                "device 1 failed validation: device count must be at least 1"},
+           Case{[](model::Task& t) {
                   t.resources.devices = {{"gpu", 1, {}, {{"${device.model}", "T4", "=", 0}}}};
                 },
                 "device 1 failed validation: Affinity 1 validation failed: Affinity weight "

@@ -51,11 +51,9 @@ absl::Status ValidateDeviceGroups(const std::vector<model::NodeDeviceResource>& 
   return absl::OkStatus();
 }
 
-DeviceManager::DeviceManager(asio::any_io_executor executor, asio::thread_pool& pool,
-                             common::Clock& clock, std::vector<ConfiguredPlugin> plugins,
-                             DeviceManagerConfig config)
+DeviceManager::DeviceManager(asio::any_io_executor executor, common::Clock& clock,
+                             std::vector<ConfiguredPlugin> plugins, DeviceManagerConfig config)
     : executor_(executor),
-      pool_(pool),
       clock_(clock),
       config_(config),
       changed_(executor),
@@ -73,7 +71,23 @@ DeviceManager::DeviceManager(asio::any_io_executor executor, asio::thread_pool& 
   }
 }
 
-DeviceManager::~DeviceManager() = default;
+// Waits for plugin calls still running (a call stuck in a plugin for good keeps the
+// process from exiting, as it would any thread).
+DeviceManager::~DeviceManager() {
+  calls_.join();
+}
+
+template <typename T>
+asio::awaitable<std::optional<absl::StatusOr<T>>> DeviceManager::Call(
+    Plugin& p, std::function<absl::StatusOr<T>()> fn) {
+  if (p.stuck->load() > 0) {
+    co_return absl::StatusOr<T>(absl::UnavailableError("an earlier call has not returned after " +
+                                                       Seconds(config_.call_timeout) +
+                                                       "; not calling it again yet"));
+  }
+  co_return co_await CallWithDeadline(calls_, clock_, config_.call_timeout, *stop_, p.stuck,
+                                      std::move(fn));
+}
 
 void DeviceManager::Spawn(asio::awaitable<void> loop, const std::string& what) {
   ++loops_running_;
@@ -137,8 +151,8 @@ std::vector<model::NodeDeviceResource> DeviceManager::Devices() const {
 }
 
 void DeviceManager::ResetPlugin(Plugin& p) {
-  // Off the loop: resetting may kill and reap a child process.
-  asio::post(pool_, [plugin = p.config.plugin] { plugin->Reset(); });
+  // Reset does not block (device_plugin.h): it must work while a call is stuck.
+  p.config.plugin->Reset();
 }
 
 void DeviceManager::MarkUnhealthy(Plugin& p, const std::string& why) {
@@ -211,7 +225,9 @@ asio::awaitable<void> DeviceManager::FingerprintLoop(Plugin& p) {
     std::function<absl::StatusOr<std::vector<model::NodeDeviceResource>>()> call = [plugin] {
       return plugin->Fingerprint();
     };
-    auto r = co_await CallWithDeadline(pool_, clock_, config_.call_timeout, std::move(call));
+    auto r = co_await Call(p, std::move(call));
+    if (stop_->cancelled())
+      break;
     absl::Status error;
     if (!r.has_value()) {
       error = absl::DeadlineExceededError("no answer within " + Seconds(config_.call_timeout));
@@ -232,6 +248,10 @@ asio::awaitable<void> DeviceManager::FingerprintLoop(Plugin& p) {
       MarkAnswered(p);
       Publish(p, {});
       p.healthy = false;
+      if (!p.stats.empty()) {
+        p.stats.clear();
+        RebuildIndex();
+      }
       if (!co_await SleepUnlessStopped(p.config.fingerprint_period * 12))
         break;
       continue;
@@ -273,7 +293,9 @@ asio::awaitable<void> DeviceManager::StatsLoop(Plugin& p) {
         return plugin->Stats();
       };
       ++stats_calls_;
-      auto r = co_await CallWithDeadline(pool_, clock_, config_.call_timeout, std::move(call));
+      auto r = co_await Call(p, std::move(call));
+      if (stop_->cancelled())
+        break;
       if (!p.healthy) {
         // The plugin failed while this call was out: its answer is not trusted.
       } else if (r.has_value() && r->ok()) {
@@ -324,13 +346,20 @@ asio::awaitable<absl::StatusOr<ContainerReservation>> DeviceManager::Reserve(
         owner = p.get();
     }
   }
-  if (owner == nullptr || d.device_ids.empty())
+  if (owner == nullptr || d.device_ids.empty()) {
+    // A plugin that has not answered well (yet) may still own them: worth a retry.
+    for (auto& p : plugins_) {
+      if (!p->healthy && p->disabled.empty())
+        co_return absl::UnavailableError("device plugin '" + p->name +
+                                         "' has not reported its devices; cannot reserve " + what);
+    }
     co_return absl::NotFoundError("operation on unknown device(s) " + what);
+  }
   DevicePluginPtr plugin = owner->config.plugin;
   std::function<absl::StatusOr<ContainerReservation>()> call = [plugin, ids = d.device_ids] {
     return plugin->Reserve(ids);
   };
-  auto r = co_await CallWithDeadline(pool_, clock_, config_.call_timeout, std::move(call));
+  auto r = co_await Call(*owner, std::move(call));
   if (!r.has_value()) {
     ResetPlugin(*owner);
     co_return absl::DeadlineExceededError("device plugin '" + owner->name +

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/event.h"
 #include "devices/device_plugin.h"
+#include "devices/plugin_call.h"
 #include "model/allocation.h"
 #include "model/device.h"
 
@@ -43,15 +44,17 @@ struct ConfiguredPlugin {
 struct DeviceManagerConfig {
   common::Duration fingerprint_period = std::chrono::seconds(5);
   common::Duration stats_interval = std::chrono::seconds(1);
-  common::Duration call_timeout = std::chrono::seconds(10);
+  // Longer than an external plugin's restart, configure and request together.
+  common::Duration call_timeout = std::chrono::seconds(30);
   common::Duration backoff_initial = std::chrono::seconds(1);
   common::Duration backoff_max = std::chrono::minutes(5);
 };
 
 class DeviceManager {
  public:
-  // `pool` and `clock` must outlive the manager.
-  DeviceManager(asio::any_io_executor executor, asio::thread_pool& pool, common::Clock& clock,
+  // `clock` must outlive the manager. Plugin calls run on the manager's own two
+  // threads, so a plugin that hangs cannot take the agent's blocking pool with it.
+  DeviceManager(asio::any_io_executor executor, common::Clock& clock,
                 std::vector<ConfiguredPlugin> plugins, DeviceManagerConfig config);
   DeviceManager(const DeviceManager&) = delete;
   DeviceManager& operator=(const DeviceManager&) = delete;
@@ -72,7 +75,8 @@ class DeviceManager {
   common::Notifier& changed() { return changed_; }
 
   // Asks the plugin that owns `d`'s instances how to expose them to a task.
-  // NotFound when no plugin has all of them ("operation on unknown device(s)").
+  // NotFound when no plugin has all of them ("operation on unknown device(s)");
+  // Unavailable when a plugin that might have them has not answered well yet.
   asio::awaitable<absl::StatusOr<ContainerReservation>> Reserve(model::AllocatedDeviceResource d);
 
   // The latest samples of exactly the instances in `devices`: one group per entry that
@@ -94,7 +98,15 @@ class DeviceManager {
     bool healthy = false;                          // the last fingerprint was good
     std::string disabled;                          // why the plugin has no devices on this host
     std::unique_ptr<common::Event> fingerprinted;  // set by the first good fingerprint
+    // Calls that missed their deadline and are still inside the plugin: no new call is
+    // made while there is one, so a hung plugin holds at most one thread per loop.
+    StuckCalls stuck = std::make_shared<std::atomic<int>>(0);
   };
+
+  // CallWithDeadline on the manager's threads, unless an earlier call is stuck.
+  template <typename T>
+  asio::awaitable<std::optional<absl::StatusOr<T>>> Call(Plugin& p,
+                                                         std::function<absl::StatusOr<T>()> fn);
 
   asio::awaitable<void> FingerprintLoop(Plugin& p);
   asio::awaitable<void> StatsLoop(Plugin& p);
@@ -110,7 +122,7 @@ class DeviceManager {
   void Spawn(asio::awaitable<void> loop, const std::string& what);
 
   asio::any_io_executor executor_;
-  asio::thread_pool& pool_;
+  asio::thread_pool calls_{2};
   common::Clock& clock_;
   DeviceManagerConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -98,16 +98,16 @@ model::DeviceGroupStats GpuStats(const std::vector<std::string>& ids, int64_t us
 class DeviceManagerTest : public ::testing::Test {
  protected:
   void Make(std::vector<std::shared_ptr<FakePlugin>> plugins) {
+    plugins_ = plugins;
     std::vector<ConfiguredPlugin> configured;
     for (auto& p : plugins)
       configured.push_back({.plugin = p, .fingerprint_period = 5s});
-    manager_ =
-        std::make_unique<DeviceManager>(io_.get_executor(), pool_, clock_, std::move(configured),
-                                        DeviceManagerConfig{.fingerprint_period = 5s,
-                                                            .stats_interval = 1s,
-                                                            .call_timeout = 2s,
-                                                            .backoff_initial = 1s,
-                                                            .backoff_max = 4s});
+    manager_ = std::make_unique<DeviceManager>(io_.get_executor(), clock_, std::move(configured),
+                                               DeviceManagerConfig{.fingerprint_period = 5s,
+                                                                   .stats_interval = 1s,
+                                                                   .call_timeout = 2s,
+                                                                   .backoff_initial = 1s,
+                                                                   .backoff_max = 4s});
     manager_->Start();
   }
   void TearDown() override {
@@ -122,7 +122,9 @@ class DeviceManagerTest : public ::testing::Test {
         }(manager_.get(), &stopped),
         "stop");
     EXPECT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] { return stopped; }));
-    pool_.join();
+    for (auto& p : plugins_)
+      p->SetHang(false);  // so that the manager's threads can be joined
+    manager_.reset();
   }
   bool Run(const std::function<bool()>& pred) {
     return testing::RunWithFakeClock(io_, clock_, pred);
@@ -141,8 +143,8 @@ class DeviceManagerTest : public ::testing::Test {
   }
 
   asio::io_context io_;
-  asio::thread_pool pool_{2};
   common::FakeClock clock_;
+  std::vector<std::shared_ptr<FakePlugin>> plugins_;
   std::unique_ptr<DeviceManager> manager_;
 };
 
@@ -246,6 +248,15 @@ TEST_F(DeviceManagerTest, HungPluginIsAbandonedAndReset) {
   EXPECT_NE(manager_->Devices()[0].instances[0].health_description.find("no answer within"),
             std::string::npos);
   ASSERT_TRUE(testing::RunUntil(io_, [&] { return gpu->resets() >= 1; }));
+  // While the call is stuck the plugin is not called again (one thread at most).
+  const int calls = gpu->fingerprints();
+  clock_.Advance(5s);  // past the backoff: the next fingerprint is due
+  ASSERT_TRUE(testing::RunUntil(io_, [&] {
+    return manager_->Devices()[0].instances[0].health_description.find("has not returned") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(gpu->fingerprints(), calls);
+  EXPECT_EQ(gpu->in_call(), 1);
   gpu->SetHang(false);
   ASSERT_TRUE(Run([&] { return AllHealthy(true); }));
 }

@@ -118,7 +118,8 @@ absl::StatusOr<std::vector<DeviceFile>> ReadDir(const std::string& dir) {
   std::vector<fs::path> paths;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || name[0] == '.' || !it->is_regular_file(ec))
+    // Regular files only, not symlinks: a link could expose any host file to a task.
+    if (name.empty() || name[0] == '.' || !fs::is_regular_file(it->symlink_status(ec)))
       continue;
     paths.push_back(it->path());
   }
@@ -128,6 +129,8 @@ absl::StatusOr<std::vector<DeviceFile>> ReadDir(const std::string& dir) {
   std::vector<DeviceFile> files;
   for (const fs::path& p : paths) {
     auto f = ParseFile(p);
+    if (!f.ok() && !fs::exists(fs::symlink_status(p, ec)))
+      continue;  // removed since the listing: the device is gone, not malformed
     if (!f.ok())
       return f.status();
     files.push_back(std::move(*f));
@@ -226,7 +229,7 @@ absl::StatusOr<ContainerReservation> ExamplePlugin::Reserve(const std::vector<st
     const fs::path path = fs::path(config_.dir) / id;
     std::error_code ec;
     if (id.find('/') != std::string::npos || id.empty() || id[0] == '.' ||
-        !fs::is_regular_file(path, ec)) {
+        !fs::is_regular_file(fs::symlink_status(path, ec))) {
       return absl::NotFoundError("unknown device \"" + id + "\"");
     }
     r.mounts.push_back(

@@ -31,6 +31,7 @@ TEST(ExamplePluginTest, GroupsIdenticalInstancesAndReportsHealth) {
   Write(dir.path() / "GPU-2",
         "vendor = nvidia\ntype = gpu\nname = Fake T4\nattr.memory = 32 GiB\n");
   Write(dir.path() / ".hidden", "not a device");
+  std::filesystem::create_symlink("/etc/hostname", dir.path() / "link");  // never a device
   ExamplePlugin plugin({.dir = dir.path().string()});
   auto groups = plugin.Fingerprint();
   ASSERT_TRUE(groups.ok()) << groups.status();

@@ -13,7 +13,8 @@ enum class UnitKind { kBytes, kByteRate, kHertz, kWatts };
 struct UnitDef {
   std::string_view name;
   UnitKind kind;
-  long double factor;  // multiplier to the kind's base unit
+  long double factor;       // multiplier to the kind's base unit...
+  long double divisor = 1;  // ...and divisor, so that milli-units are exact
 };
 
 constexpr long double kKi = 1024.0L;
@@ -48,7 +49,7 @@ constexpr UnitDef kUnits[] = {
     {"kHz", UnitKind::kHertz, kK},
     {"MHz", UnitKind::kHertz, kK* kK},
     {"GHz", UnitKind::kHertz, kK* kK* kK},
-    {"mW", UnitKind::kWatts, 1 / kK},
+    {"mW", UnitKind::kWatts, 1, kK},
     {"W", UnitKind::kWatts, 1},
     {"kW", UnitKind::kWatts, kK},
     {"MW", UnitKind::kWatts, kK* kK},
@@ -186,8 +187,9 @@ std::optional<int> CompareAttributes(const Attribute& a, const Attribute& b) {
     if (ua != nullptr && ub != nullptr) {
       if (ua->kind != ub->kind)
         return std::nullopt;
-      *x *= ua->factor;
-      *y *= ub->factor;
+      // x·fa/da vs y·fb/db, compared as x·fa·db vs y·fb·da: integers stay exact.
+      *x *= ua->factor * ub->divisor;
+      *y *= ub->factor * ua->divisor;
     } else if ((ua == nullptr && !a.unit.empty()) || (ub == nullptr && !b.unit.empty())) {
       return std::nullopt;
     }

@@ -27,6 +27,7 @@ TEST(AttributeTest, ComparesAcrossUnitsOfOneKind) {
   EXPECT_EQ(CompareAttributes(ParseAttribute("4 GiB"), ParseAttribute("4096 MiB")), 0);
   EXPECT_EQ(CompareAttributes(ParseAttribute("4 GB"), ParseAttribute("4 GiB")), -1);
   EXPECT_EQ(CompareAttributes(ParseAttribute("2 kW"), ParseAttribute("1999 W")), 1);
+  EXPECT_EQ(CompareAttributes(ParseAttribute("250000 mW"), ParseAttribute("250 W")), 0);
   EXPECT_EQ(CompareAttributes(ParseAttribute("1.5 GHz"), ParseAttribute("1500 MHz")), 0);
   // A bare number takes the other side's unit.
   EXPECT_EQ(CompareAttributes(ParseAttribute("8 GiB"), ParseAttribute("4")), 1);

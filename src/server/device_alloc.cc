@@ -47,14 +47,14 @@ double AffinityScore(const std::vector<model::Affinity>& affinities,
 }  // namespace
 
 std::string DeviceInstanceKey(const std::string& vendor, const std::string& type,
-                              const std::string& name, const std::string& id) {
-  return vendor + "/" + type + "/" + name + "\x1f" + id;
+                              const std::string& id) {
+  return vendor + "/" + type + "\x1f" + id;
 }
 
 void AddUsedDevices(const model::AllocatedTaskResources& r, std::set<std::string>& used) {
   for (const model::AllocatedDeviceResource& d : r.devices) {
     for (const std::string& id : d.device_ids)
-      used.insert(DeviceInstanceKey(d.vendor, d.type, d.name, id));
+      used.insert(DeviceInstanceKey(d.vendor, d.type, id));
   }
 }
 
@@ -81,8 +81,10 @@ bool MeetsDeviceConstraint(const model::Constraint& c, const model::NodeDeviceRe
     return cmp.has_value() && *cmp > 0;
   if (op == ">=")
     return cmp.has_value() && *cmp >= 0;
-  // Text operators (regexp, version, set_contains...) work on the values as written.
-  return MeetsConstraint({l->ToString(), r->ToString(), op}, model::Node{});
+  // Text operators (regexp, version, set_contains...) work on the text as written in
+  // the job (a literal "8.0" stays "8.0"), and on the attribute's text form.
+  const bool r_literal = c.rtarget.rfind("${", 0) != 0;
+  return MeetsConstraint({l->ToString(), r_literal ? c.rtarget : r->ToString(), op}, model::Node{});
 }
 
 std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const model::Node& node,
@@ -115,7 +117,7 @@ std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const 
           continue;
         uint64_t free = 0;
         for (const model::DeviceInstance& d : g.instances) {
-          if (d.healthy && !taken.contains(DeviceInstanceKey(g.vendor, g.type, g.name, d.id)))
+          if (d.healthy && !taken.contains(DeviceInstanceKey(g.vendor, g.type, d.id)))
             ++free;
         }
         if (free < req.count)
@@ -148,7 +150,7 @@ std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const 
       for (const model::DeviceInstance& d : best->instances) {
         if (a.device_ids.size() == req.count)
           break;
-        const std::string key = DeviceInstanceKey(best->vendor, best->type, best->name, d.id);
+        const std::string key = DeviceInstanceKey(best->vendor, best->type, d.id);
         if (d.healthy && !taken.contains(key)) {
           taken.insert(key);
           a.device_ids.push_back(d.id);

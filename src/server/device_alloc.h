@@ -20,9 +20,11 @@
 
 namespace drover::server {
 
-// Key of one instance in a node's set of used instances.
+// Key of one instance in a node's set of used instances. Not by model name: a plugin
+// that renames a group (a driver update) keeps its instance IDs, and an instance held
+// under the old name must not look free under the new one.
 std::string DeviceInstanceKey(const std::string& vendor, const std::string& type,
-                              const std::string& name, const std::string& id);
+                              const std::string& id);
 
 // Adds the instances an allocated task holds to `used`.
 void AddUsedDevices(const model::AllocatedTaskResources& r, std::set<std::string>& used);

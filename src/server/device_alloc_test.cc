@@ -63,6 +63,10 @@ TEST(DeviceConstraintTest, ResolvesDeviceTargetsAndComparesWithUnits) {
   EXPECT_TRUE(MeetsDeviceConstraint({"${device.attr.memory}", "", "is_set"}, g));
   EXPECT_TRUE(MeetsDeviceConstraint({"${device.attr.ecc}", "", "is_not_set"}, g));
   EXPECT_FALSE(MeetsDeviceConstraint({"${device.attr.ecc}", "true", "="}, g));
+  model::NodeDeviceResource v = g;
+  v.attributes["driver_version"] = model::Attribute::String("535.10");
+  EXPECT_TRUE(MeetsDeviceConstraint({"${device.attr.driver_version}", ">= 535.9", "version"}, v));
+  EXPECT_TRUE(MeetsDeviceConstraint({"${device.attr.driver_version}", "^535\\.10$", "regexp"}, v));
 }
 
 TEST(DeviceSchedulingTest, AssignsCountInstancesPerTaskWithoutDoubleAllocation) {

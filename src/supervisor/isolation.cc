@@ -86,8 +86,17 @@ absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec) {
   for (const DevNode& n : kDevNodes)
     plan.nodes.push_back({(root / "dev" / n.name).string(), n.major, n.minor, false});
   for (const DeviceNode& d : spec.devices) {
+    // Only what really lives under /dev (after symlinks) can be handed to a task.
+    std::error_code rec;
+    const fs::path real = fs::canonical(d.host_path, rec);
+    if (rec) {
+      return absl::FailedPreconditionError("device '" + d.host_path +
+                                           "' is not available: " + rec.message());
+    }
+    if (real.string().rfind("/dev/", 0) != 0)
+      return absl::FailedPreconditionError("device '" + d.host_path + "' is not under /dev");
     struct stat st {};
-    if (stat(d.host_path.c_str(), &st) != 0) {
+    if (stat(real.c_str(), &st) != 0) {
       return absl::FailedPreconditionError("device '" + d.host_path +
                                            "' is not available: " + std::strerror(errno));
     }
@@ -99,8 +108,13 @@ absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec) {
          dir = dir.parent_path()) {
       plan.dev_dirs.insert(plan.dev_dirs.begin(), dir.string());
     }
+    unsigned mode = 0;
+    if (d.permissions.empty() || d.permissions.find('r') != std::string::npos)
+      mode |= 0444;
+    if (d.permissions.empty() || d.permissions.find('w') != std::string::npos)
+      mode |= 0222;
     plan.nodes.push_back(
-        {inside.string(), major(st.st_rdev), minor(st.st_rdev), S_ISBLK(st.st_mode)});
+        {inside.string(), major(st.st_rdev), minor(st.st_rdev), S_ISBLK(st.st_mode), mode});
   }
   plan.links = {{(root / "dev" / "fd").string(), "/proc/self/fd"},
                 {(root / "dev" / "stdin").string(), "/proc/self/fd/0"},
@@ -135,7 +149,7 @@ const char* EnterIsolation(const IsolationPlan& plan) {
   }
   for (const IsolationPlan::Node& n : plan.nodes) {
     const mode_t type = n.block ? S_IFBLK : S_IFCHR;
-    if (mknod(n.path.c_str(), type | 0666, makedev(n.major, n.minor)) != 0) {
+    if (mknod(n.path.c_str(), type | n.mode, makedev(n.major, n.minor)) != 0) {
       umask(old);
       return "mknod";
     }

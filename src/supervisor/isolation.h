@@ -24,7 +24,8 @@ struct IsolationPlan {
     std::string path;
     unsigned major = 0;
     unsigned minor = 0;
-    bool block = false;  // a block device (else a character device)
+    bool block = false;    // a block device (else a character device)
+    unsigned mode = 0666;  // from the device's permissions: r and w for everyone or none
   };
   std::string root;
   std::vector<Mount> binds;

@@ -173,6 +173,10 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
         if (m.target.empty() || m.target[0] != '/' || m.target.find("..") != std::string::npos)
           return absl::InvalidArgumentError("bind target \"" + m.target +
                                             "\" must be an absolute path without \"..\"");
+        // The task's /dev is a fresh tmpfs mounted over anything bound there.
+        if (m.target == "/dev" || m.target.rfind("/dev/", 0) == 0)
+          return absl::InvalidArgumentError("bind target \"" + m.target +
+                                            "\" is under /dev; give device nodes as devices");
         s.isolation.binds.push_back(m);
       }
     }

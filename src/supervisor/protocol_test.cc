@@ -68,6 +68,10 @@ TEST(SpawnSpecTest, RoundTripsAndValidates) {
   outside["isolation"]["devices"][0]["task_path"] = "/etc/passwd";
   EXPECT_EQ(SpawnSpecFromJson(outside).status().message(),
             "device path \"/etc/passwd\" must be under /dev and without \"..\"");
+  Json dev_bind = ToJson(s);
+  dev_bind["isolation"]["binds"][0]["target"] = "/dev/dri";
+  EXPECT_EQ(SpawnSpecFromJson(dev_bind).status().message(),
+            "bind target \"/dev/dri\" is under /dev; give device nodes as devices");
 
   EXPECT_EQ(SpawnSpecFromJson({{"argv", {"x"}}}).status().message(), "missing field \"task_id\"");
   EXPECT_EQ(SpawnSpecFromJson({{"task_id", "t"}, {"argv", Json::array()}}).status().message(),

@@ -3,6 +3,7 @@
 #include "absl/strings/str_join.h"
 #include <nlohmann/json.hpp>
 
+#include "common/logging.h"
 #include "common/status_macros.h"
 
 namespace drover::taskrunner {
@@ -35,11 +36,43 @@ void Apply(const devices::ContainerReservation& r, PrestartResponse* resp) {
   }
 }
 
-void Merge(devices::ContainerReservation& into, devices::ContainerReservation from) {
-  for (auto& [k, v] : from.envs)
-    into.envs[k] = std::move(v);
-  into.mounts.insert(into.mounts.end(), from.mounts.begin(), from.mounts.end());
-  into.devices.insert(into.devices.end(), from.devices.begin(), from.devices.end());
+// Adds one plugin's reservation to the task's. Two requests of one task may both ask
+// for the same control node (/dev/nvidiactl) or list variable (NVIDIA_VISIBLE_DEVICES):
+// nodes and mounts are kept once, list values are joined; one task path given two
+// different host paths is a conflict.
+absl::Status Merge(devices::ContainerReservation& into, devices::ContainerReservation from) {
+  for (auto& [k, v] : from.envs) {
+    auto [it, inserted] = into.envs.emplace(k, v);
+    if (!inserted && it->second != v)
+      it->second += "," + v;
+  }
+  for (const devices::Mount& m : from.mounts) {
+    auto same = std::find_if(into.mounts.begin(), into.mounts.end(),
+                             [&](const devices::Mount& o) { return o.task_path == m.task_path; });
+    if (same == into.mounts.end()) {
+      into.mounts.push_back(m);
+    } else if (same->host_path != m.host_path) {
+      return absl::InvalidArgumentError("device mounts conflict: " + m.task_path + " is both " +
+                                        same->host_path + " and " + m.host_path);
+    }
+  }
+  for (const devices::DeviceSpec& d : from.devices) {
+    auto same =
+        std::find_if(into.devices.begin(), into.devices.end(),
+                     [&](const devices::DeviceSpec& o) { return o.task_path == d.task_path; });
+    if (same == into.devices.end()) {
+      into.devices.push_back(d);
+    } else if (same->host_path != d.host_path) {
+      return absl::InvalidArgumentError("device nodes conflict: " + d.task_path + " is both " +
+                                        same->host_path + " and " + d.host_path);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Errors a later attempt may not see (a plugin restarting, busy or slow).
+bool Transient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsAborted(s);
 }
 
 }  // namespace
@@ -91,29 +124,41 @@ asio::awaitable<absl::Status> DeviceHook::Prestart(const PrestartRequest& req,
     co_return absl::OkStatus();
   }
   const std::string key = DevicesKey(*allocated);
-  if (auto kept = req.previous_state.find(kReservationKey);
-      kept != req.previous_state.end() && req.previous_state.count(kDevicesKey) != 0 &&
+  // What an earlier start got for these same instances (also before an agent restart).
+  std::optional<devices::ContainerReservation> kept;
+  if (auto it = req.previous_state.find(kReservationKey);
+      it != req.previous_state.end() && req.previous_state.count(kDevicesKey) != 0 &&
       req.previous_state.at(kDevicesKey) == key) {
-    auto restored = DecodeReservation(kept->second);
-    if (restored.ok()) {
-      Apply(*restored, resp);
-      resp->state = req.previous_state;
-      co_return absl::OkStatus();
-    }
-    // Unreadable: reserve again below rather than start without devices.
+    if (auto decoded = DecodeReservation(it->second); decoded.ok())
+      kept = std::move(*decoded);
   }
-  if (!reserve_) {
-    co_return absl::FailedPreconditionError(
-        "the task was given devices but this node runs no device plugins");
-  }
+  absl::Status failed;
   devices::ContainerReservation all;
-  for (const model::AllocatedDeviceResource& d : *allocated) {
-    absl::StatusOr<devices::ContainerReservation> r = co_await reserve_(d);
-    if (!r.ok()) {
-      co_return common::Annotate(r.status(), "failed to reserve device \"" + d.vendor + "/" +
-                                                 d.type + "/" + d.name + "\"");
+  if (!reserve_) {
+    failed = absl::UnavailableError("this node runs no device plugins");
+  } else {
+    for (const model::AllocatedDeviceResource& d : *allocated) {
+      absl::StatusOr<devices::ContainerReservation> r = co_await reserve_(d);
+      const absl::Status s = r.ok() ? Merge(all, std::move(*r)) : r.status();
+      if (!s.ok()) {
+        failed = common::Annotate(
+            s, "failed to reserve device \"" + d.vendor + "/" + d.type + "/" + d.name + "\"");
+        break;
+      }
     }
-    Merge(all, std::move(*r));
+  }
+  if (!failed.ok()) {
+    if (kept.has_value() && Transient(failed)) {
+      // The plugin is not back yet (e.g. just after an agent restart): the devices
+      // are the same instances as last time, so their reservation still holds.
+      DROVER_LOG_WARN("task {} of alloc {}: {}; using the reservation of its previous start",
+                      req.task->name, req.alloc->id, std::string(failed.message()));
+      all = std::move(*kept);
+    } else if (Transient(failed)) {
+      co_return drivers::RecoverableError(std::string(failed.message()));
+    } else {
+      co_return failed;
+    }
   }
   Apply(all, resp);
   resp->state = {{kReservationKey, EncodeReservation(all)}, {kDevicesKey, key}};

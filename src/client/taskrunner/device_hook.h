@@ -2,13 +2,15 @@
 // hands the reservation (environment, mounts, device nodes) to the driver (reference
 // §5.5).
 //
-// Unlike Nomad, the reservation is kept in the hook's persisted state and the hook is
-// never "done" for a task with devices: every start of the task, including the first
-// after an agent restart, gets the same mounts and device nodes again (Nomad replays
-// only the environment, its issue #9473). The plugin is asked once per task; a
-// persisted reservation is reused as long as the allocated instances are the same.
-// A failed reservation fails the start, unrecoverably: the task never runs without its
-// devices.
+// The plugin is asked on every start, so a start after a host or driver change gets
+// current device nodes. The reservation is also kept in the hook's persisted state:
+// when the plugin cannot answer for the moment (not back yet after an agent restart,
+// busy, restarting) a start of the same instances uses the kept one, so a task
+// restarted after an agent restart still gets its mounts and device nodes (Nomad
+// replays only the environment, its issue #9473). Without a kept reservation a
+// transient failure is a recoverable start error (the restart policy retries); any
+// other failure fails the task: it never runs without its devices. Reservations of
+// several requests are merged: nodes and mounts once each, list variables joined.
 #pragma once
 
 #include <functional>

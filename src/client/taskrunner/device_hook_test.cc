@@ -117,7 +117,49 @@ TEST_F(DeviceHookTest, TheReservationSurvivesAnAgentRestartAndLaterRestarts) {
   ASSERT_TRUE(RunUntil([&] { return tr->running() && driver_.starts() == 2; }));
   ASSERT_EQ(driver_.started_configs().size(), 2u);
   ExpectDevicesGiven(driver_.started_configs()[1]);
-  EXPECT_EQ(reserved_.size(), 2u);  // the plugin was not asked again
+  // The plugin was asked again at re-attach and at the restart (and could not answer):
+  // the kept reservation served both times.
+  EXPECT_EQ(reserved_.size(), 4u);
+  tr->RequestKill(std::nullopt);
+  ASSERT_TRUE(RunToEnd(*tr));
+}
+
+TEST_F(DeviceHookTest, ATransientFailureWithoutAKeptReservationIsRetried) {
+  fail_ = absl::UnavailableError("device plugin 'gpu' has not reported its devices");
+  auto tr = Make(GpuAlloc({{"run_for", "1h"}}));
+  Start(*tr);
+  // The restart policy retries (delay 1s); the plugin answers by then.
+  ASSERT_TRUE(RunUntil([&] { return reserved_.size() >= 1; }));
+  fail_ = absl::OkStatus();
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  EXPECT_EQ(tr->state().restarts, 1);
+  ExpectDevicesGiven(driver_.started_configs().back());
+  tr->RequestKill(std::nullopt);
+  ASSERT_TRUE(RunToEnd(*tr));
+}
+
+TEST_F(DeviceHookTest, RequestsSharingNodesAndListsAreMerged) {
+  reserve_devices_ = [](model::AllocatedDeviceResource d)
+      -> asio::awaitable<absl::StatusOr<devices::ContainerReservation>> {
+    devices::ContainerReservation r;
+    r.envs["NVIDIA_VISIBLE_DEVICES"] = d.device_ids[0];
+    r.devices = {{"/dev/nvidiactl", "/dev/nvidiactl", "rwm"},
+                 {"/dev/" + d.device_ids[0], "/dev/" + d.device_ids[0], "rwm"}};
+    co_return r;
+  };
+  auto alloc = MakeAlloc({MockTask("train", {{"run_for", "1h"}})});
+  alloc->allocated_resources.tasks["train"].devices = {
+      {.vendor = "nvidia", .type = "gpu", .name = "T4", .device_ids = {"g0"}},
+      {.vendor = "nvidia", .type = "gpu", .name = "A100", .device_ids = {"g1"}}};
+  auto tr = Make(alloc);
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  const drivers::TaskConfig& c = driver_.started_configs()[0];
+  EXPECT_EQ(c.env.at("NVIDIA_VISIBLE_DEVICES"), "g0,g1");
+  EXPECT_EQ(c.devices,
+            (std::vector<drivers::DeviceConfig>{{"/dev/nvidiactl", "/dev/nvidiactl", "rwm"},
+                                                {"/dev/g0", "/dev/g0", "rwm"},
+                                                {"/dev/g1", "/dev/g1", "rwm"}}));
   tr->RequestKill(std::nullopt);
   ASSERT_TRUE(RunToEnd(*tr));
 }

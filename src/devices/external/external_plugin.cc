@@ -1,14 +1,17 @@
 // ExternalPlugin: the DevicePlugin side of the external protocol. Starts the plugin
 // process on the first call (and again after any failure), sends "configure" first,
-// then one request at a time, each with request_timeout to answer. Anything that
-// breaks the conversation (timeout, exit, a malformed line, a wrong id) kills the
-// process group and reaps it; the next call starts afresh.
+// then one request at a time, each with request_timeout to answer (see
+// MaxExternalPluginCallDuration). Anything that breaks the conversation (timeout, exit,
+// a malformed line, a wrong id) kills the process group and reaps it, waiting at most
+// kExternalPluginKillGrace; the next call starts afresh (and reaps what was left).
 #include "devices/external/external_plugin.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
@@ -25,18 +28,26 @@ namespace drover::devices {
 namespace {
 
 using external::PluginProcess;
+using Clock = std::chrono::steady_clock;
+using ProcessPtr = std::shared_ptr<PluginProcess>;
 
-// How long a plugin that closed its stdout gets to exit by itself, so the error can
-// report its exit status rather than our SIGKILL.
-constexpr auto kExitGrace = std::chrono::seconds(1);
+// How long a plugin that closed its stdout gets to exit by itself (within the request's
+// deadline), so the error can report its exit status rather than our SIGKILL.
+constexpr std::chrono::milliseconds kExitGrace = std::chrono::seconds(1);
+constexpr auto kKillGrace =
+    std::chrono::duration_cast<std::chrono::milliseconds>(kExternalPluginKillGrace);
+
+common::Duration RequestTimeout(const ExternalPluginConfig& config) {
+  return config.request_timeout > common::Duration::zero() ? config.request_timeout
+                                                           : ExternalPluginConfig{}.request_timeout;
+}
 
 class ExternalPlugin final : public DevicePlugin {
  public:
   explicit ExternalPlugin(ExternalPluginConfig config) : config_(std::move(config)) {
-    if (config_.request_timeout <= common::Duration::zero())
-      config_.request_timeout = ExternalPluginConfig{}.request_timeout;
+    config_.request_timeout = RequestTimeout(config_);
   }
-  // process_'s destructor kills and reaps the plugin.
+  // The PluginProcess destructors kill the plugin and wait until it is reaped.
   ~ExternalPlugin() override = default;
 
   // devices::DevicePlugin
@@ -78,19 +89,17 @@ class ExternalPlugin final : public DevicePlugin {
     return stats;
   }
 
-  // Kills the process without waiting for a call in flight (the manager calls this
-  // after abandoning one): the kill wakes that call, which then fails "was reset".
+  // Kills the process without waiting for it or for a call in flight (the manager
+  // calls this after abandoning one): the kill wakes that call, which then fails "was
+  // reset" and reaps the process; else the next call or the destructor does. Never
+  // blocks: no waiting for the process, and no PluginProcess is destroyed here.
   void Reset() override {
-    std::shared_ptr<PluginProcess> process;
-    {
-      std::lock_guard lock(process_mu_);
-      process = std::move(process_);
-    }
-    if (process == nullptr)
+    std::lock_guard lock(process_mu_);
+    if (process_ == nullptr)
       return;
-    DROVER_LOG_INFO("device plugin '{}': reset, killing pid {}", config_.name, process->pid());
-    process->Kill();
-    process->Reap(std::chrono::milliseconds(0));
+    DROVER_LOG_INFO("device plugin '{}': reset, killing pid {}", config_.name, process_->pid());
+    process_->Kill();
+    killed_.push_back(std::move(process_));
   }
 
  private:
@@ -107,10 +116,13 @@ class ExternalPlugin final : public DevicePlugin {
   absl::StatusOr<external::JsonPtr> Call(absl::string_view method,
                                          absl::FunctionRef<std::string(int64_t)> encode) {
     std::lock_guard call_lock(call_mu_);
-    DROVER_ASSIGN_OR_RETURN(std::shared_ptr<PluginProcess> process, EnsureStartedLocked());
+    // Configure and request together get 2 * request_timeout (see the header).
+    const Clock::time_point call_deadline = Clock::now() + 2 * config_.request_timeout;
+    ReapKilledLocked();
+    DROVER_ASSIGN_OR_RETURN(ProcessPtr process, EnsureStartedLocked(call_deadline));
     const int64_t id = next_id_++;
     DROVER_ASSIGN_OR_RETURN(external::Response response,
-                            RoundTripLocked(*process, method, id, encode(id)));
+                            RoundTripLocked(process, method, id, encode(id), call_deadline));
     if (response.error) {
       return absl::Status(response.error->code(), absl::StrCat(Prefix(), " failed '", method,
                                                                "': ", response.error->message()));
@@ -118,14 +130,35 @@ class ExternalPlugin final : public DevicePlugin {
     return std::move(response.result);
   }
 
+  // Reaps (without waiting) and forgets the processes killed earlier whose reaping had
+  // to be left for later. REQUIRES: call_mu_ held.
+  void ReapKilledLocked() {
+    std::vector<ProcessPtr> killed;
+    {
+      std::lock_guard lock(process_mu_);
+      killed = killed_;
+    }
+    if (killed.empty())
+      return;
+    std::erase_if(killed, [](const ProcessPtr& p) {
+      return !p->Reap(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+    });
+    std::lock_guard lock(process_mu_);
+    std::erase_if(killed_, [&](const ProcessPtr& p) {
+      return std::find(killed.begin(), killed.end(), p) != killed.end();
+    });
+    // `killed` destroys the reaped ones here, on the calling thread.
+  }
+
   // The running, configured process: the current one unless Reset() killed it, else a
   // new one that has accepted "configure". REQUIRES: call_mu_ held.
-  absl::StatusOr<std::shared_ptr<PluginProcess>> EnsureStartedLocked() {
+  absl::StatusOr<ProcessPtr> EnsureStartedLocked(Clock::time_point call_deadline) {
     {
       std::lock_guard lock(process_mu_);
       if (process_ != nullptr && !process_->killed())
         return process_;
-      process_.reset();
+      if (process_ != nullptr)  // not to be destroyed here: that waits until it is reaped
+        killed_.push_back(std::move(process_));
     }
     const int64_t id = next_id_++;
     auto configure = external::EncodeConfigureRequest(id, config_.config_json);
@@ -134,19 +167,19 @@ class ExternalPlugin final : public DevicePlugin {
     auto started = PluginProcess::Start(config_.name, config_.command, config_.args);
     if (!started.ok())
       return common::Annotate(started.status(), Prefix() + " could not be started");
-    std::shared_ptr<PluginProcess> process = std::move(*started);
+    ProcessPtr process = std::move(*started);
     DROVER_LOG_INFO("{} started '{}' (pid {})", Prefix(), config_.command, process->pid());
     {
       std::lock_guard lock(process_mu_);
       process_ = process;
     }
     DROVER_ASSIGN_OR_RETURN(external::Response response,
-                            RoundTripLocked(*process, "configure", id, *configure));
+                            RoundTripLocked(process, "configure", id, *configure, call_deadline));
     absl::Status accepted =
         response.error ? *response.error : external::DecodeConfigureResult(*response.result);
     if (!accepted.ok()) {
       // Unconfigured, it is of no use: the next call starts and configures a fresh one.
-      DiscardLocked(*process, Prefix() + " rejected its configuration");
+      DiscardLocked(process, Prefix() + " rejected its configuration");
       return absl::Status(
           response.error ? accepted.code() : absl::StatusCode::kInternal,
           absl::StrCat(Prefix(), " rejected its configuration: ", accepted.message()));
@@ -154,34 +187,37 @@ class ExternalPlugin final : public DevicePlugin {
     return process;
   }
 
-  // Writes the request line and reads the answer. Errors: see FailLocked. REQUIRES:
-  // call_mu_ held.
-  absl::StatusOr<external::Response> RoundTripLocked(PluginProcess& process,
+  // Writes the request line and reads the answer, within request_timeout and by
+  // `call_deadline`. Errors: see FailLocked. REQUIRES: call_mu_ held.
+  absl::StatusOr<external::Response> RoundTripLocked(const ProcessPtr& process,
                                                      absl::string_view method, int64_t id,
-                                                     const std::string& request) {
-    const auto deadline = std::chrono::steady_clock::now() + config_.request_timeout;
-    if (absl::Status s = process.WriteLine(request, deadline); !s.ok())
-      return FailLocked(process, method, s);
-    auto line = process.ReadLine(deadline);
+                                                     const std::string& request,
+                                                     Clock::time_point call_deadline) {
+    const auto deadline = std::min(Clock::now() + config_.request_timeout, call_deadline);
+    if (absl::Status s = process->WriteLine(request, deadline); !s.ok())
+      return FailLocked(process, method, s, deadline);
+    auto line = process->ReadLine(deadline);
     if (!line.ok())
-      return FailLocked(process, method, line.status());
+      return FailLocked(process, method, line.status(), deadline);
     auto response = external::ParseResponse(*line);
     if (!response.ok())
-      return FailLocked(process, method, response.status());
+      return FailLocked(process, method, response.status(), deadline);
     if (response->id != id) {
       return FailLocked(process, method,
-                        absl::InvalidArgumentError(absl::StrCat(
-                            "response id ", response->id, " does not match request id ", id)));
+                        absl::InvalidArgumentError(absl::StrCat("response id ", response->id,
+                                                                " does not match request id ", id)),
+                        deadline);
     }
     return response;
   }
 
-  // Kills and reaps `process` after `cause` broke the conversation during `method`, and
-  // says what happened: DeadlineExceeded (no answer within request_timeout),
-  // Unavailable (the plugin exited), Aborted (Reset() killed it), Internal (a
-  // malformed or oversized line, a response for another request). REQUIRES: call_mu_.
-  absl::Status FailLocked(PluginProcess& process, absl::string_view method,
-                          const absl::Status& cause) {
+  // Kills and reaps `process` after `cause` broke the conversation during `method` (a
+  // request due by `deadline`), and says what happened: DeadlineExceeded (no answer
+  // within request_timeout), Unavailable (the plugin exited), Aborted (Reset() killed
+  // it), Internal (a malformed or oversized line, a response for another request).
+  // REQUIRES: call_mu_.
+  absl::Status FailLocked(const ProcessPtr& process, absl::string_view method,
+                          const absl::Status& cause, Clock::time_point deadline) {
     const std::string during = absl::StrCat(" during '", method, "'");
     absl::Status result;
     switch (cause.code()) {
@@ -191,13 +227,16 @@ class ExternalPlugin final : public DevicePlugin {
                          absl::FormatDuration(absl::FromChrono(config_.request_timeout))));
         break;
       case absl::StatusCode::kUnavailable: {
-        // Usually it exited; if it is still running after the grace period, Reap kills it.
-        const bool was_killed = process.killed();
-        const std::string how = process.Reap(kExitGrace);
+        // Usually it exited; if it is still running after the grace period (which ends
+        // by the request's deadline), Reap kills it, and DiscardLocked waits for that.
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+        const auto grace = std::clamp(left, std::chrono::milliseconds(0), kExitGrace);
+        const bool was_killed = process->killed();
+        const auto how = process->Reap(grace, std::chrono::milliseconds(0));
         result = absl::UnavailableError(
-            !was_killed && process.killed()
+            !was_killed && process->killed()
                 ? absl::StrCat(Prefix(), " closed its stdout", during, " (", cause.message(), ")")
-                : absl::StrCat(Prefix(), " exited (", how, ")", during));
+                : absl::StrCat(Prefix(), " exited (", how.value_or("still dying"), ")", during));
         break;
       }
       case absl::StatusCode::kAborted:
@@ -217,15 +256,23 @@ class ExternalPlugin final : public DevicePlugin {
     return result;
   }
 
-  // Kills and reaps `process` and forgets it if it is still the current one.
-  // REQUIRES: call_mu_ held.
-  void DiscardLocked(PluginProcess& process, const std::string& why) {
-    DROVER_LOG_WARN("{}; killing pid {}, the next call starts a new one", why, process.pid());
-    process.Kill();
-    process.Reap(std::chrono::milliseconds(0));
+  // Kills `process`, gives it kKillGrace to die and reaps it, and forgets it as the
+  // current process. One still not gone is kept in killed_ for later calls (or the
+  // destructor) to reap. REQUIRES: call_mu_ held.
+  void DiscardLocked(const ProcessPtr& process, const std::string& why) {
+    DROVER_LOG_WARN("{}; killing pid {}, the next call starts a new one", why, process->pid());
+    process->Kill();
+    const bool reaped = process->Reap(std::chrono::milliseconds(0), kKillGrace).has_value();
+    if (!reaped) {
+      DROVER_LOG_WARN("{}: pid {} is not gone {}ms after SIGKILL; a later call reaps it", Prefix(),
+                      process->pid(), kKillGrace.count());
+    }
     std::lock_guard lock(process_mu_);
-    if (process_.get() == &process)
+    if (process_ == process)
       process_.reset();
+    std::erase(killed_, process);
+    if (!reaped)
+      killed_.push_back(process);
   }
 
   // Immutable after construction.
@@ -235,13 +282,20 @@ class ExternalPlugin final : public DevicePlugin {
   std::mutex call_mu_;
   int64_t next_id_ = 1;  // guarded by call_mu_
 
-  // Guards the pointer only, so Reset() can reach the process while a call holds
+  // Guards the pointers only, so Reset() can reach the process while a call holds
   // call_mu_ (a shared_ptr: the call keeps using its copy until it notices the kill).
   std::mutex process_mu_;
-  std::shared_ptr<PluginProcess> process_;  // guarded by process_mu_
+  ProcessPtr process_;  // guarded by process_mu_
+  // Killed, and not reaped yet (Reset(), or not dead within kKillGrace). Guarded by
+  // process_mu_.
+  std::vector<ProcessPtr> killed_;
 };
 
 }  // namespace
+
+common::Duration MaxExternalPluginCallDuration(const ExternalPluginConfig& config) {
+  return 2 * RequestTimeout(config) + kExternalPluginKillGrace;
+}
 
 DevicePluginPtr MakeExternalPlugin(ExternalPluginConfig config) {
   return std::make_shared<ExternalPlugin>(std::move(config));

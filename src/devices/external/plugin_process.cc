@@ -135,6 +135,9 @@ absl::StatusOr<std::unique_ptr<PluginProcess>> PluginProcess::Start(
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  // Nothing else: another thread may have created an fd it has not yet marked
+  // close-on-exec (glibc >= 2.34; close_range in the child).
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 
   // Its own process group, so Kill() reaches whatever it starts; and the dispositions a
   // fresh process expects rather than the agent's (which ignores SIGPIPE).
@@ -196,7 +199,7 @@ PluginProcess::PluginProcess(std::string name, pid_t pid, int stdin_fd, int stdo
 
 PluginProcess::~PluginProcess() {
   Kill();
-  Reap(std::chrono::milliseconds(0));
+  Reap(std::chrono::milliseconds(0), kForever);
   if (stderr_thread_.joinable())
     stderr_thread_.join();
   for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_, wake_read_fd_, wake_write_fd_})
@@ -300,13 +303,10 @@ bool PluginProcess::killed() const {
   return killed_;
 }
 
-std::string PluginProcess::Reap(std::chrono::milliseconds grace) {
-  std::lock_guard reap_lock(reap_mu_);
-  if (!exit_description_.empty())
-    return exit_description_;
-  // Waits without reaping (WNOWAIT): until the pid is reaped under mu_, Kill() on
-  // another thread can still signal the group without hitting a reused pid.
-  auto wait_exit = [this](int options) {
+bool PluginProcess::WaitExit(std::chrono::milliseconds grace) {
+  // Without reaping (WNOWAIT): until the pid is reaped under mu_, Kill() on another
+  // thread can still signal the group without hitting a reused pid.
+  auto exited = [this](int options) {
     siginfo_t info{};
     int rc;
     do {
@@ -315,33 +315,45 @@ std::string PluginProcess::Reap(std::chrono::milliseconds grace) {
     // ECHILD: reaped elsewhere (a SIGCHLD set to SIG_IGN); nothing left to wait for.
     return rc < 0 || info.si_pid == pid_;
   };
-  // A process that closed its stdout is usually exiting; give it `grace` to finish, so
-  // the error can say how it ended. Short naps: this runs only after a failure.
+  if (grace == kForever)
+    return exited(0);
+  // Short naps: this runs only after a failure, and for at most `grace`.
   const auto deadline = Clock::now() + grace;
   auto nap = std::chrono::microseconds(200);
-  while (!wait_exit(WNOHANG)) {
+  while (!exited(WNOHANG)) {
     const auto now = Clock::now();
-    if (now >= deadline) {
-      Kill();
-      wait_exit(0);
-      break;
-    }
-    std::this_thread::sleep_for(std::min<Clock::duration>(
-        nap, std::chrono::duration_cast<Clock::duration>(deadline - now)));
+    if (now >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(nap, deadline - now));
     nap = std::min(nap * 2, std::chrono::microseconds(20'000));
   }
+  return true;
+}
+
+std::optional<std::string> PluginProcess::Reap(std::chrono::milliseconds exit_grace,
+                                               std::chrono::milliseconds kill_grace) {
+  std::lock_guard reap_lock(reap_mu_);
+  if (exit_description_)
+    return exit_description_;
+  // A process that closed its stdout is usually exiting; `exit_grace` lets the error
+  // say how it ended.
+  if (!WaitExit(exit_grace)) {
+    Kill();
+    if (!WaitExit(kill_grace))
+      return std::nullopt;
+  }
   int status = 0;
-  int rc;
+  pid_t rc;
   {
     std::lock_guard lock(mu_);
-    // The leader is dead (or a zombie holding its pid): take down the rest of its group.
+    // The leader is dead (a zombie holding its pid): take down the rest of its group.
     kill(-pid_, SIGKILL);
     do {
-      rc = waitpid(pid_, &status, 0);
+      rc = waitpid(pid_, &status, WNOHANG);  // it has exited: returns at once
     } while (rc < 0 && errno == EINTR);
     reaped_ = true;
   }
-  exit_description_ = rc < 0 ? "unknown status (reaped elsewhere)" : DescribeWaitStatus(status);
+  exit_description_ = rc <= 0 ? "unknown status (reaped elsewhere)" : DescribeWaitStatus(status);
   return exit_description_;
 }
 

@@ -5,7 +5,9 @@
 //
 // Thread-safety: WriteLine and ReadLine are for one thread at a time (the plugin
 // serializes its requests). Kill() and Reap() may be called from any thread, also while
-// another thread is blocked in ReadLine or WriteLine, which Kill() wakes.
+// another thread is blocked in ReadLine or WriteLine, which Kill() wakes. Kill() never
+// waits; Reap() waits only as long as it is told to; the destructor waits until the
+// killed process is gone (which is only long for one stuck in the kernel).
 //
 // SIGPIPE: a write to a plugin that died fails with Unavailable instead of killing the
 // agent, whatever the process-wide disposition (the agent ignores SIGPIPE anyway):
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -33,6 +36,8 @@ class PluginProcess {
 
   // Longest line (without its newline) ReadLine accepts.
   static constexpr size_t kMaxLineBytes = size_t{16} << 20;
+  // For Reap(): wait as long as it takes.
+  static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
 
   // Starts `command` (a path; no PATH lookup) with `args` after argv[0] = `command`,
   // the agent's environment and working directory, default signal dispositions and an
@@ -42,8 +47,9 @@ class PluginProcess {
                                                               const std::string& command,
                                                               const std::vector<std::string>& args);
 
-  // Kills the process group unless already reaped, reaps the process, stops the
-  // stderr forwarding (logging what was still buffered) and closes the pipes.
+  // Kills the process group unless already reaped, reaps the process (waiting as long
+  // as that takes), stops the stderr forwarding (logging what was still buffered) and
+  // closes the pipes.
   ~PluginProcess();
 
   PluginProcess(const PluginProcess&) = delete;
@@ -67,11 +73,13 @@ class PluginProcess {
   void Kill();
   bool killed() const;
 
-  // Waits up to `grace` for the process to exit by itself, then kills the group, and
-  // reaps the process (killing what is left of its group first). Returns how it ended:
-  // "status 3", "signal 9". Idempotent: later calls return the same text. Blocks until
-  // the killed process is gone (only long if it is stuck in the kernel).
-  std::string Reap(std::chrono::milliseconds grace);
+  // Waits up to `exit_grace` for the process to exit by itself, then kills the group and
+  // waits up to `kill_grace` (or kForever) for it to die; once it has, reaps it (killing
+  // what is left of its group first) and returns how it ended: "status 3", "signal 9",
+  // the same text on later calls. nullopt when it is still not gone (stuck in
+  // uninterruptible sleep, or held by a tracer): call again later.
+  std::optional<std::string> Reap(std::chrono::milliseconds exit_grace,
+                                  std::chrono::milliseconds kill_grace);
 
  private:
   PluginProcess(std::string name, pid_t pid, int stdin_fd, int stdout_fd, int stderr_fd,
@@ -79,6 +87,10 @@ class PluginProcess {
 
   // The stderr thread: logs whole lines until end of file or Kill().
   void ForwardStderr();
+
+  // Whether the process has exited (or cannot be waited for: reaped elsewhere), waiting
+  // up to `grace` for that, without reaping it. REQUIRES: reap_mu_ held.
+  bool WaitExit(std::chrono::milliseconds grace);
 
   // Immutable after construction.
   const std::string name_;
@@ -100,7 +112,7 @@ class PluginProcess {
 
   // Serializes Reap() callers; the second returns the first's result.
   std::mutex reap_mu_;
-  std::string exit_description_;  // guarded by reap_mu_; set once reaped
+  std::optional<std::string> exit_description_;  // guarded by reap_mu_; set once reaped
 
   std::thread stderr_thread_;
 };

@@ -9,6 +9,7 @@
 // members, JSON null means absent.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,14 @@ namespace drover::devices::external {
 
 inline constexpr int kProtocolVersion = 1;
 
+// Limits on what a plugin may send, besides PluginProcess::kMaxLineBytes. Nesting of
+// arrays and objects is checked on the text before parsing (nlohmann::json copies and
+// dumps values recursively, so a deep value could overflow the stack).
+inline constexpr int kMaxJsonNesting = 64;
+// Device groups, and instances of all groups together, in one fingerprint or stats result.
+inline constexpr size_t kMaxDeviceGroups = 1024;
+inline constexpr size_t kMaxDeviceInstances = 4096;
+
 // A parsed JSON value (nlohmann::json underneath, kept out of headers: cpp-style §19).
 struct Json;
 struct JsonDeleter {
@@ -33,7 +42,8 @@ struct JsonDeleter {
 };
 using JsonPtr = std::unique_ptr<const Json, JsonDeleter>;
 
-// Parses one JSON document. Errors: InvalidArgument with the parser's message.
+// Parses one JSON document. Errors: InvalidArgument with the parser's message, or
+// "nesting deeper than 64" (kMaxJsonNesting) before any parsing.
 absl::StatusOr<JsonPtr> ParseJson(std::string_view text);
 
 // Request lines, without the trailing newline.
@@ -65,11 +75,13 @@ absl::StatusOr<Response> ParseResponse(std::string_view line);
 // configure: an object; a "protocol_version" member, if any, must be 1.
 absl::Status DecodeConfigureResult(const Json& result);
 // fingerprint: {"devices": [...]}. Every group needs vendor, type and name, every
-// instance a non-empty id unique within the result and a "healthy" bool.
+// instance a non-empty id unique within the result and a "healthy" bool. At most
+// kMaxDeviceGroups groups and kMaxDeviceInstances instances.
 absl::StatusOr<std::vector<model::NodeDeviceResource>> DecodeFingerprintResult(const Json& result);
 // reserve: {"envs": {...}, "mounts": [...], "devices": [...]}, all optional.
 absl::StatusOr<ContainerReservation> DecodeReserveResult(const Json& result);
-// stats: {"groups": [...]}. Samples without a "timestamp" get `now_unix_nanos`.
+// stats: {"groups": [...]}. Samples without a "timestamp" get `now_unix_nanos`. At most
+// kMaxDeviceGroups groups and kMaxDeviceInstances samples.
 absl::StatusOr<std::vector<model::DeviceGroupStats>> DecodeStatsResult(const Json& result,
                                                                        int64_t now_unix_nanos);
 

@@ -2,6 +2,9 @@
 // JSON paths named when one is wrong.
 #include "devices/external/protocol_json.h"
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -228,13 +231,82 @@ TEST(ProtocolJsonTest, StatsStampsMissingTimestampsAndChecksNesting) {
 
   std::string deep = R"({"groups": [{"vendor": "v", "type": "t", "name": "n", "instances":
       {"a": {"summary": {"value": 1}, "stats": )";
-  for (int i = 0; i < 40; ++i)
+  for (int i = 0; i < 25; ++i)
     deep += R"({"nested": {"x": )";
   deep += "{}";
-  for (int i = 0; i < 40; ++i)
+  for (int i = 0; i < 25; ++i)
     deep += "}}";
   deep += "}}}]}";
-  EXPECT_THAT(error(deep), HasSubstr("nested deeper than 32 levels"));
+  EXPECT_THAT(error(deep), HasSubstr("nested deeper than 24 levels"));
+}
+
+std::string Nested(size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+TEST(ProtocolJsonTest, DeepNestingIsRefusedBeforeParsing) {
+  EXPECT_TRUE(ParseJson(Nested(64)).ok());
+  EXPECT_EQ(ParseJson(Nested(65)).status(), absl::InvalidArgumentError("nesting deeper than 64"));
+  std::string objects;
+  for (int i = 0; i < 65; ++i)
+    objects += R"({"a": )";
+  objects += "1" + std::string(65, '}');
+  EXPECT_EQ(ParseJson(objects).status().message(), "nesting deeper than 64");
+
+  // The response object is a level itself.
+  EXPECT_TRUE(ParseResponse(R"({"id": 1, "result": )" + Nested(63) + "}").ok());
+  // Far too deep to copy or dump recursively, far below the line limit.
+  auto deep = ParseResponse(R"({"id": 1, "result": )" + Nested(1'000'000) + "}");
+  EXPECT_EQ(deep.status(), absl::InvalidArgumentError("nesting deeper than 64"));
+
+  // Brackets in strings do not count, also after escaped quotes and backslashes.
+  auto in_string =
+      ParseResponse(R"({"id": 1, "result": ["\"", ")" + std::string(100, '[') + R"(\\"]})");
+  ASSERT_TRUE(in_string.ok()) << in_string.status();
+  EXPECT_EQ(ParseResponse(R"({"id": 1, "result": ["\\", )" + Nested(70) + "]}").status().message(),
+            "nesting deeper than 64");
+}
+
+// A fingerprint result of `groups` groups of `per_group` instances each.
+std::string Fingerprint(int groups, int per_group) {
+  std::string out = R"({"devices": [)";
+  for (int g = 0; g < groups; ++g) {
+    out += absl::StrCat(g == 0 ? "" : ",", R"({"vendor": "v", "type": "t", "name": "n)", g,
+                        R"(", "instances": [)");
+    for (int i = 0; i < per_group; ++i)
+      out += absl::StrCat(i == 0 ? "" : ",", R"({"id": "d)", g, "-", i, R"(", "healthy": true})");
+    out += "]}";
+  }
+  return out + "]}";
+}
+
+// A stats result of `groups` groups of `per_group` samples each.
+std::string Stats(int groups, int per_group) {
+  std::string out = R"({"groups": [)";
+  for (int g = 0; g < groups; ++g) {
+    out += absl::StrCat(g == 0 ? "" : ",", R"({"vendor": "v", "type": "t", "name": "n)", g,
+                        R"(", "instances": {)");
+    for (int i = 0; i < per_group; ++i)
+      out += absl::StrCat(i == 0 ? "" : ",", R"("d)", g, "-", i, R"(": {"summary": {"value": 1}})");
+    out += "}}";
+  }
+  return out + "]}";
+}
+
+TEST(ProtocolJsonTest, FingerprintAndStatsHaveSizeLimits) {
+  EXPECT_TRUE(DecodeFingerprintResult(*Parse(Fingerprint(1024, 0))).ok());
+  EXPECT_EQ(FingerprintError(Fingerprint(1025, 0)),
+            "devices: 1025 groups, more than the limit of 1024");
+  EXPECT_TRUE(DecodeFingerprintResult(*Parse(Fingerprint(2, 2048))).ok());
+  EXPECT_EQ(FingerprintError(Fingerprint(2, 2049)),
+            "devices[1].instances: more than the limit of 4096 instances in all groups");
+
+  EXPECT_TRUE(DecodeStatsResult(*Parse(Stats(1024, 0)), 1).ok());
+  EXPECT_EQ(DecodeStatsResult(*Parse(Stats(1025, 0)), 1).status().message(),
+            "groups: 1025 groups, more than the limit of 1024");
+  EXPECT_TRUE(DecodeStatsResult(*Parse(Stats(2, 2048)), 1).ok());
+  EXPECT_EQ(DecodeStatsResult(*Parse(Stats(2, 2049)), 1).status().message(),
+            "groups[1].instances: more than the limit of 4096 instances in all groups");
 }
 
 TEST(ProtocolJsonTest, ConfigureResultChecksTheProtocolVersion) {
@@ -242,6 +314,14 @@ TEST(ProtocolJsonTest, ConfigureResultChecksTheProtocolVersion) {
   EXPECT_TRUE(DecodeConfigureResult(*Parse(R"({"protocol_version": 1})")).ok());
   EXPECT_EQ(DecodeConfigureResult(*Parse(R"({"protocol_version": 2})")).message(),
             "protocol_version: unsupported version 2 (this agent speaks 1)");
+  // Not echoed whole: an array or object is named by its type, a long string is cut.
+  EXPECT_EQ(DecodeConfigureResult(*Parse(R"({"protocol_version": [[1]]})")).message(),
+            "protocol_version: unsupported version array (this agent speaks 1)");
+  EXPECT_EQ(
+      DecodeConfigureResult(*Parse(R"({"protocol_version": ")" + std::string(100, 'v') + R"("})"))
+          .message(),
+      absl::StrCat("protocol_version: unsupported version \"", std::string(39, 'v'),
+                   "... (this agent speaks 1)"));
   EXPECT_EQ(DecodeConfigureResult(*Parse("[]")).message(), "result: expected an object, got array");
 }
 

@@ -15,8 +15,14 @@
 // child in its process group that sleeps; its pid goes to FILE.child), malformed
 // (a line that is not JSON), wrong-id, long-line (17 MiB without a newline), error
 // (an error response, code UNAVAILABLE), invalid (a fingerprint result whose second
-// instance has no id).
+// instance has no id), deep (a result nested 100000 levels deep), traced (start a
+// child in a process group of its own that ptrace-attaches to the plugin and never
+// waits, so the killed plugin cannot be reaped until the child dies; its pid goes to
+// FILE.child; log "traced", or "untraceable" when ptrace is refused; then hang like
+// hang).
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -79,6 +85,31 @@ json Fingerprint(const json& config) {
                {{"id", "fpga-1"}, {"healthy", false}, {"health_description", "overheated"}}}}}}}};
 }
 
+// See --fail=traced.
+void BeTraced(const Flags& flags) {
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);  // where Yama allows only descendants
+  int ready[2];
+  if (pipe(ready) != 0)
+    std::exit(4);
+  const pid_t plugin = getpid();
+  const pid_t child = fork();
+  if (child == 0) {
+    setpgid(0, 0);  // out of reach of the agent's SIGKILL to the plugin's group
+    alarm(60);      // never outlive a failed test by long
+    for (int fd = 0; fd <= 2; ++fd)
+      close(fd);
+    const char attached = ptrace(PTRACE_SEIZE, plugin, nullptr, nullptr) == 0 ? 'y' : 'n';
+    std::ofstream(flags.log + ".child") << getpid();
+    const ssize_t ignored = write(ready[1], &attached, 1);
+    (void)ignored;
+    SleepForever();
+  }
+  char attached = 'n';
+  if (child < 0 || read(ready[0], &attached, 1) != 1)
+    std::exit(4);
+  Append(flags.log, attached == 'y' ? "traced" : "untraceable");
+}
+
 // Returns the answer to `request`: a result or an error response.
 json Answer(const json& request, const json& config, const std::string& model) {
   const std::string method = request.value("method", "");
@@ -135,6 +166,10 @@ void Misbehave(const std::string& mode, const json& request, const Flags& flags)
     std::exit(3);
   if (mode == "hang")
     SleepForever();
+  if (mode == "traced") {
+    BeTraced(flags);
+    SleepForever();
+  }
   if (mode == "hang-group") {
     const pid_t child = fork();
     if (child == 0)
@@ -150,6 +185,10 @@ void Misbehave(const std::string& mode, const json& request, const Flags& flags)
   } else if (mode == "long-line") {
     std::cout << std::string(17 << 20, 'x') << std::flush;
     SleepForever();
+  } else if (mode == "deep") {
+    constexpr int kDepth = 100'000;
+    std::cout << "{\"id\":" << request["id"] << ",\"result\":" << std::string(kDepth, '[')
+              << std::string(kDepth, ']') << "}" << std::endl;
   } else if (mode == "error") {
     std::cout << json{{"id", request["id"]}, {"error", "boom"}, {"code", "UNAVAILABLE"}}
               << std::endl;

@@ -154,11 +154,12 @@ TEST_F(ExecDriverTest, ROOT_CGROUPS_HookMountsAndDeviceNodesReachTheTask) {
   { std::ofstream(desc) << "fake gpu\n"; }
   const std::string script =
       "test -c /dev/fakegpu0 && test -c /dev/dri/card9 && echo nodes > /local/nodes; "
+      "stat -c %a /dev/dri/card9 > /local/mode; "
       "cat /dev-files/gpu0 > /local/seen; (echo x > /dev-files/gpu0) 2>/dev/null || echo ro > "
       "/local/ro";
   TaskConfig c = Config("devs", {"/bin/sh", "-c", script});
   c.devices = {{.task_path = "/dev/fakegpu0", .host_path = "/dev/null", .permissions = "rwm"},
-               {.task_path = "/dev/dri/card9", .host_path = "/dev/zero", .permissions = "rw"}};
+               {.task_path = "/dev/dri/card9", .host_path = "/dev/zero", .permissions = "r"}};
   c.mounts = {{.task_path = "/dev-files/gpu0", .host_path = desc.string(), .readonly = true}};
   auto h = Start(c);
   ASSERT_TRUE(h.ok()) << h.status();
@@ -167,6 +168,7 @@ TEST_F(ExecDriverTest, ROOT_CGROUPS_HookMountsAndDeviceNodesReachTheTask) {
   EXPECT_EQ(r->exit_code, 0) << r->err;
   const fs::path local = task_dir() / "local";
   EXPECT_EQ(testing::ReadFile(local / "nodes"), "nodes\n");
+  EXPECT_EQ(testing::ReadFile(local / "mode"), "444\n");  // "r" only
   EXPECT_EQ(testing::ReadFile(local / "seen"), "fake gpu\n");
   EXPECT_EQ(testing::ReadFile(local / "ro"), "ro\n");
   EXPECT_EQ(testing::ReadFile(desc), "fake gpu\n");
@@ -175,6 +177,13 @@ TEST_F(ExecDriverTest, ROOT_CGROUPS_HookMountsAndDeviceNodesReachTheTask) {
   // A device node that is not there fails the start: no task without its devices.
   TaskConfig missing = Config("nodev", {"/bin/true"});
   missing.devices = {{.task_path = "/dev/gone", .host_path = "/dev/does-not-exist"}};
+  // Nor one outside /dev.
+  TaskConfig outside = Config("notdev", {"/bin/true"});
+  outside.devices = {{.task_path = "/dev/x", .host_path = desc.string()}};
+  auto refused = Start(outside);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("is not under /dev"), std::string::npos)
+      << refused.status();
   auto bad = Start(missing);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("device '/dev/does-not-exist' is not available"),
