@@ -191,3 +191,74 @@ TEST_F(ConfigFileTest, PortsAndReservedPortsAreChecked) {
 
 }  // namespace
 }  // namespace drover::agent
+
+namespace drover::agent {
+namespace {
+
+TEST_F(ConfigFileTest, DevicePluginBlocksConfigureExampleNvidiaAndExternalPlugins) {
+  const std::string plugin = Write("bin/fpga-plugin", "#!/bin/sh\nexit 0\n");
+  fs::permissions(plugin, fs::perms::owner_all);
+  AgentConfig config;
+  absl::Status s = ApplyConfigFiles({Write("devices.hcl", R"(plugin "example" {
+  config {
+    dir                = "/var/lib/fake-gpus"
+    env_var            = "NVIDIA_VISIBLE_DEVICES"
+    fingerprint_period = "2s"
+  }
+}
+plugin "nvidia" {
+  config {
+    enabled         = false
+    ignored_gpu_ids = ["GPU-1"]
+  }
+}
+plugin "fpga" {
+  command = ")" + plugin + R"("
+  args    = ["-v"]
+  config {
+    boards = 2
+  }
+}
+)")},
+                                    config);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(config.device_plugins.size(), 3u);
+  std::map<std::string, const DevicePluginConfig*> by_name;
+  for (const auto& p : config.device_plugins)
+    by_name[p.name] = &p;
+  const DevicePluginConfig& example = *by_name.at("example");
+  EXPECT_EQ(example.kind, DevicePluginConfig::Kind::kExample);
+  EXPECT_EQ(example.example.dir, "/var/lib/fake-gpus");
+  EXPECT_EQ(example.example.env_var, "NVIDIA_VISIBLE_DEVICES");
+  EXPECT_EQ(example.fingerprint_period, std::chrono::seconds(2));
+  const DevicePluginConfig& nvidia = *by_name.at("nvidia");
+  EXPECT_FALSE(nvidia.nvidia.enabled);
+  EXPECT_EQ(nvidia.nvidia.ignored_gpu_ids, std::vector<std::string>{"GPU-1"});
+  const DevicePluginConfig& fpga = *by_name.at("fpga");
+  EXPECT_EQ(fpga.kind, DevicePluginConfig::Kind::kExternal);
+  EXPECT_EQ(fpga.external.command, plugin);
+  EXPECT_EQ(fpga.external.args, std::vector<std::string>{"-v"});
+  EXPECT_EQ(nlohmann::json::parse(fpga.external.config_json), nlohmann::json({{"boards", 2}}));
+}
+
+TEST_F(ConfigFileTest, BadDevicePluginSettingsAreRefusedByName) {
+  EXPECT_THAT(Error({Write("a.hcl", "plugin \"example\" {\n  config {\n  }\n}\n")}),
+              HasSubstr("plugin \"example\" config dir: is required"));
+  EXPECT_THAT(Error({Write("b.hcl",
+                           "plugin \"example\" {\n  config {\n    dir = \"/d\"\n    colour = 1\n"
+                           "  }\n}\n")}),
+              HasSubstr("plugin \"example\" config colour: unknown setting"));
+  EXPECT_THAT(Error({Write("c.hcl",
+                           "plugin \"nvidia\" {\n  config {\n    fingerprint_period = \"soon\"\n"
+                           "  }\n}\n")}),
+              HasSubstr("\"soon\" is not a positive duration"));
+  EXPECT_THAT(Error({Write("d.hcl", "plugin \"fpga\" {\n  command = \"/no/such/plugin\"\n}\n")}),
+              HasSubstr("plugin \"fpga\" command: \"/no/such/plugin\" is not an executable file"));
+  EXPECT_THAT(Error({Write("e.hcl", "plugin \"fpga\" {\n  command = \"fpga-plugin\"\n}\n")}),
+              HasSubstr("must be an absolute path"));
+  EXPECT_THAT(Error({Write("f.hcl", "plugin \"nvidia\" {\n  args = [\"-x\"]\n}\n")}),
+              HasSubstr("only external plugins (with a command) take args"));
+}
+
+}  // namespace
+}  // namespace drover::agent
