@@ -12,7 +12,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build build-release build-fuzz run test fuzz bench format tidy clean
+.PHONY: all deps build build-release build-fuzz run run-gpus test fuzz bench format tidy clean
 
 all: build
 
@@ -35,6 +35,11 @@ build-release: deps $(RELEASE_DIR)/build.ninja
 run: build-release
 	@./scripts/run-dev.sh $(RELEASE_DIR)/bin/drover $(ADDR) $(PORT)
 
+# A dev agent with four fake GPUs (the example device plugin) running a two-task GPU job.
+run-gpus: build-release
+	@./scripts/run-dev.sh $(RELEASE_DIR)/bin/drover $(ADDR) $(PORT) examples/gpus.nomad.hcl \
+		-config examples/devices/fake-gpus.hcl
+
 # Builds and runs every unit and integration test, then fuzzes the HCL parser for
 # $(FUZZ_TEST_SECONDS) seconds (clang + libFuzzer, its own build dir).
 test: build build-fuzz
@@ -54,12 +59,13 @@ fuzz: build-fuzz
 bench: deps
 	cmake --preset release -DDROVER_BUILD_BENCH=ON >/dev/null
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target drover drover_bench drover_supervisor_bench drover_state_bench \
-		drover_state_idle_bench drover_jobspec_bench
+		drover_state_idle_bench drover_jobspec_bench drover_device_stats_bench
 	@$(RELEASE_DIR)/bin/drover_bench --drover $(RELEASE_DIR)/bin/drover
 	@$(RELEASE_DIR)/bin/drover_supervisor_bench --supervisor $(RELEASE_DIR)/bin/drover-supervisor
 	@$(RELEASE_DIR)/bin/drover_state_bench
 	@$(RELEASE_DIR)/bin/drover_state_idle_bench --drover $(RELEASE_DIR)/bin/drover
 	@$(RELEASE_DIR)/bin/drover_jobspec_bench
+	@$(RELEASE_DIR)/bin/drover_device_stats_bench
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
