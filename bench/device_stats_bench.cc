@@ -5,8 +5,9 @@
 //          then the alloc-level merge.
 //   scan   Nomad's method, same run: every host instance is visited for every task
 //          and kept when the task holds it, then the same merge.
-// Both copy the same samples; "+json" adds encoding the alloc's DeviceStats, which both
-// pay alike. Also checks that plugin stats calls per interval equal the number of
+// "find" is the lookup alone (references to the samples); "lookup" adds copying them
+// and the merge, which both pay alike; "+json" adds encoding the alloc's DeviceStats,
+// also alike. Also checks that plugin stats calls per interval equal the number of
 // plugins, whatever the number of tasks reading stats. Targets (issue 7): ours >= 5x
 // faster than scan at 64 host devices; 1 stats call per plugin per interval.
 #include <algorithm>
@@ -52,14 +53,14 @@ class SyntheticGpus final : public drover::devices::DevicePlugin {
     for (int i = 0; i < kHostDevices; ++i) {
       drover::model::DeviceStats s;
       s.timestamp = 1'700'000'000'000'000'000;
-      s.summary = {.int_numerator = 1000 + i, .int_denominator = 81559, .unit = "MiB",
-                   .desc = "UsedMemory"};
+      s.summary = {
+          .int_numerator = 1000 + i, .int_denominator = 81559, .unit = "MiB", .desc = "UsedMemory"};
       auto& a = s.stats.attributes;
       a["GPU utilization"] = {.int_numerator = i % 100, .unit = "%", .desc = "GPU utilization"};
       a["Memory utilization"] = {.int_numerator = 40, .unit = "%", .desc = "Memory utilization"};
       a["Temperature"] = {.int_numerator = 61, .unit = "C", .desc = "Temperature"};
-      a["Power usage"] = {.int_numerator = 301, .int_denominator = 700, .unit = "W",
-                          .desc = "Power usage"};
+      a["Power usage"] = {
+          .int_numerator = 301, .int_denominator = 700, .unit = "W", .desc = "Power usage"};
       g.instance_stats[Id(i)] = std::move(s);
     }
     return std::vector{g};
@@ -86,6 +87,25 @@ std::vector<DeviceGroupStats> ScanFor(const std::vector<DeviceGroupStats>& host,
     }
   }
   return out;
+}
+
+// The scan's lookup alone: the samples of the task's instances, found by visiting
+// every host instance (no copy, like FindSamples).
+size_t ScanFind(const std::vector<DeviceGroupStats>& host,
+                const std::vector<AllocatedDeviceResource>& devices) {
+  size_t found = 0;
+  for (const AllocatedDeviceResource& d : devices) {
+    const std::set<std::string> ids(d.device_ids.begin(), d.device_ids.end());
+    for (const DeviceGroupStats& g : host) {
+      if (g.vendor != d.vendor || g.type != d.type || g.name != d.name)
+        continue;
+      for (const auto& [id, s] : g.instance_stats) {
+        if (ids.contains(id))
+          found += s.timestamp != 0;
+      }
+    }
+  }
+  return found;
 }
 
 // Nanoseconds per alloc of the fastest of repeated passes over all allocs.
@@ -136,8 +156,10 @@ bool Drive(boost::asio::io_context& io, const std::function<bool()>& pred) {
 }  // namespace
 
 int main() {
-  boost::asio::io_context io;
+  // The clock outlives the loop: coroutine frames the loop still holds at exit
+  // unregister from it when destroyed.
   drover::common::FakeClock clock;
+  boost::asio::io_context io;
   std::vector<drover::devices::ConfiguredPlugin> plugins = {
       {.plugin = std::make_shared<SyntheticGpus>()}};
   drover::devices::DeviceManager manager(io.get_executor(), clock, std::move(plugins),
@@ -175,6 +197,15 @@ int main() {
           .dump()
           .size();
     };
+    auto ours_find = [&](int a) {
+      size_t found = 0;
+      manager.FindSamples(allocs[a],
+                          [&](const AllocatedDeviceResource&, const std::string&,
+                              const drover::model::DeviceStats& s) { found += s.timestamp != 0; });
+      return found;
+    };
+    auto scan_find = [&](int a) { return ScanFind(host, allocs[a]); };
+    Emit("find", p, BestNsPerAlloc(ours_find), BestNsPerAlloc(scan_find));
     Emit("lookup", p, BestNsPerAlloc(ours), BestNsPerAlloc(scan));
     Emit("lookup+json", p, BestNsPerAlloc(ours_json), BestNsPerAlloc(scan_json));
 

@@ -16,6 +16,7 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 
 namespace {
 
+// The index's key; FindSamples builds the same layout in place.
 std::string IndexKey(const std::string& vendor, const std::string& type, const std::string& name,
                      const std::string& id) {
   std::string key;
@@ -372,19 +373,15 @@ asio::awaitable<absl::StatusOr<ContainerReservation>> DeviceManager::Reserve(
 std::vector<model::DeviceGroupStats> DeviceManager::StatsFor(
     const std::vector<model::AllocatedDeviceResource>& devices) const {
   std::vector<model::DeviceGroupStats> out;
-  for (const model::AllocatedDeviceResource& d : devices) {
-    model::DeviceGroupStats g{.vendor = d.vendor, .type = d.type, .name = d.name};
-    std::string key = IndexKey(d.vendor, d.type, d.name, "");
-    const size_t prefix = key.size();
-    for (const std::string& id : d.device_ids) {
-      key.resize(prefix);
-      key.append(id);
-      if (auto it = index_.find(key); it != index_.end())
-        g.instance_stats.emplace(id, *it->second);
+  const model::AllocatedDeviceResource* current = nullptr;
+  FindSamples(devices, [&](const model::AllocatedDeviceResource& d, const std::string& id,
+                           const model::DeviceStats& s) {
+    if (current != &d) {
+      out.push_back({.vendor = d.vendor, .type = d.type, .name = d.name});
+      current = &d;
     }
-    if (!g.instance_stats.empty())
-      out.push_back(std::move(g));
-  }
+    out.back().instance_stats.emplace(id, s);
+  });
   return out;
 }
 

@@ -80,9 +80,28 @@ class DeviceManager {
   asio::awaitable<absl::StatusOr<ContainerReservation>> Reserve(model::AllocatedDeviceResource d);
 
   // The latest samples of exactly the instances in `devices`: one group per entry that
-  // has any sample, in order. Cost: one index lookup per allocated instance.
+  // has any sample, in order. Cost: one index lookup per allocated instance (FindSamples)
+  // and a copy of what was found.
   std::vector<model::DeviceGroupStats> StatsFor(
       const std::vector<model::AllocatedDeviceResource>& devices) const;
+  // The lookup itself: calls `found(device, id, sample)` for each allocated instance
+  // that has a sample. The references are valid until the next stats update (do not
+  // keep them across a co_await).
+  template <typename Fn>
+  void FindSamples(const std::vector<model::AllocatedDeviceResource>& devices, Fn found) const {
+    std::string key;
+    for (const model::AllocatedDeviceResource& d : devices) {
+      key.clear();
+      key.append(d.vendor).append("/").append(d.type).append("/").append(d.name).append("\x1f");
+      const size_t prefix = key.size();
+      for (const std::string& id : d.device_ids) {
+        key.resize(prefix);
+        key.append(id);
+        if (auto it = index_.find(key); it != index_.end())
+          found(d, id, *it->second);
+      }
+    }
+  }
   // The latest samples of every instance (GET /v1/client/stats).
   std::vector<model::DeviceGroupStats> AllStats() const;
   // Stats calls made so far, over all plugins.
