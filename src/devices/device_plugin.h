@@ -2,11 +2,13 @@
 // devices it manages, and how a task gets access to the instances it was given.
 //
 // Plugins are synchronous and blocking: the device manager (device_manager.h) calls
-// them on the blocking pool, never on the control loop, with a deadline. Calls on one
-// plugin may come from several pool threads at once (a Reserve during a Stats call),
-// so an implementation synchronizes its own state. A call that misses its deadline is
-// abandoned (the manager stops waiting; the pool thread stays busy until the call
-// returns) and the manager then calls Reset().
+// them on two threads of its own, never on the control loop, with a deadline. Calls on
+// one plugin may come from both threads at once (a Reserve during a Stats call), so an
+// implementation synchronizes its own state. A call that misses its deadline is
+// abandoned (the manager stops waiting; its thread stays busy until the call returns;
+// no new call is made meanwhile) and the manager then calls Reset() — from the control
+// loop, so Reset must return at once even while a call is stuck: kill a child process
+// or mark the session for re-initialization, never wait for the stuck call.
 //
 // Built-in plugins: example (devices described by files, example_plugin.h), nvidia
 // (NVML through dlopen, nvidia/), and external executables speaking a line-delimited
@@ -69,13 +71,14 @@ class DevicePlugin {
   // An unknown or empty ID list is an error.
   virtual absl::StatusOr<ContainerReservation> Reserve(const std::vector<std::string>& ids) = 0;
 
-  // One sample of every instance's statistics, grouped like Fingerprint's groups.
+  // One sample of every instance's statistics, grouped by vendor/type/name (groups of
+  // one name that differ in attributes share one stats group: IDs are unique anyway).
   // Called once per collection interval, whatever the number of tasks.
   virtual absl::StatusOr<std::vector<model::DeviceGroupStats>> Stats() = 0;
 
   // Called after a call failed or missed its deadline, before the manager retries with
   // backoff: a plugin with a child process kills it here so the next call starts a
-  // fresh one; a library-backed plugin may re-initialize. Must not block for long.
+  // fresh one; a library-backed plugin re-initializes at its next call. Must not block.
   virtual void Reset() {}
 };
 
