@@ -9,6 +9,7 @@
 #include "common/offload.h"
 #include "common/status_macros.h"
 #include "devices/plugin_call.h"
+#include "model/task_state.h"
 
 namespace drover::devices {
 
@@ -16,19 +17,11 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 
 namespace {
 
-// The index's key; FindSamples builds the same layout in place.
 std::string IndexKey(const std::string& vendor, const std::string& type, const std::string& name,
                      const std::string& id) {
   std::string key;
-  key.reserve(vendor.size() + type.size() + name.size() + id.size() + 3);
-  key.append(vendor).append("/").append(type).append("/").append(name).append("\x1f").append(id);
-  return key;
-}
-
-std::string Seconds(common::Duration d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count() / 1000.0)
-             .substr(0, 5) +
-         "s";
+  DeviceManager::AppendKeyPrefix(vendor, type, name, key);
+  return key.append(id);
 }
 
 }  // namespace
@@ -82,9 +75,9 @@ template <typename T>
 asio::awaitable<std::optional<absl::StatusOr<T>>> DeviceManager::Call(
     Plugin& p, std::function<absl::StatusOr<T>()> fn) {
   if (p.stuck->load() > 0) {
-    co_return absl::StatusOr<T>(absl::UnavailableError("an earlier call has not returned after " +
-                                                       Seconds(config_.call_timeout) +
-                                                       "; not calling it again yet"));
+    co_return absl::StatusOr<T>(absl::UnavailableError(
+        "an earlier call has not returned after " + model::FormatGoDuration(config_.call_timeout) +
+        "; not calling it again yet"));
   }
   co_return co_await CallWithDeadline(calls_, clock_, config_.call_timeout, *stop_, p.stuck,
                                       std::move(fn));
@@ -231,7 +224,8 @@ asio::awaitable<void> DeviceManager::FingerprintLoop(Plugin& p) {
       break;
     absl::Status error;
     if (!r.has_value()) {
-      error = absl::DeadlineExceededError("no answer within " + Seconds(config_.call_timeout));
+      error = absl::DeadlineExceededError("no answer within " +
+                                          model::FormatGoDuration(config_.call_timeout));
     } else if (!r->ok()) {
       error = r->status();
     } else {
@@ -263,7 +257,7 @@ asio::awaitable<void> DeviceManager::FingerprintLoop(Plugin& p) {
       const std::string why =
           "device plugin '" + p.name + "' failed: " + std::string(error.message());
       DROVER_LOG_WARN("{}; its devices are marked unhealthy; retrying in {}", why,
-                      Seconds(backoff));
+                      model::FormatGoDuration(backoff));
       MarkUnhealthy(p, why);
       ResetPlugin(p);
       if (!co_await SleepUnlessStopped(backoff))
@@ -303,8 +297,9 @@ asio::awaitable<void> DeviceManager::StatsLoop(Plugin& p) {
         p.stats = std::move(**r);
         RebuildIndex();
       } else {
-        const std::string why = r.has_value() ? std::string(r->status().message())
-                                              : "no answer within " + Seconds(config_.call_timeout);
+        const std::string why =
+            r.has_value() ? std::string(r->status().message())
+                          : "no answer within " + model::FormatGoDuration(config_.call_timeout);
         DROVER_LOG_WARN("device plugin '{}': stats failed: {}", p.name, why);
         if (!p.stats.empty()) {
           p.stats.clear();
@@ -365,7 +360,7 @@ asio::awaitable<absl::StatusOr<ContainerReservation>> DeviceManager::Reserve(
     ResetPlugin(*owner);
     co_return absl::DeadlineExceededError("device plugin '" + owner->name +
                                           "' did not answer within " +
-                                          Seconds(config_.call_timeout));
+                                          model::FormatGoDuration(config_.call_timeout));
   }
   co_return std::move(*r);
 }

@@ -92,7 +92,7 @@ class DeviceManager {
     std::string key;
     for (const model::AllocatedDeviceResource& d : devices) {
       key.clear();
-      key.append(d.vendor).append("/").append(d.type).append("/").append(d.name).append("\x1f");
+      AppendKeyPrefix(d.vendor, d.type, d.name, key);
       const size_t prefix = key.size();
       for (const std::string& id : d.device_ids) {
         key.resize(prefix);
@@ -101,6 +101,11 @@ class DeviceManager {
           found(d, id, *it->second);
       }
     }
+  }
+  // The index key of an instance is this prefix followed by its ID.
+  static void AppendKeyPrefix(const std::string& vendor, const std::string& type,
+                              const std::string& name, std::string& key) {
+    key.append(vendor).append("/").append(type).append("/").append(name).append("\x1f");
   }
   // The latest samples of every instance (GET /v1/client/stats).
   std::vector<model::DeviceGroupStats> AllStats() const;

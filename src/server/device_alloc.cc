@@ -29,10 +29,6 @@ std::optional<model::Attribute> ResolveDeviceTarget(const std::string& target,
   return std::nullopt;
 }
 
-bool NameOk(const std::string& requested, const model::NodeDeviceResource& g) {
-  return model::DeviceNameMatches(requested, g);
-}
-
 double AffinityScore(const std::vector<model::Affinity>& affinities,
                      const model::NodeDeviceResource& g) {
   double total = 0, matched = 0;
@@ -97,11 +93,12 @@ std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const 
   for (const model::Task& task : group.tasks) {
     for (const model::RequestedDevice& req : task.resources.devices) {
       bool any_name = false;
+      bool any_meets = false;  // a group of that name meets every constraint
       std::string failed_constraint;
       const model::NodeDeviceResource* best = nullptr;
       double best_score = 0;
       for (const model::NodeDeviceResource& g : groups) {
-        if (!NameOk(req.name, g))
+        if (!model::DeviceNameMatches(req.name, g))
           continue;
         any_name = true;
         bool meets = true;
@@ -115,6 +112,7 @@ std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const 
         }
         if (!meets)
           continue;
+        any_meets = true;
         uint64_t free = 0;
         for (const model::DeviceInstance& d : g.instances) {
           if (d.healthy && !taken.contains(DeviceInstanceKey(g.vendor, g.type, d.id)))
@@ -131,15 +129,8 @@ std::optional<DeviceFailure> AssignDevices(const model::TaskGroup& group, const 
       if (best == nullptr) {
         if (!any_name)
           return DeviceFailure{.filtered = true, .reason = "missing devices"};
-        if (!failed_constraint.empty() &&
-            !std::any_of(groups.begin(), groups.end(), [&](const auto& g) {
-              return NameOk(req.name, g) &&
-                     std::all_of(
-                         req.constraints.begin(), req.constraints.end(),
-                         [&](const model::Constraint& c) { return MeetsDeviceConstraint(c, g); });
-            })) {
+        if (!any_meets)
           return DeviceFailure{.filtered = true, .reason = failed_constraint};
-        }
         return DeviceFailure{.filtered = false,
                              .reason = "devices: not enough healthy, unallocated \"" + req.name +
                                        "\" instances (" + std::to_string(req.count) +
