@@ -79,6 +79,17 @@ Response JsonResponse(const Request& req, const codec::Json& body, uint64_t inde
   return r;
 }
 
+Response JsonTextResponse(const Request& req, std::string body, uint64_t index) {
+  Response r = JsonResponse(req, codec::Json::array(), index);
+  if (req.HasQuery("pretty")) {
+    absl::StatusOr<codec::Json> parsed = codec::ParseJson(body);
+    if (parsed.ok())
+      body = codec::Dump(*parsed, true);
+  }
+  r.body = std::move(body);
+  return r;
+}
+
 asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& req,
                                                 std::function<codec::Json()> build,
                                                 uint64_t index) {

@@ -54,6 +54,8 @@ asio::awaitable<absl::StatusOr<uint64_t>> BlockObject(ApiContext& ctx, const Req
 // 200 with JSON (indented with ?pretty) and the read headers X-Nomad-Index,
 // X-Nomad-KnownLeader, X-Nomad-LastContact.
 Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index);
+// Same for a body already encoded as compact JSON text (re-indented with ?pretty).
+Response JsonTextResponse(const Request& req, std::string body, uint64_t index);
 // Same, but `build` runs on the blocking pool: for list endpoints whose encoding may be
 // large. `build` must only touch immutable snapshots. Pass a named std::function
 // (see common/offload.h on lambda temporaries in co_await).

@@ -1,12 +1,14 @@
 // GET /v1/client/allocation/:id/stats and GET /v1/client/stats: resource usage of an
 // allocation's tasks (sampled by each task's stats hook) and of the node itself, with
-// Nomad's field names.
+// Nomad's field names. Device samples are spliced in as the JSON text the device
+// manager encoded once when they arrived (devices/alloc_stats_json.h).
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
 #include "api/query.h"
 #include "client/client.h"
 #include "common/offload.h"
+#include "devices/alloc_stats_json.h"
 
 namespace drover::api {
 
@@ -29,23 +31,29 @@ codec::Json CpuJson(const drivers::CpuUsage& c, double mhz) {
           {"Measured", c.measured}};
 }
 
-codec::Json UsageJson(const drivers::MemoryUsage& m, const drivers::CpuUsage& c, double mhz,
-                      const std::vector<model::DeviceGroupStats>& devices = {}) {
+codec::Json UsageJson(const drivers::MemoryUsage& m, const drivers::CpuUsage& c, double mhz) {
   return {{"MemoryStats", MemoryJson(m)},
           {"CpuStats", CpuJson(c, mhz)},
-          {"DeviceStats", codec::DeviceGroupStatsJson(devices)}};
+          {"DeviceStats", codec::Json::array()}};
 }
 
-// The latest samples of the instances allocated to `task`: one index lookup per
-// allocated instance, never a scan of the host's devices.
-std::vector<model::DeviceGroupStats> TaskDeviceStats(const client::Client& c,
-                                                     const model::Allocation& alloc,
-                                                     const std::string& task) {
-  const devices::DeviceManager* dm = c.device_manager();
+// UsageJson's text with DeviceStats given as encoded JSON.
+std::string UsageText(const drivers::MemoryUsage& m, const drivers::CpuUsage& c, double mhz,
+                      std::string_view device_stats) {
+  std::string text = codec::Dump({{"MemoryStats", MemoryJson(m)}, {"CpuStats", CpuJson(c, mhz)}});
+  codec::AppendRawMember(text, "DeviceStats", device_stats);
+  return text;
+}
+
+// The DeviceStats of the instances allocated to `task`: one index lookup per allocated
+// instance, never a scan of the host's devices.
+std::string TaskDeviceStats(devices::AllocDeviceStatsJson* devices, const model::Allocation& alloc,
+                            const std::string& task) {
   auto it = alloc.allocated_resources.tasks.find(task);
-  if (dm == nullptr || it == alloc.allocated_resources.tasks.end() || it->second.devices.empty())
-    return {};
-  return dm->StatsFor(it->second.devices);
+  if (devices == nullptr || it == alloc.allocated_resources.tasks.end() ||
+      it->second.devices.empty())
+    return "[]";
+  return devices->Task(it->second.devices);
 }
 
 codec::Json DiskJson(const client::HostDiskStats& d) {
@@ -63,64 +71,69 @@ double CoreMhz(const model::Node& node) {
   return it == node.attributes.end() ? 0 : std::strtod(it->second.c_str(), nullptr);
 }
 
+// The body of GET /v1/client/allocation/:id/stats. Synchronous: the device samples it
+// points into cannot change while it is built.
+std::string AllocStatsBody(const client::Client& client, allocrunner::AllocRunner& runner) {
+  const double mhz = CoreMhz(client.node());
+  drivers::MemoryUsage mem;
+  drivers::CpuUsage cpu;
+  std::optional<devices::AllocDeviceStatsJson> devices;
+  if (const devices::DeviceManager* dm = client.device_manager(); dm != nullptr)
+    devices.emplace(*dm);
+  const std::shared_ptr<const model::Allocation> alloc = runner.alloc();
+  int64_t latest = 0;
+  std::string tasks = "{}";
+  for (taskrunner::TaskRunner* tr : runner.task_runners()) {
+    const std::optional<drivers::TaskResourceUsage> u = tr->LatestStats();
+    if (!u)
+      continue;  // not running, or not sampled yet
+    codec::Json pids = nullptr;
+    if (!u->pids.empty()) {
+      pids = codec::Json::object();
+      for (const auto& [pid, p] : u->pids)
+        pids[pid] = UsageJson(p.memory, p.cpu, mhz);
+    }
+    std::string task = codec::Dump({{"Timestamp", u->timestamp}, {"Pids", pids}});
+    const std::string task_devices =
+        TaskDeviceStats(devices ? &*devices : nullptr, *alloc, tr->name());
+    codec::AppendRawMember(task, "ResourceUsage", UsageText(u->memory, u->cpu, mhz, task_devices));
+    codec::AppendRawMember(tasks, tr->name(), task);
+    // The allocation's usage is the sum of its tasks'.
+    mem.rss += u->memory.rss;
+    mem.cache += u->memory.cache;
+    mem.swap += u->memory.swap;
+    mem.usage += u->memory.usage;
+    mem.max_usage += u->memory.max_usage;
+    cpu.system_mode += u->cpu.system_mode;
+    cpu.user_mode += u->cpu.user_mode;
+    cpu.percent += u->cpu.percent;
+    cpu.throttled_periods += u->cpu.throttled_periods;
+    cpu.throttled_time += u->cpu.throttled_time;
+    if (mem.measured.empty())
+      mem.measured = u->memory.measured;
+    if (cpu.measured.empty())
+      cpu.measured = u->cpu.measured;
+    latest = std::max(latest, u->timestamp);
+  }
+  // Instances of one device model used by different tasks form one group.
+  std::string body = codec::Dump({{"Timestamp", latest}});
+  codec::AppendRawMember(body, "ResourceUsage",
+                         UsageText(mem, cpu, mhz, devices ? devices->Alloc() : "[]"));
+  codec::AppendRawMember(body, "Tasks", tasks);
+  return body;
+}
+
 }  // namespace
 
 void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
-  router.Add(
-      {"GET"}, "/v1/client/allocation/:id/stats",
-      [&ctx](Request& req) -> asio::awaitable<Response> {
-        allocrunner::AllocRunner* runner =
-            ctx.client ? ctx.client->GetAllocRunner(req.Param("id")) : nullptr;
-        if (runner == nullptr || runner->destroyed())
-          co_return Response::Error(404, "Unknown allocation \"" + req.Param("id") + "\"");
-        const double mhz = CoreMhz(ctx.client->node());
-        drivers::MemoryUsage mem;
-        drivers::CpuUsage cpu;
-        std::vector<model::DeviceGroupStats> alloc_devices;
-        const std::shared_ptr<const model::Allocation> alloc = runner->alloc();
-        int64_t latest = 0;
-        codec::Json tasks = codec::Json::object();
-        for (taskrunner::TaskRunner* tr : runner->task_runners()) {
-          const std::optional<drivers::TaskResourceUsage> u = tr->LatestStats();
-          if (!u)
-            continue;  // not running, or not sampled yet
-          codec::Json pids = nullptr;
-          if (!u->pids.empty()) {
-            pids = codec::Json::object();
-            for (const auto& [pid, p] : u->pids)
-              pids[pid] = UsageJson(p.memory, p.cpu, mhz);
-          }
-          std::vector<model::DeviceGroupStats> devices =
-              TaskDeviceStats(*ctx.client, *alloc, tr->name());
-          alloc_devices.insert(alloc_devices.end(), devices.begin(), devices.end());
-          tasks[tr->name()] = {{"ResourceUsage", UsageJson(u->memory, u->cpu, mhz, devices)},
-                               {"Timestamp", u->timestamp},
-                               {"Pids", pids}};
-          // The allocation's usage is the sum of its tasks'.
-          mem.rss += u->memory.rss;
-          mem.cache += u->memory.cache;
-          mem.swap += u->memory.swap;
-          mem.usage += u->memory.usage;
-          mem.max_usage += u->memory.max_usage;
-          cpu.system_mode += u->cpu.system_mode;
-          cpu.user_mode += u->cpu.user_mode;
-          cpu.percent += u->cpu.percent;
-          cpu.throttled_periods += u->cpu.throttled_periods;
-          cpu.throttled_time += u->cpu.throttled_time;
-          if (mem.measured.empty())
-            mem.measured = u->memory.measured;
-          if (cpu.measured.empty())
-            cpu.measured = u->cpu.measured;
-          latest = std::max(latest, u->timestamp);
-        }
-        // Instances of one device model used by different tasks form one group.
-        codec::Json body = {
-            {"ResourceUsage",
-             UsageJson(mem, cpu, mhz, model::MergeDeviceGroupStats(std::move(alloc_devices)))},
-            {"Tasks", tasks},
-            {"Timestamp", latest}};
-        co_return JsonResponse(req, body, 0);
-      });
+  router.Add({"GET"}, "/v1/client/allocation/:id/stats",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               allocrunner::AllocRunner* runner =
+                   ctx.client ? ctx.client->GetAllocRunner(req.Param("id")) : nullptr;
+               if (runner == nullptr || runner->destroyed())
+                 co_return Response::Error(404, "Unknown allocation \"" + req.Param("id") + "\"");
+               co_return JsonTextResponse(req, AllocStatsBody(*ctx.client, *runner), 0);
+             });
   router.Add({"GET"}, "/v1/client/stats", [&ctx](Request& req) -> asio::awaitable<Response> {
     if (ctx.client == nullptr)
       co_return Response::Error(400, "No local client and no node_id to forward to");
@@ -131,9 +144,6 @@ void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
     client::HostStatsCollector* collector = &ctx.client->host_stats();
     auto work = [collector] { return collector->Collect(); };
     const client::HostStats s = co_await common::Offload(*ctx.pool, std::move(work));
-    const devices::DeviceManager* dm = ctx.client->device_manager();
-    const std::vector<model::DeviceGroupStats> host_devices =
-        dm == nullptr ? std::vector<model::DeviceGroupStats>{} : dm->AllStats();
     codec::Json cpus = codec::Json::array();
     for (const auto& c : s.cpus) {
       cpus.push_back({{"CPU", c.cpu},
@@ -153,11 +163,13 @@ void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
                         {"CPU", cpus},
                         {"DiskStats", disks},
                         {"AllocDirStats", DiskJson(s.alloc_dir)},
-                        {"DeviceStats", codec::DeviceGroupStatsJson(host_devices)},
                         {"Uptime", s.uptime_seconds},
                         {"Timestamp", s.timestamp},
                         {"CPUTicksConsumed", s.cpu_ticks_consumed}};
-    co_return JsonResponse(req, body, 0);
+    std::string text = codec::Dump(body);
+    const devices::DeviceManager* dm = ctx.client->device_manager();
+    codec::AppendRawMember(text, "DeviceStats", dm == nullptr ? "[]" : dm->AllStatsJson());
+    co_return JsonTextResponse(req, std::move(text), 0);
   });
 }
 

@@ -100,6 +100,16 @@ Json StatObjectJson(const model::StatObject& o) {
   return Json{{"Nested", nested}, {"Attributes", attrs}};
 }
 
+Json DeviceStatsJson(const model::DeviceStats& s) {
+  return Json{{"Summary", StatValueJson(s.summary)},
+              {"Stats", StatObjectJson(s.stats)},
+              {"Timestamp", FormatTime(model::Time(model::Duration(s.timestamp)))}};
+}
+
+Json GroupNameJson(const std::string& vendor, const std::string& type, const std::string& name) {
+  return Json{{"Vendor", vendor}, {"Type", type}, {"Name", name}};
+}
+
 }  // namespace
 
 Json ToJson(const model::Attribute& a) {
@@ -149,13 +159,24 @@ absl::StatusOr<model::NodeDeviceResource> NodeDeviceFromJson(const Json& j,
 
 Json ToJson(const model::DeviceGroupStats& g) {
   Json instances = Json::object();
-  for (const auto& [id, s] : g.instance_stats) {
-    instances[id] = Json{{"Summary", StatValueJson(s.summary)},
-                         {"Stats", StatObjectJson(s.stats)},
-                         {"Timestamp", FormatTime(model::Time(model::Duration(s.timestamp)))}};
-  }
-  return Json{
-      {"Vendor", g.vendor}, {"Type", g.type}, {"Name", g.name}, {"InstanceStats", instances}};
+  for (const auto& [id, s] : g.instance_stats)
+    instances[id] = DeviceStatsJson(s);
+  Json j = GroupNameJson(g.vendor, g.type, g.name);
+  j["InstanceStats"] = std::move(instances);
+  return j;
+}
+
+std::string DeviceStatsMemberJson(const std::string& id, const model::DeviceStats& s) {
+  std::string text = Dump(Json{{id, DeviceStatsJson(s)}});  // {"<id>":{...}}
+  return text.substr(1, text.size() - 2);
+}
+
+// Object keys dump in ascending order: InstanceStats comes first, then these.
+std::string DeviceGroupCloseJson(const std::string& vendor, const std::string& type,
+                                 const std::string& name) {
+  std::string text = Dump(GroupNameJson(vendor, type, name));  // {"Name":...}
+  text[0] = ',';
+  return "}" + text;
 }
 
 Json DeviceGroupStatsJson(const std::vector<model::DeviceGroupStats>& groups) {

@@ -71,6 +71,38 @@ TEST(DeviceJsonTest, StatsCarryFractionsUnitsAndNesting) {
   EXPECT_EQ(DeviceGroupStatsJson({}), Json::array());
 }
 
+// Responses splice these pieces instead of encoding samples again: together they must
+// be byte for byte the group's encoding, escaping included.
+TEST(DeviceJsonTest, GroupPiecesConcatenateToTheGroupsEncoding) {
+  model::DeviceGroupStats g{.vendor = "acme\"",
+                            .type = "gpu\n",
+                            .name =
+                                "T\xff"
+                                "4"};
+  g.instance_stats["GPU-\\1"].summary.int_numerator = 3;
+  g.instance_stats["GPU-0"].stats.nested["ecc"].attributes["x"].bool_val = true;
+  g.instance_stats["GPU-0"].timestamp = 1'700'000'000'000'000'000;
+  std::string text(kDeviceGroupOpenJson);
+  bool first = true;
+  for (const auto& [id, s] : g.instance_stats) {
+    if (!first)
+      text += ",";
+    first = false;
+    text += DeviceStatsMemberJson(id, s);
+  }
+  text += DeviceGroupCloseJson(g.vendor, g.type, g.name);
+  EXPECT_EQ(text, Dump(ToJson(g)));
+  EXPECT_TRUE(Json::parse(text).is_object());
+}
+
+TEST(DeviceJsonTest, RawMembersAreAddedToEncodedObjects) {
+  std::string o = "{}";
+  AppendRawMember(o, "a\"b", "[1,2]");
+  EXPECT_EQ(o, R"({"a\"b":[1,2]})");
+  AppendRawMember(o, "c", "{}");
+  EXPECT_EQ(Json::parse(o), Json::parse(R"({"a\"b":[1,2],"c":{}})"));
+}
+
 TEST(DeviceJsonTest, DeviceAffinitiesRoundTripInJobs) {
   model::Job job;
   job.id = "j";

@@ -105,6 +105,14 @@ std::string Dump(const Json& j, bool pretty) {
   return j.dump(pretty ? 4 : -1, ' ', false, Json::error_handler_t::replace);
 }
 
+void AppendRawMember(std::string& object, const std::string& key, std::string_view value) {
+  // "{}" becomes {"key":value}; {...} becomes {...,"key":value}.
+  object.pop_back();
+  if (object.size() > 1)
+    object.push_back(',');
+  object.append(Dump(Json(key))).append(":").append(value).append("}");
+}
+
 Json ToJson(const model::Value& v) {
   return std::visit(
       [](const auto& x) -> Json {

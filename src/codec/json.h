@@ -31,6 +31,9 @@ using Json = nlohmann::json;
 absl::StatusOr<Json> ParseJson(std::string_view text);
 // Compact, or indented by 4 spaces when `pretty`.
 std::string Dump(const Json& j, bool pretty = false);
+// Adds `"key":value` to `object`, the compact text of a JSON object, where `value` is
+// JSON text already encoded (device samples encoded once and spliced into responses).
+void AppendRawMember(std::string& object, const std::string& key, std::string_view value);
 
 // Generic values (task `config`).
 Json ToJson(const model::Value& v);
@@ -72,6 +75,15 @@ absl::StatusOr<model::NodeDeviceResource> NodeDeviceFromJson(const Json& j,
 Json ToJson(const model::DeviceGroupStats& g);
 // A JSON array of the groups ([] when empty, as Nomad's DeviceStats).
 Json DeviceGroupStatsJson(const std::vector<model::DeviceGroupStats>& groups);
+// The pieces of Dump(ToJson(g)), so that samples encoded once, when they arrive, can be
+// spliced into responses (devices::DeviceManager): kDeviceGroupOpenJson, then the
+// members of g's instances in ascending ID order separated by commas, then
+// DeviceGroupCloseJson(g's vendor, type, name).
+inline constexpr std::string_view kDeviceGroupOpenJson = "{\"InstanceStats\":{";
+// `"<id>":{"Stats":...,"Summary":...,"Timestamp":...}`: one entry of InstanceStats.
+std::string DeviceStatsMemberJson(const std::string& id, const model::DeviceStats& s);
+std::string DeviceGroupCloseJson(const std::string& vendor, const std::string& type,
+                                 const std::string& name);
 
 // RFC 3339 with nanoseconds, UTC ("2026-08-21T12:00:05.123456789Z"); the zero time
 // (epoch count 0) is "0001-01-01T00:00:00Z". Parse accepts what Format produces plus

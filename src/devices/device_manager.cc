@@ -161,11 +161,7 @@ void DeviceManager::MarkUnhealthy(Plugin& p, const std::string& why) {
     }
   }
   p.healthy = false;
-  if (!p.stats.empty()) {
-    // Samples of a failing plugin are no longer current.
-    p.stats.clear();
-    RebuildIndex();
-  }
+  DropStats(p);  // samples of a failing plugin are no longer current
   if (changed)
     changed_.Notify();
 }
@@ -243,10 +239,7 @@ asio::awaitable<void> DeviceManager::FingerprintLoop(Plugin& p) {
       MarkAnswered(p);
       Publish(p, {});
       p.healthy = false;
-      if (!p.stats.empty()) {
-        p.stats.clear();
-        RebuildIndex();
-      }
+      DropStats(p);
       if (!co_await SleepUnlessStopped(p.config.fingerprint_period * 12))
         break;
       continue;
@@ -284,8 +277,13 @@ asio::awaitable<void> DeviceManager::StatsLoop(Plugin& p) {
   while (!stop_->cancelled()) {
     if (p.healthy) {
       DevicePluginPtr plugin = p.config.plugin;
-      std::function<absl::StatusOr<std::vector<model::DeviceGroupStats>>()> call = [plugin] {
-        return plugin->Stats();
+      // Encoded here, on the manager's thread, once per answer.
+      using Answer = std::shared_ptr<const StatsSnapshot>;
+      std::function<absl::StatusOr<Answer>()> call = [plugin]() -> absl::StatusOr<Answer> {
+        absl::StatusOr<std::vector<model::DeviceGroupStats>> r = plugin->Stats();
+        if (!r.ok())
+          return r.status();
+        return std::make_shared<const StatsSnapshot>(std::move(*r));
       };
       ++stats_calls_;
       auto r = co_await Call(p, std::move(call));
@@ -301,10 +299,7 @@ asio::awaitable<void> DeviceManager::StatsLoop(Plugin& p) {
             r.has_value() ? std::string(r->status().message())
                           : "no answer within " + model::FormatGoDuration(config_.call_timeout);
         DROVER_LOG_WARN("device plugin '{}': stats failed: {}", p.name, why);
-        if (!p.stats.empty()) {
-          p.stats.clear();
-          RebuildIndex();
-        }
+        DropStats(p);
         // The fingerprint loop decides about health; a plugin whose stats hang is reset.
         if (!r.has_value())
           ResetPlugin(p);
@@ -315,12 +310,24 @@ asio::awaitable<void> DeviceManager::StatsLoop(Plugin& p) {
   }
 }
 
+void DeviceManager::DropStats(Plugin& p) {
+  if (p.stats != nullptr) {
+    p.stats.reset();
+    RebuildIndex();
+  }
+}
+
 void DeviceManager::RebuildIndex() {
   index_.clear();
   for (const auto& p : plugins_) {
-    for (const model::DeviceGroupStats& g : p->stats) {
-      for (const auto& [id, s] : g.instance_stats)
-        index_[IndexKey(g.vendor, g.type, g.name, id)] = &s;
+    if (p->stats == nullptr)
+      continue;
+    size_t next = 0;
+    for (const model::DeviceGroupStats& g : p->stats->groups()) {
+      for (size_t k = 0; k < g.instance_stats.size(); ++k, ++next) {
+        const StatsSnapshot::Sample& s = p->stats->samples()[next];
+        index_[IndexKey(g.vendor, g.type, g.name, *s.id)] = &s;
+      }
     }
   }
 }
@@ -369,21 +376,36 @@ std::vector<model::DeviceGroupStats> DeviceManager::StatsFor(
     const std::vector<model::AllocatedDeviceResource>& devices) const {
   std::vector<model::DeviceGroupStats> out;
   const model::AllocatedDeviceResource* current = nullptr;
-  FindSamples(devices, [&](const model::AllocatedDeviceResource& d, const std::string& id,
-                           const model::DeviceStats& s) {
-    if (current != &d) {
-      out.push_back({.vendor = d.vendor, .type = d.type, .name = d.name});
-      current = &d;
-    }
-    out.back().instance_stats.emplace(id, s);
-  });
+  FindSamples(devices,
+              [&](const model::AllocatedDeviceResource& d, const StatsSnapshot::Sample& s) {
+                if (current != &d) {
+                  out.push_back({.vendor = d.vendor, .type = d.type, .name = d.name});
+                  current = &d;
+                }
+                out.back().instance_stats.emplace(*s.id, *s.stats);
+              });
   return out;
 }
 
 std::vector<model::DeviceGroupStats> DeviceManager::AllStats() const {
   std::vector<model::DeviceGroupStats> out;
-  for (const auto& p : plugins_)
-    out.insert(out.end(), p->stats.begin(), p->stats.end());
+  for (const auto& p : plugins_) {
+    if (p->stats != nullptr)
+      out.insert(out.end(), p->stats->groups().begin(), p->stats->groups().end());
+  }
+  return out;
+}
+
+std::string DeviceManager::AllStatsJson() const {
+  std::string out = "[";
+  for (const auto& p : plugins_) {
+    if (p->stats == nullptr || p->stats->groups().empty())
+      continue;
+    if (out.size() > 1)
+      out.push_back(',');
+    p->stats->AppendGroups(out);
+  }
+  out.push_back(']');
   return out;
 }
 

@@ -13,8 +13,10 @@
 //                FailedPrecondition means "not available on this host" (nvidia without
 //                NVML): the plugin has no devices, and that is not an error.
 //   stats        one Stats call per collection interval, whatever the number of tasks;
-//                each answer replaces the plugin's samples and re-indexes them by
-//                instance, so a task's stats are a lookup per allocated instance.
+//                each answer is encoded to JSON once, on the manager's thread
+//                (StatsSnapshot), replaces the plugin's samples and is re-indexed by
+//                instance, so a task's stats are a lookup and a text copy per allocated
+//                instance (AllocDeviceStatsJson).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@
 #include "common/event.h"
 #include "devices/device_plugin.h"
 #include "devices/plugin_call.h"
+#include "devices/stats_snapshot.h"
 #include "model/allocation.h"
 #include "model/device.h"
 
@@ -84,9 +87,9 @@ class DeviceManager {
   // and a copy of what was found.
   std::vector<model::DeviceGroupStats> StatsFor(
       const std::vector<model::AllocatedDeviceResource>& devices) const;
-  // The lookup itself: calls `found(device, id, sample)` for each allocated instance
-  // that has a sample. The references are valid until the next stats update (do not
-  // keep them across a co_await).
+  // The lookup itself: calls `found(device, sample)` for each allocated instance that
+  // has a sample. The references are valid until the next stats update (do not keep
+  // them across a co_await).
   template <typename Fn>
   void FindSamples(const std::vector<model::AllocatedDeviceResource>& devices, Fn found) const {
     std::string key;
@@ -98,7 +101,7 @@ class DeviceManager {
         key.resize(prefix);
         key.append(id);
         if (auto it = index_.find(key); it != index_.end())
-          found(d, id, *it->second);
+          found(d, *it->second);
       }
     }
   }
@@ -107,8 +110,10 @@ class DeviceManager {
                               const std::string& name, std::string& key) {
     key.append(vendor).append("/").append(type).append("/").append(name).append("\x1f");
   }
-  // The latest samples of every instance (GET /v1/client/stats).
+  // The latest samples of every instance.
   std::vector<model::DeviceGroupStats> AllStats() const;
+  // The same as a JSON array of pre-encoded text (GET /v1/client/stats).
+  std::string AllStatsJson() const;
   // Stats calls made so far, over all plugins.
   uint64_t stats_calls() const { return stats_calls_; }
 
@@ -117,7 +122,7 @@ class DeviceManager {
     ConfiguredPlugin config;
     std::string name;
     std::vector<model::NodeDeviceResource> devices;
-    std::vector<model::DeviceGroupStats> stats;
+    std::shared_ptr<const StatsSnapshot> stats;    // null: no samples
     bool answered = false;                         // the first fingerprint came back (well or not)
     bool healthy = false;                          // the last fingerprint was good
     std::string disabled;                          // why the plugin has no devices on this host
@@ -140,6 +145,7 @@ class DeviceManager {
   void MarkUnhealthy(Plugin& p, const std::string& why);
   void ResetPlugin(Plugin& p);
   void RebuildIndex();
+  void DropStats(Plugin& p);
   void MarkAnswered(Plugin& p);
   // Sleeps `d` unless stopped first; false when stopped.
   asio::awaitable<bool> SleepUnlessStopped(common::Duration d);
@@ -157,7 +163,7 @@ class DeviceManager {
   common::Notifier answered_;  // some plugin answered its first fingerprint
   uint64_t stats_calls_ = 0;
   // "vendor/type/name" + '\x1f' + instance id -> its latest sample (in Plugin::stats).
-  absl::flat_hash_map<std::string, const model::DeviceStats*> index_;
+  absl::flat_hash_map<std::string, const StatsSnapshot::Sample*> index_;
 };
 
 // Checks a fingerprint: vendor, type and name set, instance IDs non-empty and unique.

@@ -4,8 +4,11 @@
 #include <mutex>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "codec/json.h"
 #include "common/offload.h"
+#include "devices/alloc_stats_json.h"
 #include "testing/test_util.h"
 
 namespace drover::devices {
@@ -212,6 +215,48 @@ TEST_F(DeviceManagerTest, StatsForReturnsExactlyTheAllocatedInstances) {
   EXPECT_EQ(s[0].instance_stats.at("GPU-2").summary.int_numerator, 7);
   EXPECT_TRUE(manager_->StatsFor({{"amd", "gpu", "T4", {"GPU-0"}}}).empty());
   EXPECT_EQ(manager_->AllStats()[0].instance_stats.size(), 3u);
+}
+
+// The endpoints' JSON is spliced from samples encoded once; it must be exactly what
+// encoding the same samples per request gives.
+TEST_F(DeviceManagerTest, PreEncodedStatsJsonEqualsEncodingPerRequest) {
+  auto gpu = std::make_shared<FakePlugin>("gpu");
+  model::NodeDeviceResource fpgas{.vendor = "xilinx", .type = "fpga", .name = "U50 \"x\""};
+  fpgas.instances.push_back({.id = "F\u00e9-0", .healthy = true});
+  gpu->SetFingerprint(std::vector{Gpus({"GPU-0", "GPU-1", "GPU-2", "GPU-3"}), fpgas});
+  model::DeviceGroupStats fpga_stats{.vendor = "xilinx", .type = "fpga", .name = "U50 \"x\""};
+  fpga_stats.instance_stats["F\u00e9-0"].stats.attributes["temp"] = {.float_numerator = 40.5,
+                                                                     .unit = "C"};
+  gpu->SetStats({GpuStats({"GPU-0", "GPU-1", "GPU-2", "GPU-3"}, 7), fpga_stats});
+  Make({gpu});
+  ASSERT_TRUE(Run([&] { return !manager_->AllStats().empty(); }));
+  auto encoded = [](const std::vector<model::DeviceGroupStats>& g) {
+    return codec::Dump(codec::DeviceGroupStatsJson(g));
+  };
+  EXPECT_EQ(manager_->AllStatsJson(), encoded(manager_->AllStats()));
+
+  // Two tasks of one alloc: ids out of order, an unknown id, a second model.
+  const std::vector<model::AllocatedDeviceResource> web = {
+      {"nvidia", "gpu", "T4", {"GPU-3", "GPU-9", "GPU-1"}}};
+  const std::vector<model::AllocatedDeviceResource> db = {
+      {"nvidia", "gpu", "T4", {"GPU-0"}}, {"xilinx", "fpga", "U50 \"x\"", {"F\u00e9-0"}}};
+  AllocDeviceStatsJson json(*manager_);
+  EXPECT_EQ(json.Task(web), encoded(manager_->StatsFor(web)));
+  EXPECT_EQ(json.Task(db), encoded(manager_->StatsFor(db)));
+  EXPECT_EQ(json.Task({{"amd", "gpu", "T4", {"GPU-0"}}}), "[]");
+  std::vector<model::DeviceGroupStats> all = manager_->StatsFor(web);
+  for (model::DeviceGroupStats& g : manager_->StatsFor(db))
+    all.push_back(std::move(g));
+  const std::string alloc = json.Alloc();
+  EXPECT_EQ(alloc, encoded(model::MergeDeviceGroupStats(all)));
+  // One group per model: the GPUs of both tasks together, then the FPGA.
+  const codec::Json parsed = codec::Json::parse(alloc);
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_EQ(parsed[0]["InstanceStats"].size(), 3u);
+  EXPECT_EQ(
+      parsed[1]["InstanceStats"]["F\u00e9-0"]["Stats"]["Attributes"]["temp"]["FloatNumeratorVal"],
+      40.5);
+  EXPECT_EQ(AllocDeviceStatsJson(*manager_).Alloc(), "[]");
 }
 
 TEST_F(DeviceManagerTest, FailingPluginMarksDevicesUnhealthyAndRecovers) {

@@ -30,6 +30,14 @@ TEST_F(StatsTest, TaskAndHostUsageThroughTheApiAndTheCli) {
   EXPECT_GT(task["Timestamp"].get<int64_t>(), 0);
   EXPECT_EQ(stats["ResourceUsage"]["MemoryStats"]["RSS"],
             task["ResourceUsage"]["MemoryStats"]["RSS"]);
+  // No devices: empty arrays, as Nomad sends them.
+  EXPECT_EQ(task["ResourceUsage"]["DeviceStats"], codec::Json::array());
+  EXPECT_EQ(stats["ResourceUsage"]["DeviceStats"], codec::Json::array());
+  // The body is assembled from encoded pieces; ?pretty indents the same document.
+  auto pretty = agent_.http().Do("GET", "/v1/client/allocation/" + id + "/stats?pretty");
+  ASSERT_TRUE(pretty.ok()) << pretty.status();
+  EXPECT_NE(pretty->body.find("\n    \"ResourceUsage\": {"), std::string::npos) << pretty->body;
+  EXPECT_TRUE(codec::Json::parse(pretty->body)["Tasks"].contains("t"));
 
   const codec::Json host = agent_.Get("/v1/client/stats");
   EXPECT_GT(host["Memory"]["Total"].get<uint64_t>(), 0u);
@@ -38,6 +46,7 @@ TEST_F(StatsTest, TaskAndHostUsageThroughTheApiAndTheCli) {
   EXPECT_GT(host["Uptime"].get<uint64_t>(), 0u);
   EXPECT_GT(host["AllocDirStats"]["Size"].get<uint64_t>(), 0u);
   EXPECT_TRUE(host.contains("CPUTicksConsumed"));
+  EXPECT_EQ(host["DeviceStats"], codec::Json::array());
   auto wrong = agent_.http().Do("GET", "/v1/client/stats?node_id=nope");
   EXPECT_NE(wrong.status().message().find("404"), std::string::npos) << wrong.status();
   auto unknown =
