@@ -49,7 +49,28 @@ Store::~Store() {
 
 void Store::Put(std::string key, std::string value, Done done) {
   const Hash hash = HashOf(value);
+  PutHashed(std::move(key), std::move(value), hash, std::move(done));
+}
+
+bool Store::IsCommittedLocked(const std::string& key, const Hash& hash) const {
+  if (!options_.dedup || pending_.contains(key))
+    return false;
+  auto c = committed_.find(key);
+  return c != committed_.end() && c->second == hash;
+}
+
+bool Store::SettledAsDuplicate(const std::string& key, const Hash& hash) {
+  std::lock_guard lock(mu_);
+  if (!IsCommittedLocked(key, hash))
+    return false;
+  ++stats_.writes;
+  ++stats_.deduplicated;
+  return true;
+}
+
+void Store::PutHashed(std::string key, std::string value, const Hash& hash, Done done) {
   bool duplicate = false;
+  bool follower = false;
   {
     std::lock_guard lock(mu_);
     ++stats_.writes;
@@ -70,15 +91,17 @@ void Store::Put(std::string key, std::string value, Done done) {
           queue_.push_back(std::move(q));
           done = nullptr;
           duplicate = true;
+          follower = true;
         }
-      } else if (auto c = committed_.find(key); c != committed_.end() && c->second == hash) {
+      } else if (IsCommittedLocked(key, hash)) {
         ++stats_.deduplicated;
         duplicate = true;
       }
     }
   }
   if (duplicate) {
-    wake_.notify_one();
+    if (follower)
+      wake_.notify_one();  // the writer answers it with its batch
     if (done)
       done(absl::OkStatus());  // already durable: nothing to wait for
     return;
@@ -270,8 +293,13 @@ asio::awaitable<absl::Status> Store::Await(std::function<void(Done)> start) {
 }
 
 asio::awaitable<absl::Status> Store::PutAsync(std::string key, std::string value) {
-  auto start = [this, key = std::move(key), value = std::move(value)](Done d) mutable {
-    Put(std::move(key), std::move(value), std::move(d));
+  // The bytes already committed for the key: durable, so answered without suspending
+  // (a runner rewriting unchanged state costs a hash and a map lookup).
+  const Hash hash = HashOf(value);
+  if (SettledAsDuplicate(key, hash))
+    co_return absl::OkStatus();
+  auto start = [this, key = std::move(key), value = std::move(value), hash](Done d) mutable {
+    PutHashed(std::move(key), std::move(value), hash, std::move(d));
   };
   std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
   co_return co_await Await(std::move(fn));

@@ -100,6 +100,11 @@ class Store {
     bool follower = false;  // a put deduplicated against a queued write: its outcome
   };
 
+  void PutHashed(std::string key, std::string value, const Hash& hash, Done done);
+  // mu_ held: `hash` is what `key` has on disk and no write of it is queued.
+  bool IsCommittedLocked(const std::string& key, const Hash& hash) const;
+  // A put of the committed bytes, counted as written and deduplicated: nothing to do.
+  bool SettledAsDuplicate(const std::string& key, const Hash& hash);
   void Enqueue(KvOp op, std::optional<Hash> hash, Done done);
   void WriterLoop();
   void NotifierLoop();
