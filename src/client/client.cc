@@ -122,17 +122,19 @@ asio::awaitable<void> Client::HeartbeatLoop() {
       break;
     // A driver's health can change (its supervisor went away and came back): the
     // servers hear of it with the next heartbeat.
-    const bool drivers_changed = fingerprint::ApplyDriverFingerprints(node_, drivers_);
+    if (fingerprint::ApplyDriverFingerprints(node_, drivers_))
+      registration_owed_ = true;
     absl::Status s;
-    if (drivers_changed) {
+    if (registration_owed_) {
       s = co_await rpc_.RegisterNode(node_);
     } else {
       s = co_await rpc_.Heartbeat(node_.id);
+      if (absl::IsNotFound(s))
+        s = co_await rpc_.RegisterNode(node_);
     }
-    if (absl::IsNotFound(s)) {
-      s = co_await rpc_.RegisterNode(node_);
-    }
-    if (!s.ok()) {
+    if (s.ok()) {
+      registration_owed_ = false;
+    } else {
       DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
     }
   }
@@ -152,8 +154,13 @@ asio::awaitable<void> Client::DeviceWatch() {
     node_.node_resources.devices = std::move(devices);
     // The servers learn of new, vanished or (un)healthy instances at once: placement
     // depends on them.
-    if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok())
-      DROVER_LOG_WARN("client: updating the node's devices failed: {}", s.ToString());
+    if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
+      DROVER_LOG_WARN(
+          "client: updating the node's devices failed (retried with the next "
+          "heartbeat): {}",
+          s.ToString());
+      registration_owed_ = true;
+    }
   }
 }
 

@@ -146,6 +146,9 @@ class Client {
   std::set<std::string> forgotten_;  // buckets deleted: late writes must not revive them
   // Set once the servers answered (restored tasks that could not be re-attached wait).
   common::Event servers_contacted_;
+  // The node changed (drivers, devices) and the servers have not accepted it yet: the
+  // next heartbeat registers it instead.
+  bool registration_owed_ = false;
 };
 
 }  // namespace drover::client

@@ -21,6 +21,11 @@ class FakeRpc final : public ServerRpc {
   explicit FakeRpc(asio::any_io_executor ex) : changed_(ex) {}
 
   asio::awaitable<absl::Status> RegisterNode(model::Node node) override {
+    if (fail_registrations > 0) {
+      --fail_registrations;
+      ++failed_registrations;
+      co_return absl::UnavailableError("no leader");
+    }
     registered.push_back(node);
     co_return absl::OkStatus();
   }
@@ -50,6 +55,8 @@ class FakeRpc final : public ServerRpc {
   }
 
   std::vector<model::Node> registered;
+  int fail_registrations = 0;  // the next this many fail
+  int failed_registrations = 0;
   int heartbeats = 0;
   std::map<std::string, model::AllocClientUpdate> latest;
   std::map<std::string, int> updates_of;  // updates received per alloc
@@ -293,6 +300,20 @@ TEST_F(ClientTest, ADriverHealthChangeReachesTheServersWithTheNextHeartbeat) {
   EXPECT_EQ(info.health_description, "supervisor unavailable: gone");
   EXPECT_GE(info.update_time, rpc_.registered[0].drivers.at("mock_driver").update_time);
   EXPECT_EQ(client_->node().drivers.at("mock_driver").healthy, false);
+}
+
+// A change the servers did not accept is not forgotten: the next heartbeat carries it.
+TEST_F(ClientTest, ANodeUpdateThatFailedIsRetriedWithTheNextHeartbeat) {
+  StartClient();
+  rpc_.fail_registrations = 1;
+  driver_.SetHealth(false, "supervisor unavailable: gone");
+  ASSERT_TRUE(RunUntil([&] { return rpc_.failed_registrations == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return rpc_.registered.size() == 2; }));
+  EXPECT_FALSE(rpc_.registered[1].drivers.at("mock_driver").healthy);
+  // Accepted: back to plain heartbeats.
+  const int heartbeats = rpc_.heartbeats;
+  ASSERT_TRUE(RunUntil([&] { return rpc_.heartbeats >= heartbeats + 2; }));
+  EXPECT_EQ(rpc_.registered.size(), 2u);
 }
 
 }  // namespace
