@@ -13,8 +13,10 @@
 // default_power_mw, power_limit_mw, power_mw, util_gpu, util_mem, temp, pcie_gen,
 // pcie_width, sm_clock, mem_clock, cc ("7.5"), mig (1: MIG mode on), lost (1: every
 // query but name and UUID fails with "GPU is lost"), no_temp (1: temperature not
-// supported). mig fields: parent, slot, uuid, name, memory_mib, used_mib; MIG devices
-// support only name, UUID and memory, as on real hardware.
+// supported). mig fields: parent, slot, uuid, name, memory_mib, used_mib, gi and ci
+// (its GPU and compute instance IDs), mem_denied (1: memory needs a privilege the caller
+// lacks, as for non-root on real MIG devices); MIG devices support only name, UUID,
+// memory and the instance IDs, as on real hardware.
 //
 // Like NVML, nvmlInit_v2 and nvmlShutdown count references, and every other call fails
 // with NVML_ERROR_UNINITIALIZED while the count is zero.
@@ -73,8 +75,8 @@ const std::map<std::string, std::string> kGpuDefaults = {
     {"no_temp", "0"},
 };
 const std::map<std::string, std::string> kMigDefaults = {
-    {"parent", ""},         {"slot", "0"},          {"uuid", ""},
-    {"name", "MIG 1g.5gb"}, {"memory_mib", "4864"}, {"used_mib", "0"},
+    {"parent", ""},    {"slot", "0"}, {"uuid", ""}, {"name", "MIG 1g.5gb"}, {"memory_mib", "4864"},
+    {"used_mib", "0"}, {"gi", "0"},   {"ci", "0"},  {"mem_denied", "0"},
 };
 
 struct State {
@@ -286,6 +288,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
     if (d->parent == nullptr && d->Flag("lost")) {
       return NVML_ERROR_GPU_IS_LOST;
     }
+    if (d->parent != nullptr && d->Flag("mem_denied")) {
+      return NVML_ERROR_NO_PERMISSION;
+    }
     memory->total = d->Bytes("memory_mib");
     memory->used = d->Bytes("used_mib");
     memory->free = memory->total - memory->used;
@@ -382,6 +387,24 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
       }
     }
     return NVML_ERROR_NOT_FOUND;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  FAKE_ANY_QUERY(id, {
+    if (d->parent == nullptr) {
+      return NVML_ERROR_INVALID_ARGUMENT;  // not a MIG device
+    }
+    *id = d->Num("gi");
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
+  FAKE_ANY_QUERY(id, {
+    if (d->parent == nullptr) {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    *id = d->Num("ci");
   });
 }
 

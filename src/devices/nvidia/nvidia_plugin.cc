@@ -1,8 +1,11 @@
 #include "devices/nvidia/nvidia_plugin.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,8 +17,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 
 #include "common/logging.h"
@@ -34,6 +39,27 @@ constexpr const char* kControlNodes[] = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-
 
 using nvml::Nvml;
 using nvml::nvmlDevice_t;
+
+// The capability node that a MIG capability file grants: `access` holds
+// "DeviceFileMinor: N" for /dev/nvidia-caps/nvidia-capN.
+absl::StatusOr<std::string> CapNodeOf(const std::filesystem::path& access) {
+  std::ifstream in(access);
+  if (!in) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read ", access.string(), ": ", std::strerror(errno)));
+  }
+  constexpr absl::string_view kKey = "DeviceFileMinor:";
+  for (std::string line; std::getline(in, line);) {
+    absl::string_view rest = line;
+    unsigned int minor = 0;
+    if (absl::ConsumePrefix(&rest, kKey) &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &minor)) {
+      return absl::StrCat("nvidia-caps/nvidia-cap", minor);
+    }
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(access.string(), " does not name a device minor (DeviceFileMinor)"));
+}
 
 // One instance the plugin reports: a whole GPU, or a MIG device of a GPU in MIG mode.
 struct Gpu {
@@ -111,6 +137,12 @@ class NvidiaPlugin final : public DevicePlugin {
   absl::StatusOr<std::vector<Gpu>> EnumerateLocked(Nvml& lib) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends the MIG devices of `parent` (a GPU in MIG mode) to `out`.
   void EnumerateMigLocked(Nvml& lib, const Gpu& parent, std::vector<Gpu>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The /dev/nvidia-caps nodes (relative to /dev) that MIG device `mig` of the GPU with
+  // minor number `gpu_minor` needs: its GPU instance's and its compute instance's, as
+  // the driver's capability files under `proc_dir` name them.
+  absl::StatusOr<std::vector<std::string>> MigCapNodesLocked(Nvml& lib, const Gpu& mig,
+                                                             unsigned int gpu_minor)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The group attributes of `gpu`; a failed query (other than "not supported") leaves
   // its attribute out and marks `gpu` unhealthy.
@@ -242,14 +274,31 @@ void NvidiaPlugin::EnumerateMigLocked(Nvml& lib, const Gpu& parent, std::vector<
   }
 }
 
+absl::StatusOr<std::vector<std::string>> NvidiaPlugin::MigCapNodesLocked(Nvml& lib, const Gpu& mig,
+                                                                         unsigned int gpu_minor) {
+  DROVER_ASSIGN_OR_RETURN(unsigned int gi, lib.GpuInstanceId(mig.handle));
+  DROVER_ASSIGN_OR_RETURN(unsigned int ci, lib.ComputeInstanceId(mig.handle));
+  const std::filesystem::path gi_dir = std::filesystem::path(config_.proc_dir) / "capabilities" /
+                                       absl::StrCat("gpu", gpu_minor) / "mig" /
+                                       absl::StrCat("gi", gi);
+  DROVER_ASSIGN_OR_RETURN(std::string gi_node, CapNodeOf(gi_dir / "access"));
+  DROVER_ASSIGN_OR_RETURN(std::string ci_node,
+                          CapNodeOf(gi_dir / absl::StrCat("ci", ci) / "access"));
+  return std::vector<std::string>{std::move(gi_node), std::move(ci_node)};
+}
+
 std::map<std::string, model::Attribute> NvidiaPlugin::AttributesLocked(
     Nvml& lib, Gpu& gpu, const std::string& driver_version) {
   std::map<std::string, model::Attribute> attrs;
   attrs["driver_version"] = model::Attribute::String(driver_version);
   const std::string context = absl::StrCat("failed to query GPU '", gpu.uuid, "'");
-  // Records the first real failure; "not supported" only means "no such attribute".
+  // Records the first real failure; "not supported" only means "no such attribute". So
+  // does "no permission" for a MIG device: NVML answers its memory only to root or a
+  // holder of the MIG monitor capability.
   auto usable = [&](const absl::Status& status) {
-    if (!status.ok() && !absl::IsUnimplemented(status) && gpu.health.ok()) {
+    const bool absent =
+        absl::IsUnimplemented(status) || (gpu.mig && absl::IsPermissionDenied(status));
+    if (!status.ok() && !absent && gpu.health.ok()) {
       gpu.health = common::Annotate(status, context);
     }
     return status.ok();
@@ -426,8 +475,8 @@ absl::StatusOr<ContainerReservation> NvidiaPlugin::Reserve(const std::vector<std
 
   const std::filesystem::path dev_dir(config_.dev_dir);
   ContainerReservation out;
-  auto add_node = [&](const std::string& basename) {
-    DeviceSpec spec{"/dev/" + basename, (dev_dir / basename).string(), "rwm"};
+  auto add_node = [&](const std::string& basename, const char* permissions = "rwm") {
+    DeviceSpec spec{"/dev/" + basename, (dev_dir / basename).string(), permissions};
     for (const DeviceSpec& existing : out.devices) {
       if (existing == spec) {
         return;  // several MIG devices of one GPU, or a repeated ID
@@ -446,13 +495,23 @@ absl::StatusOr<ContainerReservation> NvidiaPlugin::Reserve(const std::vector<std
     if (found == nullptr) {
       return absl::NotFoundError(absl::StrCat("unknown nvidia device '", id, "'"));
     }
-    // A MIG device is used through its GPU's node (plus capability nodes that the NVIDIA
-    // container runtime adds from NVIDIA_VISIBLE_DEVICES; see docs/devices-nvidia.md).
+    // A MIG device is used through its GPU's node plus the capability nodes of its GPU
+    // instance and compute instance.
     absl::StatusOr<unsigned int> minor = lib->MinorNumber(found->parent);
     if (!minor.ok()) {
       return common::Annotate(minor.status(), absl::StrCat("failed to query GPU '", id, "'"));
     }
     add_node(absl::StrCat("nvidia", *minor));
+    if (found->mig) {
+      absl::StatusOr<std::vector<std::string>> caps = MigCapNodesLocked(*lib, *found, *minor);
+      if (!caps.ok()) {
+        return common::Annotate(caps.status(),
+                                absl::StrCat("failed to find the capability nodes of '", id, "'"));
+      }
+      for (const std::string& cap : *caps) {
+        add_node(cap, "r");  // the driver checks that the task can open them; 0444 on the host
+      }
+    }
   }
   for (const char* node : kControlNodes) {
     std::error_code ec;

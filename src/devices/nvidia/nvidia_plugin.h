@@ -18,6 +18,9 @@ struct NvidiaPluginConfig {
   std::string nvml_library = "libnvidia-ml.so.1";
   // Where the device nodes are (/dev/nvidia0, /dev/nvidiactl, ...); tests change it.
   std::string dev_dir = "/dev";
+  // The driver's /proc directory, where a MIG device's capability files say which
+  // /dev/nvidia-caps nodes it needs; tests change it.
+  std::string proc_dir = "/proc/driver/nvidia";
 };
 
 // Never fails: a host without NVML gets a plugin whose Fingerprint returns

@@ -46,8 +46,10 @@ constexpr char kMigGpus[] =
     "|memory_mib=40960|cc=8.0\n"
     "mig|parent=GPU-mig|slot=0|uuid=MIG-a|name=NVIDIA A100-SXM4-40GB MIG 3g.20gb"
     "|memory_mib=19968|used_mib=100\n"
-    "mig|parent=GPU-mig|slot=3|uuid=MIG-b|name=NVIDIA A100-SXM4-40GB MIG 1g.5gb|memory_mib=4864\n"
-    "mig|parent=GPU-mig|slot=5|uuid=MIG-c|name=NVIDIA A100-SXM4-40GB MIG 1g.5gb|memory_mib=4864\n"
+    "mig|parent=GPU-mig|slot=3|uuid=MIG-b|name=NVIDIA A100-SXM4-40GB MIG 1g.5gb|memory_mib=4864"
+    "|gi=9|ci=0\n"
+    "mig|parent=GPU-mig|slot=5|uuid=MIG-c|name=NVIDIA A100-SXM4-40GB MIG 1g.5gb|memory_mib=4864"
+    "|gi=13|ci=0\n"
     "gpu|uuid=GPU-empty-mig|name=NVIDIA A100-SXM4-40GB|minor=2|mig=1\n";
 
 const model::NodeDeviceResource* FindGroup(const std::vector<model::NodeDeviceResource>& groups,
@@ -100,13 +102,26 @@ class NvidiaPluginTest : public ::testing::Test {
     NvidiaPluginConfig config;
     config.nvml_library = DROVER_FAKE_NVML_PATH;
     config.dev_dir = dev_.path().string();
+    config.proc_dir = proc_.path().string();
     return config;
   }
 
   void Touch(const std::string& name) { std::ofstream(dev_.path() / name) << ""; }
+  // The driver's capability file of a MIG GPU instance (ci < 0) or compute instance.
+  void CapFile(int gpu_minor, int gi, int ci, int device_minor) {
+    std::filesystem::path dir = proc_.path() / "capabilities" /
+                                ("gpu" + std::to_string(gpu_minor)) / "mig" /
+                                ("gi" + std::to_string(gi));
+    if (ci >= 0)
+      dir /= "ci" + std::to_string(ci);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "access") << "DeviceFileMinor: " << device_minor
+                                  << "\nDeviceFileMode: 292\nDeviceFileModify: 1\n";
+  }
 
   FakeNvml fake_{DROVER_FAKE_NVML_PATH};  // first: outlives the plugins a test makes
   testing::TempDir dev_;
+  testing::TempDir proc_;
 };
 
 TEST_F(NvidiaPluginTest, FingerprintGroupsIdenticalGpus) {
@@ -371,20 +386,55 @@ TEST_F(NvidiaPluginTest, ReserveExposesEnvAndDeviceNodes) {
   EXPECT_EQ(*again, *reservation);
 }
 
-TEST_F(NvidiaPluginTest, ReserveMigDevicesUsesTheParentGpuNode) {
+TEST_F(NvidiaPluginTest, ReserveMigDevicesUsesTheParentGpuNodeAndTheirCapabilityNodes) {
   fake_.SetScript(kMigGpus);
   Touch("nvidiactl");
   Touch("nvidia-uvm-tools");
   Touch("nvidia-modeset");
+  // GPU minor 1; MIG-b is GPU instance 9, MIG-c 13, each with compute instance 0.
+  CapFile(1, 9, -1, 84);
+  CapFile(1, 9, 0, 85);
+  CapFile(1, 13, -1, 120);
+  CapFile(1, 13, 0, 121);
   auto reservation = MakeNvidiaPlugin(Config())->Reserve({"MIG-c", "MIG-b"});
   ASSERT_TRUE(reservation.ok()) << reservation.status();
   const std::string dev = dev_.path().string();
   EXPECT_EQ(reservation->envs.at("NVIDIA_VISIBLE_DEVICES"), "MIG-c,MIG-b");
+  auto cap = [&](int n) {
+    const std::string node = "nvidia-caps/nvidia-cap" + std::to_string(n);
+    return DeviceSpec{"/dev/" + node, dev + "/" + node, "r"};
+  };
   EXPECT_THAT(reservation->devices,
-              ElementsAre(DeviceSpec{"/dev/nvidia1", dev + "/nvidia1", "rwm"},
-                          DeviceSpec{"/dev/nvidiactl", dev + "/nvidiactl", "rwm"},
+              ElementsAre(DeviceSpec{"/dev/nvidia1", dev + "/nvidia1", "rwm"}, cap(120), cap(121),
+                          cap(84), cap(85), DeviceSpec{"/dev/nvidiactl", dev + "/nvidiactl", "rwm"},
                           DeviceSpec{"/dev/nvidia-uvm-tools", dev + "/nvidia-uvm-tools", "rwm"},
                           DeviceSpec{"/dev/nvidia-modeset", dev + "/nvidia-modeset", "rwm"}));
+}
+
+// Without its capability nodes a MIG device cannot be used: the reservation fails (and
+// the task does not start) rather than starting a task that cannot reach its GPU.
+TEST_F(NvidiaPluginTest, ReserveMigDeviceWithoutCapabilityFilesFails) {
+  fake_.SetScript(kMigGpus);
+  CapFile(1, 9, -1, 84);  // the GPU instance's, but not the compute instance's
+  auto reservation = MakeNvidiaPlugin(Config())->Reserve({"MIG-b"});
+  ASSERT_FALSE(reservation.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(reservation.status())) << reservation.status();
+  EXPECT_THAT(
+      std::string(reservation.status().message()),
+      ::testing::HasSubstr("failed to find the capability nodes of 'MIG-b': cannot read " +
+                           (proc_.path() / "capabilities/gpu1/mig/gi9/ci0/access").string()));
+}
+
+// A non-root agent may not read a MIG device's memory: the device is still healthy.
+TEST_F(NvidiaPluginTest, MigMemoryWithoutPermissionLeavesTheAttributeOut) {
+  fake_.SetScript(
+      "gpu|uuid=GPU-mig|name=NVIDIA A100-SXM4-40GB|minor=1|mig=1\n"
+      "mig|parent=GPU-mig|slot=0|uuid=MIG-a|name=NVIDIA A100-SXM4-40GB MIG 1g.5gb|mem_denied=1\n");
+  auto groups = MakeNvidiaPlugin(Config())->Fingerprint();
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_TRUE((*groups)[0].instances[0].healthy) << (*groups)[0].instances[0].health_description;
+  EXPECT_FALSE((*groups)[0].attributes.contains("memory"));
 }
 
 TEST_F(NvidiaPluginTest, ReserveRejectsEmptyUnknownAndIgnoredIds) {

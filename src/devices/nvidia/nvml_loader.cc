@@ -37,6 +37,8 @@ struct Nvml::Symbols {
   nvmlDeviceGetMigMode_fn mig_mode = nullptr;
   nvmlDeviceGetMaxMigDeviceCount_fn max_mig_count = nullptr;
   nvmlDeviceGetMigDeviceHandleByIndex_fn mig_by_index = nullptr;
+  nvmlDeviceGetGpuInstanceId_fn gpu_instance_id = nullptr;
+  nvmlDeviceGetComputeInstanceId_fn compute_instance_id = nullptr;
 };
 
 namespace {
@@ -111,6 +113,8 @@ absl::StatusOr<std::unique_ptr<Nvml>> Nvml::Open(const std::string& library) {
   Resolve(handle, "nvmlDeviceGetMigMode", sym->mig_mode);
   Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", sym->max_mig_count);
   Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", sym->mig_by_index);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceId", sym->gpu_instance_id);
+  Resolve(handle, "nvmlDeviceGetComputeInstanceId", sym->compute_instance_id);
 
   const nvmlReturn_t ret = sym->init();
   if (ret != NVML_SUCCESS) {
@@ -299,6 +303,18 @@ absl::StatusOr<nvmlDevice_t> Nvml::MigDeviceByIndex(nvmlDevice_t device, unsigne
   nvmlDevice_t mig = nullptr;
   DROVER_NVML_CALL(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex", device, index, &mig);
   return mig;
+}
+
+absl::StatusOr<unsigned int> Nvml::GpuInstanceId(nvmlDevice_t mig) {
+  unsigned int id = 0;
+  DROVER_NVML_CALL(gpu_instance_id, "nvmlDeviceGetGpuInstanceId", mig, &id);
+  return id;
+}
+
+absl::StatusOr<unsigned int> Nvml::ComputeInstanceId(nvmlDevice_t mig) {
+  unsigned int id = 0;
+  DROVER_NVML_CALL(compute_instance_id, "nvmlDeviceGetComputeInstanceId", mig, &id);
+  return id;
 }
 
 #undef DROVER_NVML_CALL

@@ -110,6 +110,8 @@ using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, un
 using nvmlDeviceGetMaxMigDeviceCount_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
                                                                 nvmlDevice_t*);
+using nvmlDeviceGetGpuInstanceId_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
+using nvmlDeviceGetComputeInstanceId_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 
 // NOLINTEND(readability-identifier-naming)
 
@@ -168,6 +170,10 @@ class Nvml {
   absl::StatusOr<unsigned int> MaxMigDeviceCount(nvmlDevice_t device);
   // NotFound when no MIG device exists at `index` (the slots are sparse).
   absl::StatusOr<nvmlDevice_t> MigDeviceByIndex(nvmlDevice_t device, unsigned int index);
+  // The GPU instance and compute instance a MIG device is (they name its capability
+  // files under /proc/driver/nvidia/capabilities).
+  absl::StatusOr<unsigned int> GpuInstanceId(nvmlDevice_t mig);
+  absl::StatusOr<unsigned int> ComputeInstanceId(nvmlDevice_t mig);
 
  private:
   struct Symbols;
