@@ -556,6 +556,18 @@ TEST(NvidiaPluginRealTest, GPU_RealNvmlFingerprintAndStats) {
   for (const auto& id : healthy) {
     EXPECT_TRUE(sampled.contains(id)) << "no stats for healthy " << id;
   }
+  // What a task would get: every node it names exists on this host.
+  if (!healthy.empty()) {
+    auto reservation = plugin->Reserve({*healthy.begin()});
+    ASSERT_TRUE(reservation.ok()) << reservation.status();
+    EXPECT_EQ(reservation->envs.at("NVIDIA_VISIBLE_DEVICES"), *healthy.begin());
+    EXPECT_FALSE(reservation->devices.empty());
+    for (const DeviceSpec& d : reservation->devices) {
+      EXPECT_TRUE(std::filesystem::exists(d.host_path)) << d.host_path;
+      std::cerr << "reserve " << *healthy.begin() << ": " << d.task_path << " (" << d.permissions
+                << ")\n";
+    }
+  }
   plugin->Reset();
   EXPECT_TRUE(plugin->Fingerprint().ok());
 }
