@@ -40,9 +40,9 @@ codec::Json UsageJson(const drivers::MemoryUsage& m, const drivers::CpuUsage& c,
 // UsageJson's text with DeviceStats given as encoded JSON.
 std::string UsageText(const drivers::MemoryUsage& m, const drivers::CpuUsage& c, double mhz,
                       std::string_view device_stats) {
-  std::string text = codec::Dump({{"MemoryStats", MemoryJson(m)}, {"CpuStats", CpuJson(c, mhz)}});
-  codec::AppendRawMember(text, "DeviceStats", device_stats);
-  return text;
+  return codec::RawObject({{"CpuStats", codec::Dump(CpuJson(c, mhz))},
+                           {"DeviceStats", std::string(device_stats)},
+                           {"MemoryStats", codec::Dump(MemoryJson(m))}});
 }
 
 // The DeviceStats of the instances allocated to `task`: one index lookup per allocated
@@ -82,7 +82,7 @@ std::string AllocStatsBody(const client::Client& client, allocrunner::AllocRunne
     devices.emplace(*dm);
   const std::shared_ptr<const model::Allocation> alloc = runner.alloc();
   int64_t latest = 0;
-  std::string tasks = "{}";
+  std::map<std::string, std::string> tasks;
   for (taskrunner::TaskRunner* tr : runner.task_runners()) {
     const std::optional<drivers::TaskResourceUsage> u = tr->LatestStats();
     if (!u)
@@ -93,11 +93,12 @@ std::string AllocStatsBody(const client::Client& client, allocrunner::AllocRunne
       for (const auto& [pid, p] : u->pids)
         pids[pid] = UsageJson(p.memory, p.cpu, mhz);
     }
-    std::string task = codec::Dump({{"Timestamp", u->timestamp}, {"Pids", pids}});
     const std::string task_devices =
         TaskDeviceStats(devices ? &*devices : nullptr, *alloc, tr->name());
-    codec::AppendRawMember(task, "ResourceUsage", UsageText(u->memory, u->cpu, mhz, task_devices));
-    codec::AppendRawMember(tasks, tr->name(), task);
+    tasks[tr->name()] =
+        codec::RawObject({{"Pids", codec::Dump(pids)},
+                          {"ResourceUsage", UsageText(u->memory, u->cpu, mhz, task_devices)},
+                          {"Timestamp", std::to_string(u->timestamp)}});
     // The allocation's usage is the sum of its tasks'.
     mem.rss += u->memory.rss;
     mem.cache += u->memory.cache;
@@ -116,11 +117,10 @@ std::string AllocStatsBody(const client::Client& client, allocrunner::AllocRunne
     latest = std::max(latest, u->timestamp);
   }
   // Instances of one device model used by different tasks form one group.
-  std::string body = codec::Dump({{"Timestamp", latest}});
-  codec::AppendRawMember(body, "ResourceUsage",
-                         UsageText(mem, cpu, mhz, devices ? devices->Alloc() : "[]"));
-  codec::AppendRawMember(body, "Tasks", tasks);
-  return body;
+  return codec::RawObject(
+      {{"ResourceUsage", UsageText(mem, cpu, mhz, devices ? devices->Alloc() : "[]")},
+       {"Tasks", codec::RawObject(tasks)},
+       {"Timestamp", std::to_string(latest)}});
 }
 
 }  // namespace
@@ -166,10 +166,12 @@ void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
                         {"Uptime", s.uptime_seconds},
                         {"Timestamp", s.timestamp},
                         {"CPUTicksConsumed", s.cpu_ticks_consumed}};
-    std::string text = codec::Dump(body);
+    std::map<std::string, std::string> members;
+    for (const auto& [key, value] : body.items())
+      members[key] = codec::Dump(value);
     const devices::DeviceManager* dm = ctx.client->device_manager();
-    codec::AppendRawMember(text, "DeviceStats", dm == nullptr ? "[]" : dm->AllStatsJson());
-    co_return JsonTextResponse(req, std::move(text), 0);
+    members["DeviceStats"] = dm == nullptr ? "[]" : dm->AllStatsJson();
+    co_return JsonTextResponse(req, codec::RawObject(members), 0);
   });
 }
 

@@ -90,7 +90,8 @@ asio::awaitable<absl::Status> Client::Start() {
     co_await config_.device_manager->WaitForFirstFingerprint(config_.device_fingerprint_wait);
     node_.node_resources.devices = config_.device_manager->Devices();
   }
-  if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
+  ++node_version_;
+  if (absl::Status s = co_await RegisterCurrentNode(); !s.ok()) {
     co_return common::Annotate(s, "failed to register node");
   }
   DROVER_LOG_INFO("client: node {} ({}) registered", node_.id, node_.name);
@@ -123,21 +124,26 @@ asio::awaitable<void> Client::HeartbeatLoop() {
     // A driver's health can change (its supervisor went away and came back): the
     // servers hear of it with the next heartbeat.
     if (fingerprint::ApplyDriverFingerprints(node_, drivers_))
-      registration_owed_ = true;
+      ++node_version_;
     absl::Status s;
-    if (registration_owed_) {
-      s = co_await rpc_.RegisterNode(node_);
+    if (registered_version_ < node_version_) {
+      s = co_await RegisterCurrentNode();
     } else {
       s = co_await rpc_.Heartbeat(node_.id);
       if (absl::IsNotFound(s))
-        s = co_await rpc_.RegisterNode(node_);
+        s = co_await RegisterCurrentNode();
     }
-    if (s.ok()) {
-      registration_owed_ = false;
-    } else {
+    if (!s.ok())
       DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
-    }
   }
+}
+
+asio::awaitable<absl::Status> Client::RegisterCurrentNode() {
+  const uint64_t version = node_version_;
+  absl::Status s = co_await rpc_.RegisterNode(node_);  // a copy of the node as it is now
+  if (s.ok())
+    registered_version_ = std::max(registered_version_, version);
+  co_return s;
 }
 
 asio::awaitable<void> Client::DeviceWatch() {
@@ -152,14 +158,14 @@ asio::awaitable<void> Client::DeviceWatch() {
     if (devices == node_.node_resources.devices)
       continue;
     node_.node_resources.devices = std::move(devices);
+    ++node_version_;
     // The servers learn of new, vanished or (un)healthy instances at once: placement
     // depends on them.
-    if (absl::Status s = co_await rpc_.RegisterNode(node_); !s.ok()) {
+    if (absl::Status s = co_await RegisterCurrentNode(); !s.ok()) {
       DROVER_LOG_WARN(
           "client: updating the node's devices failed (retried with the next "
           "heartbeat): {}",
           s.ToString());
-      registration_owed_ = true;
     }
   }
 }

@@ -92,6 +92,8 @@ class Client {
   asio::awaitable<void> SyncLoop();
   // Re-registers the node when the device manager's inventory changes.
   asio::awaitable<void> DeviceWatch();
+  // Registers node_ as it is now, recording the version the servers accepted.
+  asio::awaitable<absl::Status> RegisterCurrentNode();
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
   std::unique_ptr<allocrunner::AllocRunner> MakeRunner(
@@ -146,9 +148,12 @@ class Client {
   std::set<std::string> forgotten_;  // buckets deleted: late writes must not revive them
   // Set once the servers answered (restored tasks that could not be re-attached wait).
   common::Event servers_contacted_;
-  // The node changed (drivers, devices) and the servers have not accepted it yet: the
-  // next heartbeat registers it instead.
-  bool registration_owed_ = false;
+  // node_ changes (drivers, devices) count up node_version_; registered_version_ is the
+  // newest version a successful registration carried. While it is behind, heartbeats
+  // register the node instead, so a change the servers did not accept is sent again,
+  // and a call that succeeded with an older copy does not hide a newer one.
+  uint64_t node_version_ = 0;
+  uint64_t registered_version_ = 0;
 };
 
 }  // namespace drover::client

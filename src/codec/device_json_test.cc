@@ -95,12 +95,10 @@ TEST(DeviceJsonTest, GroupPiecesConcatenateToTheGroupsEncoding) {
   EXPECT_TRUE(Json::parse(text).is_object());
 }
 
-TEST(DeviceJsonTest, RawMembersAreAddedToEncodedObjects) {
-  std::string o = "{}";
-  AppendRawMember(o, "a\"b", "[1,2]");
-  EXPECT_EQ(o, R"({"a\"b":[1,2]})");
-  AppendRawMember(o, "c", "{}");
-  EXPECT_EQ(Json::parse(o), Json::parse(R"({"a\"b":[1,2],"c":{}})"));
+TEST(DeviceJsonTest, RawObjectsAreWrittenAsDumpWritesObjects) {
+  EXPECT_EQ(RawObject({}), "{}");
+  const Json j = {{"c", Json::object()}, {"a\"b", {1, 2}}, {"B", nullptr}};
+  EXPECT_EQ(RawObject({{"c", "{}"}, {"a\"b", "[1,2]"}, {"B", "null"}}), Dump(j));
 }
 
 TEST(DeviceJsonTest, DeviceAffinitiesRoundTripInJobs) {

@@ -105,12 +105,15 @@ std::string Dump(const Json& j, bool pretty) {
   return j.dump(pretty ? 4 : -1, ' ', false, Json::error_handler_t::replace);
 }
 
-void AppendRawMember(std::string& object, const std::string& key, std::string_view value) {
-  // "{}" becomes {"key":value}; {...} becomes {...,"key":value}.
-  object.pop_back();
-  if (object.size() > 1)
-    object.push_back(',');
-  object.append(Dump(Json(key))).append(":").append(value).append("}");
+std::string RawObject(const std::map<std::string, std::string>& members) {
+  std::string out = "{";
+  for (const auto& [key, value] : members) {
+    if (out.size() > 1)
+      out.push_back(',');
+    out.append(Dump(Json(key))).append(":").append(value);
+  }
+  out.push_back('}');
+  return out;
 }
 
 Json ToJson(const model::Value& v) {

@@ -11,6 +11,7 @@
 // ignored and null means absent.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -31,9 +32,10 @@ using Json = nlohmann::json;
 absl::StatusOr<Json> ParseJson(std::string_view text);
 // Compact, or indented by 4 spaces when `pretty`.
 std::string Dump(const Json& j, bool pretty = false);
-// Adds `"key":value` to `object`, the compact text of a JSON object, where `value` is
-// JSON text already encoded (device samples encoded once and spliced into responses).
-void AppendRawMember(std::string& object, const std::string& key, std::string_view value);
+// The compact text of a JSON object whose member values are JSON text already encoded
+// (device samples encoded once and spliced into responses), keys in ascending order as
+// Dump writes them.
+std::string RawObject(const std::map<std::string, std::string>& members);
 
 // Generic values (task `config`).
 Json ToJson(const model::Value& v);

@@ -3,9 +3,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 
@@ -43,13 +44,16 @@ using nvml::nvmlDevice_t;
 // The capability node that a MIG capability file grants: `access` holds
 // "DeviceFileMinor: N" for /dev/nvidia-caps/nvidia-capN.
 absl::StatusOr<std::string> CapNodeOf(const std::filesystem::path& access) {
-  std::ifstream in(access);
-  if (!in) {
+  std::FILE* file = std::fopen(access.c_str(), "re");
+  if (file == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot read ", access.string(), ": ", std::strerror(errno)));
   }
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), file));
+  std::fclose(file);
   constexpr absl::string_view kKey = "DeviceFileMinor:";
-  for (std::string line; std::getline(in, line);) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     absl::string_view rest = line;
     unsigned int minor = 0;
     if (absl::ConsumePrefix(&rest, kKey) &&
@@ -284,7 +288,18 @@ absl::StatusOr<std::vector<std::string>> NvidiaPlugin::MigCapNodesLocked(Nvml& l
   DROVER_ASSIGN_OR_RETURN(std::string gi_node, CapNodeOf(gi_dir / "access"));
   DROVER_ASSIGN_OR_RETURN(std::string ci_node,
                           CapNodeOf(gi_dir / absl::StrCat("ci", ci) / "access"));
-  return std::vector<std::string>{std::move(gi_node), std::move(ci_node)};
+  std::vector<std::string> nodes = {std::move(gi_node), std::move(ci_node)};
+  for (const std::string& node : nodes) {
+    // The driver creates these on demand (nvidia-modprobe -f); a task without them
+    // would fail later with a far less clear error.
+    const std::filesystem::path path = std::filesystem::path(config_.dev_dir) / node;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "capability node ", path.string(), " does not exist (nvidia-modprobe -f creates it)"));
+    }
+  }
+  return nodes;
 }
 
 std::map<std::string, model::Attribute> NvidiaPlugin::AttributesLocked(

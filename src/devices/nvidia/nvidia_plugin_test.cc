@@ -107,8 +107,13 @@ class NvidiaPluginTest : public ::testing::Test {
   }
 
   void Touch(const std::string& name) { std::ofstream(dev_.path() / name) << ""; }
-  // The driver's capability file of a MIG GPU instance (ci < 0) or compute instance.
-  void CapFile(int gpu_minor, int gi, int ci, int device_minor) {
+  // The driver's capability file of a MIG GPU instance (ci < 0) or compute instance,
+  // and (unless `node` is false) the /dev/nvidia-caps node it names.
+  void CapFile(int gpu_minor, int gi, int ci, int device_minor, bool node = true) {
+    if (node) {
+      std::filesystem::create_directories(dev_.path() / "nvidia-caps");
+      Touch("nvidia-caps/nvidia-cap" + std::to_string(device_minor));
+    }
     std::filesystem::path dir = proc_.path() / "capabilities" /
                                 ("gpu" + std::to_string(gpu_minor)) / "mig" /
                                 ("gi" + std::to_string(gi));
@@ -413,16 +418,26 @@ TEST_F(NvidiaPluginTest, ReserveMigDevicesUsesTheParentGpuNodeAndTheirCapability
 
 // Without its capability nodes a MIG device cannot be used: the reservation fails (and
 // the task does not start) rather than starting a task that cannot reach its GPU.
-TEST_F(NvidiaPluginTest, ReserveMigDeviceWithoutCapabilityFilesFails) {
+TEST_F(NvidiaPluginTest, ReserveMigDeviceWithoutCapabilityFilesOrNodesFails) {
   fake_.SetScript(kMigGpus);
   CapFile(1, 9, -1, 84);  // the GPU instance's, but not the compute instance's
-  auto reservation = MakeNvidiaPlugin(Config())->Reserve({"MIG-b"});
+  auto plugin = MakeNvidiaPlugin(Config());
+  auto reservation = plugin->Reserve({"MIG-b"});
   ASSERT_FALSE(reservation.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(reservation.status())) << reservation.status();
   EXPECT_THAT(
       std::string(reservation.status().message()),
       ::testing::HasSubstr("failed to find the capability nodes of 'MIG-b': cannot read " +
-                           (proc_.path() / "capabilities/gpu1/mig/gi9/ci0/access").string()));
+                           (proc_.path() / "capabilities/gpu1/mig/gi9/ci0/access").string() +
+                           ": No such file or directory"));
+  // The file is there, but the driver has not created the node it names.
+  CapFile(1, 9, 0, 85, /*node=*/false);
+  reservation = plugin->Reserve({"MIG-b"});
+  ASSERT_FALSE(reservation.ok());
+  EXPECT_THAT(std::string(reservation.status().message()),
+              ::testing::HasSubstr("capability node " +
+                                   (dev_.path() / "nvidia-caps/nvidia-cap85").string() +
+                                   " does not exist"));
 }
 
 // A non-root agent may not read a MIG device's memory: the device is still healthy.
@@ -516,6 +531,7 @@ TEST(NvidiaPluginRealTest, GPU_RealNvmlFingerprintAndStats) {
     GTEST_SKIP() << "NVML loaded but reports no GPUs";
   }
   std::set<std::string> healthy;
+  std::set<std::string> without_memory;  // MIG devices a non-root agent may not read
   for (const auto& group : *groups) {
     EXPECT_EQ(group.vendor, "nvidia");
     EXPECT_EQ(group.type, "gpu");
@@ -529,6 +545,8 @@ TEST(NvidiaPluginRealTest, GPU_RealNvmlFingerprintAndStats) {
       EXPECT_TRUE(instance.locality.has_value()) << instance.id;
       if (instance.healthy) {
         healthy.insert(instance.id);
+        if (!group.attributes.contains("memory"))
+          without_memory.insert(instance.id);
       } else {
         std::cerr << instance.id << " unhealthy: " << instance.health_description << "\n";
       }
@@ -554,18 +572,20 @@ TEST(NvidiaPluginRealTest, GPU_RealNvmlFingerprintAndStats) {
     }
   }
   for (const auto& id : healthy) {
-    EXPECT_TRUE(sampled.contains(id)) << "no stats for healthy " << id;
+    if (!without_memory.contains(id)) {
+      EXPECT_TRUE(sampled.contains(id)) << "no stats for healthy " << id;
+    }
   }
-  // What a task would get: every node it names exists on this host.
-  if (!healthy.empty()) {
-    auto reservation = plugin->Reserve({*healthy.begin()});
-    ASSERT_TRUE(reservation.ok()) << reservation.status();
-    EXPECT_EQ(reservation->envs.at("NVIDIA_VISIBLE_DEVICES"), *healthy.begin());
+  // What a task would get, for every instance (whole GPUs and MIG devices): every node
+  // it names exists on this host.
+  for (const std::string& id : healthy) {
+    auto reservation = plugin->Reserve({id});
+    ASSERT_TRUE(reservation.ok()) << id << ": " << reservation.status();
+    EXPECT_EQ(reservation->envs.at("NVIDIA_VISIBLE_DEVICES"), id);
     EXPECT_FALSE(reservation->devices.empty());
     for (const DeviceSpec& d : reservation->devices) {
       EXPECT_TRUE(std::filesystem::exists(d.host_path)) << d.host_path;
-      std::cerr << "reserve " << *healthy.begin() << ": " << d.task_path << " (" << d.permissions
-                << ")\n";
+      std::cerr << "reserve " << id << ": " << d.task_path << " (" << d.permissions << ")\n";
     }
   }
   plugin->Reset();
