@@ -1,5 +1,7 @@
 #include "client/client.h"
 
+#include <mutex>
+
 #include <gtest/gtest.h>
 
 #include "client/client_test_util.h"
@@ -67,6 +69,32 @@ class FakeRpc final : public ServerRpc {
   uint64_t index_ = 1;
 };
 
+// One GPU whose health the test sets.
+class OneGpu final : public devices::DevicePlugin {
+ public:
+  std::string Name() const override { return "gpu"; }
+  absl::StatusOr<std::vector<model::NodeDeviceResource>> Fingerprint() override {
+    std::lock_guard lock(mu_);
+    model::NodeDeviceResource g{.vendor = "nvidia", .type = "gpu", .name = "T4"};
+    g.instances.push_back({.id = "GPU-0", .healthy = healthy_});
+    return std::vector{g};
+  }
+  absl::StatusOr<devices::ContainerReservation> Reserve(const std::vector<std::string>&) override {
+    return devices::ContainerReservation{};
+  }
+  absl::StatusOr<std::vector<model::DeviceGroupStats>> Stats() override {
+    return std::vector<model::DeviceGroupStats>{};
+  }
+  void SetHealthy(bool healthy) {
+    std::lock_guard lock(mu_);
+    healthy_ = healthy;
+  }
+
+ private:
+  std::mutex mu_;
+  bool healthy_ = true;
+};
+
 class ClientTest : public ::testing::Test {
  protected:
   ClientTest() { client_ = NewClient(); }
@@ -76,6 +104,7 @@ class ClientTest : public ::testing::Test {
     c.node_name = "test-node";
     c.dev_mode = true;
     c.state_db = db_.get();
+    c.device_manager = devices_.get();
     return std::make_unique<Client>(
         io_.get_executor(), pool_, clock_, rpc_,
         std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
@@ -104,7 +133,27 @@ class ClientTest : public ::testing::Test {
         },
         asio::detached);
     EXPECT_TRUE(RunUntil([&] { return done; }));
+    if (devices_ != nullptr) {
+      bool stopped = false;
+      asio::co_spawn(
+          io_,
+          [&]() -> asio::awaitable<void> {
+            co_await devices_->Stop();
+            stopped = true;
+          },
+          asio::detached);
+      EXPECT_TRUE(RunUntil([&] { return stopped; }));
+    }
     pool_.join();
+  }
+  // Replaces the (unstarted) client with one whose node has `plugin`'s devices.
+  void UseDevices(devices::DevicePluginPtr plugin) {
+    devices_ = std::make_unique<devices::DeviceManager>(
+        io_.get_executor(), clock_, std::vector<devices::ConfiguredPlugin>{{.plugin = plugin}},
+        devices::DeviceManagerConfig{.fingerprint_period = 5s, .call_timeout = 1h});
+    devices_->Start();
+    retired_.push_back(std::move(client_));
+    client_ = NewClient();
   }
   bool RunUntil(const std::function<bool()>& pred) {
     return testing::RunWithFakeClock(io_, clock_, pred);
@@ -125,6 +174,7 @@ class ClientTest : public ::testing::Test {
   testing::TempDir dir_;
   FakeRpc rpc_{io_.get_executor()};
   std::unique_ptr<state::StateDb> db_ = *state::NewStateDb(state::NewMemoryBackend());
+  std::unique_ptr<devices::DeviceManager> devices_;  // outlives the clients
   std::unique_ptr<Client> client_;
   std::vector<std::unique_ptr<Client>> retired_;  // shut down; destroyed last
 };
@@ -300,6 +350,23 @@ TEST_F(ClientTest, ADriverHealthChangeReachesTheServersWithTheNextHeartbeat) {
   EXPECT_EQ(info.health_description, "supervisor unavailable: gone");
   EXPECT_GE(info.update_time, rpc_.registered[0].drivers.at("mock_driver").update_time);
   EXPECT_EQ(client_->node().drivers.at("mock_driver").healthy, false);
+}
+
+// The same for a device change, which the client sends at once (DeviceWatch).
+TEST_F(ClientTest, ADeviceChangeTheServersDidNotTakeIsSentWithTheNextHeartbeat) {
+  auto gpu = std::make_shared<OneGpu>();
+  UseDevices(gpu);
+  StartClient();
+  ASSERT_EQ(rpc_.registered.size(), 1u);
+  ASSERT_EQ(rpc_.registered[0].node_resources.devices.size(), 1u);
+  EXPECT_TRUE(rpc_.registered[0].node_resources.devices[0].instances[0].healthy);
+  rpc_.fail_registrations = 1;
+  gpu->SetHealthy(false);
+  ASSERT_TRUE(RunUntil([&] { return rpc_.failed_registrations == 1; }));
+  const int heartbeats = rpc_.heartbeats;
+  ASSERT_TRUE(RunUntil([&] { return rpc_.registered.size() == 2; }));
+  EXPECT_EQ(rpc_.heartbeats, heartbeats);  // the heartbeat registered instead
+  EXPECT_FALSE(rpc_.registered[1].node_resources.devices[0].instances[0].healthy);
 }
 
 // A change the servers did not accept is not forgotten: the next heartbeat carries it.
