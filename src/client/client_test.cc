@@ -112,39 +112,27 @@ class ClientTest : public ::testing::Test {
   // The agent goes away leaving its tasks running (Client::Shutdown); the client is
   // kept until the end of the test, as its coroutines may still be unwinding.
   void ShutDownClient() {
-    bool down = false;
-    asio::co_spawn(
-        io_,
-        [&]() -> asio::awaitable<void> {
-          co_await client_->Shutdown();
-          down = true;
-        },
-        asio::detached);
-    ASSERT_TRUE(RunUntil([&] { return down; }));
+    ASSERT_TRUE(RunToCompletion(client_->Shutdown()));
     retired_.push_back(std::move(client_));
   }
   ~ClientTest() override {
+    EXPECT_TRUE(RunToCompletion(client_->ShutdownAndDestroy()));
+    if (devices_ != nullptr) {
+      EXPECT_TRUE(RunToCompletion(devices_->Stop()));
+    }
+    pool_.join();
+  }
+  // Runs `work` on the loop until it completes.
+  bool RunToCompletion(asio::awaitable<void> work) {
     bool done = false;
     asio::co_spawn(
         io_,
-        [&]() -> asio::awaitable<void> {
-          co_await client_->ShutdownAndDestroy();
-          done = true;
-        },
+        [](asio::awaitable<void> w, bool* d) -> asio::awaitable<void> {
+          co_await std::move(w);
+          *d = true;
+        }(std::move(work), &done),
         asio::detached);
-    EXPECT_TRUE(RunUntil([&] { return done; }));
-    if (devices_ != nullptr) {
-      bool stopped = false;
-      asio::co_spawn(
-          io_,
-          [&]() -> asio::awaitable<void> {
-            co_await devices_->Stop();
-            stopped = true;
-          },
-          asio::detached);
-      EXPECT_TRUE(RunUntil([&] { return stopped; }));
-    }
-    pool_.join();
+    return RunUntil([&] { return done; });
   }
   // Replaces the (unstarted) client with one whose node has `plugin`'s devices.
   void UseDevices(devices::DevicePluginPtr plugin) {
