@@ -165,6 +165,16 @@ absl::Status Nvml::Error(nvmlReturn_t ret, const char* call) const {
       return Error(ret, name);                \
   } while (false)
 
+template <typename Fn, typename... Args>
+absl::StatusOr<unsigned int> Nvml::QueryUint(Fn fn, const char* call, Args... args) const {
+  if (fn == nullptr)
+    return NotSupported(call);
+  unsigned int out = 0;
+  if (nvmlReturn_t ret = fn(args..., &out); ret != NVML_SUCCESS)
+    return Error(ret, call);
+  return out;
+}
+
 absl::StatusOr<std::string> Nvml::DriverVersion() {
   char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
   DROVER_NVML_CALL(driver_version, "nvmlSystemGetDriverVersion", buf, sizeof buf);
@@ -214,9 +224,7 @@ absl::StatusOr<std::string> Nvml::PciBusId(nvmlDevice_t device) {
 }
 
 absl::StatusOr<unsigned int> Nvml::MinorNumber(nvmlDevice_t device) {
-  unsigned int minor = 0;
-  DROVER_NVML_CALL(minor_number, "nvmlDeviceGetMinorNumber", device, &minor);
-  return minor;
+  return QueryUint(sym_->minor_number, "nvmlDeviceGetMinorNumber", device);
 }
 
 absl::StatusOr<nvmlUtilization_t> Nvml::Utilization(nvmlDevice_t device) {
@@ -226,46 +234,31 @@ absl::StatusOr<nvmlUtilization_t> Nvml::Utilization(nvmlDevice_t device) {
 }
 
 absl::StatusOr<unsigned int> Nvml::Temperature(nvmlDevice_t device) {
-  unsigned int celsius = 0;
-  DROVER_NVML_CALL(temperature, "nvmlDeviceGetTemperature", device, NVML_TEMPERATURE_GPU, &celsius);
-  return celsius;
+  return QueryUint(sym_->temperature, "nvmlDeviceGetTemperature", device, NVML_TEMPERATURE_GPU);
 }
 
 absl::StatusOr<unsigned int> Nvml::PowerUsage(nvmlDevice_t device) {
-  unsigned int milliwatts = 0;
-  DROVER_NVML_CALL(power_usage, "nvmlDeviceGetPowerUsage", device, &milliwatts);
-  return milliwatts;
+  return QueryUint(sym_->power_usage, "nvmlDeviceGetPowerUsage", device);
 }
 
 absl::StatusOr<unsigned int> Nvml::PowerLimit(nvmlDevice_t device) {
-  unsigned int milliwatts = 0;
-  DROVER_NVML_CALL(power_limit, "nvmlDeviceGetPowerManagementLimit", device, &milliwatts);
-  return milliwatts;
+  return QueryUint(sym_->power_limit, "nvmlDeviceGetPowerManagementLimit", device);
 }
 
 absl::StatusOr<unsigned int> Nvml::DefaultPowerLimit(nvmlDevice_t device) {
-  unsigned int milliwatts = 0;
-  DROVER_NVML_CALL(default_power_limit, "nvmlDeviceGetPowerManagementDefaultLimit", device,
-                   &milliwatts);
-  return milliwatts;
+  return QueryUint(sym_->default_power_limit, "nvmlDeviceGetPowerManagementDefaultLimit", device);
 }
 
 absl::StatusOr<unsigned int> Nvml::MaxClock(nvmlDevice_t device, int clock) {
-  unsigned int mhz = 0;
-  DROVER_NVML_CALL(max_clock, "nvmlDeviceGetMaxClockInfo", device, clock, &mhz);
-  return mhz;
+  return QueryUint(sym_->max_clock, "nvmlDeviceGetMaxClockInfo", device, clock);
 }
 
 absl::StatusOr<unsigned int> Nvml::MaxPcieGeneration(nvmlDevice_t device) {
-  unsigned int generation = 0;
-  DROVER_NVML_CALL(pcie_generation, "nvmlDeviceGetMaxPcieLinkGeneration", device, &generation);
-  return generation;
+  return QueryUint(sym_->pcie_generation, "nvmlDeviceGetMaxPcieLinkGeneration", device);
 }
 
 absl::StatusOr<unsigned int> Nvml::MaxPcieWidth(nvmlDevice_t device) {
-  unsigned int width = 0;
-  DROVER_NVML_CALL(pcie_width, "nvmlDeviceGetMaxPcieLinkWidth", device, &width);
-  return width;
+  return QueryUint(sym_->pcie_width, "nvmlDeviceGetMaxPcieLinkWidth", device);
 }
 
 absl::StatusOr<std::string> Nvml::CudaComputeCapability(nvmlDevice_t device) {
@@ -294,9 +287,7 @@ absl::StatusOr<bool> Nvml::MigEnabled(nvmlDevice_t device) {
 }
 
 absl::StatusOr<unsigned int> Nvml::MaxMigDeviceCount(nvmlDevice_t device) {
-  unsigned int count = 0;
-  DROVER_NVML_CALL(max_mig_count, "nvmlDeviceGetMaxMigDeviceCount", device, &count);
-  return count;
+  return QueryUint(sym_->max_mig_count, "nvmlDeviceGetMaxMigDeviceCount", device);
 }
 
 absl::StatusOr<nvmlDevice_t> Nvml::MigDeviceByIndex(nvmlDevice_t device, unsigned int index) {
@@ -306,15 +297,11 @@ absl::StatusOr<nvmlDevice_t> Nvml::MigDeviceByIndex(nvmlDevice_t device, unsigne
 }
 
 absl::StatusOr<unsigned int> Nvml::GpuInstanceId(nvmlDevice_t mig) {
-  unsigned int id = 0;
-  DROVER_NVML_CALL(gpu_instance_id, "nvmlDeviceGetGpuInstanceId", mig, &id);
-  return id;
+  return QueryUint(sym_->gpu_instance_id, "nvmlDeviceGetGpuInstanceId", mig);
 }
 
 absl::StatusOr<unsigned int> Nvml::ComputeInstanceId(nvmlDevice_t mig) {
-  unsigned int id = 0;
-  DROVER_NVML_CALL(compute_instance_id, "nvmlDeviceGetComputeInstanceId", mig, &id);
-  return id;
+  return QueryUint(sym_->compute_instance_id, "nvmlDeviceGetComputeInstanceId", mig);
 }
 
 #undef DROVER_NVML_CALL

@@ -181,6 +181,10 @@ class Nvml {
 
   // A Status for `ret` from `call` (not NVML_SUCCESS).
   absl::Status Error(nvmlReturn_t ret, const char* call) const;
+  // Calls `fn` (a resolved symbol; null: the driver lacks it) with `args` and a last
+  // `unsigned int*` output, which it returns.
+  template <typename Fn, typename... Args>
+  absl::StatusOr<unsigned int> QueryUint(Fn fn, const char* call, Args... args) const;
 
   void* handle_;  // from dlopen
   std::unique_ptr<Symbols> sym_;
