@@ -1,5 +1,6 @@
 #include "common/mounts.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -86,13 +87,24 @@ bool IsMountPoint(const fs::path& path) {
   return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
 }
 
+uint64_t MountIdOf(int fd) {
+#ifdef STATX_MNT_ID
+  struct statx stx {};
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID) != 0)
+    return stx.stx_mnt_id;
+#endif
+  struct stat st {};
+  return fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_dev) : 0;
+}
+
 absl::Status UnmountUnder(const fs::path& dir) {
   auto mounts = MountsUnder(dir);
   if (!mounts.ok())
     return mounts.status();
   std::string errors;
   for (const fs::path& m : *mounts) {
-    if (umount2(m.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+    if (umount2(m.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL &&
+        errno != ENOENT) {
       errors +=
           (errors.empty() ? "" : "; ") + ("umount '" + m.string() + "': " + std::strerror(errno));
     }

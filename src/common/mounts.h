@@ -4,6 +4,7 @@
 // into the mounted file system.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ namespace drover::common {
 absl::StatusOr<std::vector<std::filesystem::path>> MountsUnder(const std::filesystem::path& dir);
 // Whether `path` is itself a mount point (of a file system other than its parent's).
 bool IsMountPoint(const std::filesystem::path& path);
+// Which mount an open file is on: the kernel's mount id (bind mounts of one file system
+// differ there), or the device where the kernel has no mount ids. Equal for two files
+// on the same mount.
+uint64_t MountIdOf(int fd);
 // Lazily unmounts (MNT_DETACH) every mount below `dir`, deepest first. Errors name the
 // mount point; every mount is attempted.
 absl::Status UnmountUnder(const std::filesystem::path& dir);
