@@ -112,12 +112,24 @@ int RunAgent(const AgentConfig& config) {
     return 1;
   }
   data_dir = fs::absolute(data_dir);
+  // Others may pass through (a task running as another user reaches its own dirs) but
+  // not list: allocation dirs are not for other local users to find (docs/security.md).
+  fs::permissions(data_dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                  ec);
+  if (ec) {
+    std::fprintf(stderr, "Error: failed to chmod data dir '%s': %s\n", data_dir.c_str(),
+                 ec.message().c_str());
+    return 1;
+  }
 
   asio::io_context io;
   asio::thread_pool pool(2);
   common::RealClock clock;
 
-  server::Server server(io.get_executor(), pool, clock, server::ServerConfig{config.region});
+  server::Server server(
+      io.get_executor(), pool, clock,
+      server::ServerConfig{.region = config.region,
+                           .memory_oversubscription = config.memory_oversubscription});
   std::unique_ptr<state::StateDb> client_db;
   if (persistent) {
     // Opened and loaded as one step: a record that cannot be decoded is damage too.
@@ -183,7 +195,7 @@ int RunAgent(const AgentConfig& config) {
   ctx.server = &server;
   ctx.pool = &pool;
   ctx.clock = &clock;
-  api::HttpServer http(io.get_executor(), router);
+  api::HttpServer http(io.get_executor(), router, config.http_limits, config.browser);
   auto port = http.Listen(config.bind_addr, static_cast<uint16_t>(config.http_port));
   if (!port.ok()) {
     std::fprintf(stderr, "Error starting agent: %s\n",

@@ -1,8 +1,8 @@
 // /v1/client/fs/{ls,stat,cat,readat,stream,logs}/:alloc and
 // /v1/client/allocation/:id/snapshot: read-only access to an allocation's directory on
-// this node (reference http-api.md; allocdir/fs_view.h does the confinement). Following
-// a log or a file (`follow=true`, `/fs/stream`) streams the body (fs_follow.h).
-#include "absl/strings/escaping.h"
+// this node (reference http-api.md; allocdir/fs_view.h does the confinement). Every
+// body with file contents is streamed a chunk at a time (fs_follow.h, SnapshotStream),
+// so no request holds a whole file in memory however large it is.
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
@@ -20,6 +20,9 @@ namespace drover::api {
 namespace {
 
 using allocdir::AllocDir;
+using allocdir::SnapshotStream;
+
+constexpr size_t kSnapshotPieceBytes = 64 << 10;
 
 // Where the allocation's directory is; paths only, as the runner may be collected while
 // the pool works on it.
@@ -44,13 +47,6 @@ codec::Json FileInfoJson(const allocdir::FileInfo& f) {
           {"ContentType", f.content_type}};
 }
 
-Response Raw(std::string body) {
-  Response r;
-  r.content_type = "text/plain; charset=utf-8";
-  r.body = std::move(body);
-  return r;
-}
-
 absl::StatusOr<int64_t> IntQuery(const Request& req, const std::string& key, int64_t fallback) {
   const std::string v = req.Query(key);
   if (v.empty())
@@ -63,42 +59,6 @@ absl::StatusOr<int64_t> IntQuery(const Request& req, const std::string& key, int
   } catch (const std::exception&) {
   }
   return absl::InvalidArgumentError("invalid " + key + " \"" + v + "\"");
-}
-
-// The task's log of one type, from `offset` (counted from the start or the end of all
-// its rotated files together), as frames or plain bytes.
-absl::StatusOr<std::string> ReadLogs(const AllocDir& dir, const std::string& task,
-                                     const std::string& type, int64_t offset, bool from_end,
-                                     bool plain) {
-  auto files = allocdir::LogFiles(dir, task, type);
-  if (!files.ok())
-    return files.status();
-  int64_t total = 0;
-  for (const auto& f : *files)
-    total += f.size;
-  int64_t skip = from_end ? std::max<int64_t>(total - offset, 0) : offset;
-  std::string out;
-  for (const auto& f : *files) {
-    if (skip >= f.size) {
-      skip -= f.size;
-      continue;
-    }
-    auto data = allocdir::ReadFileAt(dir, f.rel_path, skip, -1);
-    if (!data.ok())
-      return data.status();
-    if (plain) {
-      out += *data;
-    } else if (!data->empty()) {
-      out += codec::Json{
-          {"Offset", skip + static_cast<int64_t>(data->size())},
-          {"Data", absl::Base64Escape(*data)},
-          {"File", f.rel_path},
-          {"FileEvent",
-           ""}}.dump();
-    }
-    skip = 0;
-  }
-  return out;
 }
 
 // `origin` (start|end) and `offset` of the logs and stream endpoints.
@@ -116,6 +76,31 @@ absl::StatusOr<Position> ParsePosition(const Request& req) {
   return Position{*offset, origin == "end"};
 }
 
+// Pool work for cat, readat and stream: the file's metadata, once it is known to be a
+// regular file whose content may be served (secrets are not).
+absl::StatusOr<allocdir::FileInfo> CheckReadable(const AllocLocation& loc,
+                                                 const std::string& path) {
+  const AllocDir dir(loc.root, loc.id);
+  auto info = allocdir::StatPath(dir, path);
+  if (info.ok() && !info->is_dir) {
+    if (absl::Status readable = allocdir::ReadFileAt(dir, path, 0, 0).status(); !readable.ok())
+      return readable;
+  }
+  return info;
+}
+
+// The size of a task's log of one type, all rotated files together, now.
+absl::StatusOr<int64_t> LogSize(const AllocLocation& loc, const std::string& task,
+                                const std::string& type) {
+  auto files = allocdir::LogFiles(AllocDir(loc.root, loc.id), task, type);
+  if (!files.ok())
+    return files.status();
+  int64_t total = 0;
+  for (const auto& f : *files)
+    total += f.size;
+  return total;
+}
+
 // A response whose body follows files (fs_follow.h).
 Response Streamed(ApiContext& ctx, FollowSpec spec) {
   Response r;
@@ -124,6 +109,21 @@ Response Streamed(ApiContext& ctx, FollowSpec spec) {
     return FollowFiles(ctx, spec, out);
   };
   return r;
+}
+
+// Sends the archive a piece at a time, each made on the pool.
+asio::awaitable<void> SendSnapshot(ApiContext& ctx, std::shared_ptr<SnapshotStream> snap,
+                                   std::string id, StreamWriter& out) {
+  for (;;) {
+    auto next = [snap] { return snap->Next(kSnapshotPieceBytes); };
+    std::string piece = co_await common::Offload(*ctx.pool, std::move(next));  // named: see Offload
+    if (piece.empty())
+      break;
+    if (!co_await out.Write(std::move(piece)))
+      break;
+  }
+  if (!snap->status().ok())
+    DROVER_LOG_WARN("snapshot of alloc {}: {}", id, snap->status().ToString());
 }
 
 }  // namespace
@@ -140,18 +140,21 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                std::vector<std::string> tasks;
                for (auto* tr : ctx.client->GetAllocRunner(loc->id)->task_runners())
                  tasks.push_back(tr->name());
-               auto work = [loc = *loc, tasks] {
-                 std::string archive;
-                 absl::Status s =
-                     allocdir::WriteSnapshot(AllocDir(loc.root, loc.id), loc.id, tasks, &archive);
-                 return std::make_pair(s, std::move(archive));
+               auto open = [loc = *loc,
+                            tasks]() -> absl::StatusOr<std::shared_ptr<SnapshotStream>> {
+                 auto s = SnapshotStream::Open(AllocDir(loc.root, loc.id), loc.id, tasks);
+                 if (!s.ok())
+                   return s.status();
+                 return std::shared_ptr<SnapshotStream>(std::move(*s));
                };
-               auto [status, archive] = co_await common::Offload(*ctx.pool, std::move(work));
-               if (!status.ok())
-                 DROVER_LOG_WARN("snapshot of alloc {}: {}", loc->id, status.ToString());
+               auto stream = co_await common::Offload(*ctx.pool, std::move(open));
+               if (!stream.ok())
+                 co_return ErrorResponse(stream.status());
                Response r;
                r.content_type = "application/x-tar";
-               r.body = std::move(archive);
+               r.stream = [&ctx, snap = *stream, id = loc->id](StreamWriter& out) {
+                 return SendSnapshot(ctx, snap, id, out);
+               };
                co_return r;
              });
   router.Add({"GET"}, "/v1/client/fs/ls/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
@@ -182,7 +185,8 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  co_return ErrorResponse(info.status());
                co_return JsonResponse(req, FileInfoJson(*info), 0);
              });
-  // cat: the whole file; readat: `limit` bytes from `offset`.
+  // cat: the whole file; readat: `limit` bytes from `offset`. Both stream the bytes that
+  // were there when the request came, a chunk at a time, however large the file.
   for (const char* op : {"cat", "readat"}) {
     const bool ranged = std::string(op) == "readat";
     router.Add({"GET"}, std::string("/v1/client/fs/") + op + "/:alloc",
@@ -197,15 +201,25 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  auto limit = IntQuery(req, "limit", -1);
                  if (!offset.ok() || !limit.ok())
                    co_return ErrorResponse(offset.ok() ? limit.status() : offset.status());
+                 if (ranged && *offset < 0)
+                   co_return Response::Error(400, "offset must not be negative");
+                 auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
+                 auto info = co_await common::Offload(*ctx.pool, std::move(work));
+                 if (!info.ok())
+                   co_return ErrorResponse(info.status());
+                 if (info->is_dir)
+                   co_return Response::Error(400, "\"" + path + "\" is a directory");
                  const int64_t from = ranged ? *offset : 0;
-                 const int64_t count = ranged ? *limit : -1;
-                 auto work = [loc = *loc, path, from, count] {
-                   return allocdir::ReadFileAt(AllocDir(loc.root, loc.id), path, from, count);
-                 };
-                 auto data = co_await common::Offload(*ctx.pool, std::move(work));
-                 if (!data.ok())
-                   co_return ErrorResponse(data.status());
-                 co_return Raw(*std::move(data));
+                 int64_t count = std::max<int64_t>(info->size - from, 0);
+                 if (ranged && *limit >= 0)
+                   count = std::min(count, *limit);
+                 co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
+                                                    .alloc_id = loc->id,
+                                                    .path = path,
+                                                    .offset = from,
+                                                    .limit = count,
+                                                    .plain = true,
+                                                    .follow = false});
                });
   }
   // A file as it grows: frames (or raw bytes with plain=true) from `offset`, following
@@ -221,17 +235,8 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                auto pos = ParsePosition(req);
                if (!pos.ok())
                  co_return ErrorResponse(pos.status());
-               auto work = [loc = *loc, path]() -> absl::StatusOr<allocdir::FileInfo> {
-                 const AllocDir dir(loc.root, loc.id);
-                 auto info = allocdir::StatPath(dir, path);
-                 // Readable at all (secrets are not): checked while a status can say so.
-                 if (info.ok() && !info->is_dir) {
-                   if (absl::Status readable = allocdir::ReadFileAt(dir, path, 0, 0).status();
-                       !readable.ok())
-                     return readable;
-                 }
-                 return info;
-               };
+               // Readable at all (secrets are not): checked while a status can say so.
+               auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
                auto info = co_await common::Offload(*ctx.pool, std::move(work));
                if (!info.ok()) {
                  // A missing file is a bad request here (there is nothing to stream); an
@@ -265,33 +270,28 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                if (!pos.ok())
                  co_return ErrorResponse(pos.status());
                const bool plain = QueryBool(req, "plain", false);
-               if (QueryBool(req, "follow", false)) {
-                 // Errors (an unknown task) while a status can still say so.
-                 auto check = [loc = *loc, task, type] {
-                   return allocdir::LogFiles(AllocDir(loc.root, loc.id), task, type).status();
-                 };
-                 absl::Status known = co_await common::Offload(*ctx.pool, std::move(check));
-                 if (!known.ok())
-                   co_return ErrorResponse(known);
-                 co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
-                                                    .alloc_id = loc->id,
-                                                    .task = task,
-                                                    .type = type,
-                                                    .offset = pos->offset,
-                                                    .from_end = pos->from_end,
-                                                    .plain = plain,
-                                                    .follow = true});
+               const bool follow = QueryBool(req, "follow", false);
+               // Errors (an unknown task) while a status can still say so; without
+               // follow, what there is now is all that is sent.
+               auto size = [loc = *loc, task, type] { return LogSize(loc, task, type); };
+               auto total = co_await common::Offload(*ctx.pool, std::move(size));
+               if (!total.ok())
+                 co_return ErrorResponse(total.status());
+               int64_t limit = -1;
+               if (!follow) {
+                 const int64_t start = pos->from_end ? std::max<int64_t>(*total - pos->offset, 0)
+                                                     : std::min(pos->offset, *total);
+                 limit = *total - start;
                }
-               auto work = [loc = *loc, task, type, off = pos->offset, end = pos->from_end, plain] {
-                 return ReadLogs(AllocDir(loc.root, loc.id), task, type, off, end, plain);
-               };
-               auto logs = co_await common::Offload(*ctx.pool, std::move(work));
-               if (!logs.ok())
-                 co_return ErrorResponse(logs.status());
-               Response r = Raw(*std::move(logs));
-               if (!plain)
-                 r.content_type = "application/json";
-               co_return r;
+               co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
+                                                  .alloc_id = loc->id,
+                                                  .task = task,
+                                                  .type = type,
+                                                  .offset = pos->offset,
+                                                  .from_end = pos->from_end,
+                                                  .limit = limit,
+                                                  .plain = plain,
+                                                  .follow = follow});
              });
 }
 

@@ -20,7 +20,13 @@ struct Cursor {
   std::string rel_path;  // file being read ("" before the first)
   int64_t index = -1;    // its rotation index (logs)
   int64_t offset = 0;
+  int64_t sent = 0;  // data bytes handed out so far
 };
+
+// How much the next read may take.
+int64_t ChunkFor(const FollowSpec& spec, const Cursor& cursor) {
+  return spec.limit < 0 ? kChunkBytes : std::min(kChunkBytes, spec.limit - cursor.sent);
+}
 
 struct Chunk {
   std::string data;
@@ -40,10 +46,11 @@ absl::StatusOr<Chunk> ReadNext(const FollowSpec& spec, Cursor& cursor) {
         return info.status();
       cursor.offset = spec.from_end ? std::max<int64_t>(info->size - spec.offset, 0) : spec.offset;
     }
-    auto data = allocdir::ReadFileAt(dir, cursor.rel_path, cursor.offset, kChunkBytes);
+    auto data = allocdir::ReadFileAt(dir, cursor.rel_path, cursor.offset, ChunkFor(spec, cursor));
     if (!data.ok())
       return data.status();
     cursor.offset += static_cast<int64_t>(data->size());
+    cursor.sent += static_cast<int64_t>(data->size());
     return Chunk{*std::move(data), cursor.rel_path, cursor.offset};
   }
   auto files = allocdir::LogFiles(dir, spec.task, spec.type);
@@ -69,11 +76,12 @@ absl::StatusOr<Chunk> ReadNext(const FollowSpec& spec, Cursor& cursor) {
       continue;
     if (f.index > cursor.index)  // the current file was exhausted or purged
       cursor = Cursor{f.rel_path, f.index, 0};
-    auto data = allocdir::ReadFileAt(dir, cursor.rel_path, cursor.offset, kChunkBytes);
+    auto data = allocdir::ReadFileAt(dir, cursor.rel_path, cursor.offset, ChunkFor(spec, cursor));
     if (!data.ok())
       return data.status();
     if (!data->empty()) {
       cursor.offset += static_cast<int64_t>(data->size());
+      cursor.sent += static_cast<int64_t>(data->size());
       return Chunk{*std::move(data), cursor.rel_path, cursor.offset};
     }
   }
@@ -107,6 +115,8 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
   common::Clock& clock = *ctx.clock;
   auto last_write = clock.Now();
   for (;;) {
+    if (spec.limit >= 0 && cursor->sent >= spec.limit)
+      co_return;
     // Decided before reading: data written just before the task died is still read.
     const bool may_grow = spec.follow && (spec.may_grow ? spec.may_grow() : MayGrow(ctx, spec));
     auto work = [spec, cursor] { return ReadNext(spec, *cursor); };

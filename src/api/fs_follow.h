@@ -22,8 +22,11 @@ struct FollowSpec {
   std::string path;
   int64_t offset = 0;
   bool from_end = false;  // offset counts back from the end
-  bool plain = false;     // raw bytes instead of JSON frames
-  bool follow = true;     // keep going at end of data (else stop there)
+  // The most bytes to send (negative: no limit). Reads without `follow` set it to what
+  // was there when the request came, so a file a task keeps writing still ends.
+  int64_t limit = -1;
+  bool plain = false;  // raw bytes instead of JSON frames
+  bool follow = true;  // keep going at end of data (else stop there)
   // Whether more data may still come (the task is alive, the allocation is here);
   // asked at every end of data. Unset: the endpoint's check against the client.
   std::function<bool()> may_grow;
@@ -32,10 +35,10 @@ struct FollowSpec {
 };
 
 // Writes what is there, then (with `follow`) what is added, until the client goes
-// away, `may_grow` says no more will come and everything was sent, or the allocation
-// is gone. Frames are Nomad's StreamFrame objects {Offset (where the data ends), Data
-// (base64), File, FileEvent}, with `{}` as a heartbeat after `heartbeat` of silence.
-// Uses ctx.pool for reads and ctx.clock for time.
+// away, `may_grow` says no more will come and everything was sent, `limit` bytes were
+// sent, or the allocation is gone. At most one chunk (64 KiB) is in memory at a time. Frames are
+// Nomad's StreamFrame objects {Offset (where the data ends), Data (base64), File, FileEvent}, with
+// `{}` as a heartbeat after `heartbeat` of silence. Uses ctx.pool for reads and ctx.clock for time.
 asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter& out);
 
 }  // namespace drover::api

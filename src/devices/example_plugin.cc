@@ -1,14 +1,21 @@
 #include "devices/example_plugin.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_join.h"
+
+#include "common/beneath.h"
 
 namespace drover::devices {
 
@@ -17,6 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uintmax_t kMaxFileBytes = 64 * 1024;
+// Device files one directory may hold.
+constexpr size_t kMaxDeviceFiles = 4096;
 
 struct DeviceFile {
   std::string id;
@@ -40,21 +49,31 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
-absl::StatusOr<DeviceFile> ParseFile(const fs::path& path) {
+// Parses the device file `name` of the open directory `dir`. Only a regular file is
+// read (a symlink could expose any host file to a task; a FIFO would block), and never
+// more than kMaxFileBytes, however it grows while being read.
+absl::StatusOr<DeviceFile> ParseFile(int dir, const fs::path& path) {
   DeviceFile f;
   f.id = path.filename().string();
   f.path = path.string();
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec)
-    return absl::UnavailableError("cannot read device file " + f.path + ": " + ec.message());
-  if (size > kMaxFileBytes) {
+  struct stat st {};
+  auto fd = common::OpenRegularBeneath(dir, f.id, &st, common::Links::kRefuse);
+  if (!fd.ok()) {
+    return absl::UnavailableError("cannot read device file " + f.path + ": " +
+                                  std::string(fd.status().message()));
+  }
+  if (static_cast<uintmax_t>(st.st_size) > kMaxFileBytes) {
     return absl::InvalidArgumentError("device file " + f.path + " is larger than " +
                                       std::to_string(kMaxFileBytes) + " bytes");
   }
-  std::ifstream in(path);
-  if (!in)
-    return absl::UnavailableError("cannot open device file " + f.path);
+  auto text = common::ReadAt(fd->get(), 0, kMaxFileBytes + 1);
+  if (!text.ok())
+    return absl::UnavailableError("cannot read device file " + f.path);
+  if (text->size() > kMaxFileBytes) {
+    return absl::InvalidArgumentError("device file " + f.path + " is larger than " +
+                                      std::to_string(kMaxFileBytes) + " bytes");
+  }
+  std::istringstream in(*text);
   std::string line;
   int line_no = 0;
   auto error = [&](const std::string& what) {
@@ -114,22 +133,28 @@ absl::StatusOr<DeviceFile> ParseFile(const fs::path& path) {
 }
 
 absl::StatusOr<std::vector<DeviceFile>> ReadDir(const std::string& dir) {
-  std::error_code ec;
-  std::vector<fs::path> paths;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    // Regular files only, not symlinks: a link could expose any host file to a task.
-    if (name.empty() || name[0] == '.' || !fs::is_regular_file(it->symlink_status(ec)))
-      continue;
-    paths.push_back(it->path());
+  common::UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return absl::UnavailableError("cannot read device directory " + dir + ": " +
+                                  std::strerror(errno));
   }
-  if (ec)
-    return absl::UnavailableError("cannot read device directory " + dir + ": " + ec.message());
-  std::sort(paths.begin(), paths.end());
+  auto entries = common::ReadDirAt(fd.get(), kMaxDeviceFiles);
+  if (!entries.ok()) {
+    return absl::UnavailableError("cannot read device directory " + dir + ": " +
+                                  std::string(entries.status().message()));
+  }
+  std::vector<std::string> names;
+  for (const common::DirEntry& e : *entries) {
+    // Regular files only, not symlinks: a link could expose any host file to a task.
+    if (!e.name.empty() && e.name[0] != '.' && S_ISREG(e.st.st_mode))
+      names.push_back(e.name);
+  }
+  std::sort(names.begin(), names.end());
   std::vector<DeviceFile> files;
-  for (const fs::path& p : paths) {
-    auto f = ParseFile(p);
-    if (!f.ok() && !fs::exists(fs::symlink_status(p, ec)))
+  for (const std::string& name : names) {
+    auto f = ParseFile(fd.get(), fs::path(dir) / name);
+    struct stat st {};
+    if (!f.ok() && fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue;  // removed since the listing: the device is gone, not malformed
     if (!f.ok())
       return f.status();

@@ -72,6 +72,8 @@ struct TaskConfig {
   int64_t cpu_shares = 0;
   int64_t memory_mb = 0;
   int64_t memory_max_mb = 0;
+  // The group network's mode: "" or "host" (the host's network), or "none".
+  std::string network_mode;
   // From the prestart hooks, merged in hook order (never replacing one another).
   std::vector<MountConfig> mounts;
   std::vector<DeviceConfig> devices;
@@ -167,6 +169,9 @@ class Driver {
   Driver& operator=(const Driver&) = delete;
 
   virtual std::string Name() const = 0;
+  // The user a task runs as when its `user` is empty ("": the agent's own user). The
+  // task's directories are given to that user.
+  virtual std::string DefaultUser() const { return ""; }
   virtual Capabilities GetCapabilities() const = 0;
   virtual DriverFingerprint Fingerprint() const = 0;
 

@@ -1,61 +1,114 @@
 #include "client/allocdir/alloc_dir.h"
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 
+#include "common/beneath.h"
 #include "common/mounts.h"
+#include "common/status_macros.h"
 
 namespace drover::allocdir {
 namespace fs = std::filesystem;
 namespace {
 
-absl::Status MakeDir(const fs::path& p, fs::perms perms) {
-  std::error_code ec;
-  fs::create_directories(p, ec);
-  if (ec) {
-    return absl::InternalError("failed to create directory '" + p.string() + "': " + ec.message());
-  }
-  fs::permissions(p, perms, ec);
-  if (ec) {
-    return absl::InternalError("failed to chmod '" + p.string() + "': " + ec.message());
-  }
-  return absl::OkStatus();
+using common::UniqueFd;
+
+// Modes (docs/security.md). The alloc dir itself only lets others pass through; the
+// shared dirs are for every task of the group, which may run as different users.
+constexpr mode_t kAllocDirMode = 0711;
+constexpr mode_t kSharedDirMode = 0755;  // alloc/ and alloc/logs: only the agent writes
+constexpr mode_t kSharedDataMode = 0777;
+constexpr mode_t kSharedTmpMode = 01777;
+constexpr mode_t kTaskDirMode = 0755;
+constexpr mode_t kTaskTmpMode = 01777;
+constexpr mode_t kPrivateMode = 0700;  // secrets (the task's user) and private (the agent)
+
+std::string Quoted(const fs::path& p) {
+  return "'" + p.string() + "'";
 }
 
-// Renames `from` onto `to`, first removing `to` if it is an empty directory.
-absl::Status MoveDir(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  if (!fs::is_directory(from, ec)) {
-    return absl::OkStatus();  // nothing to take over
+// Makes sure `name` in `parent` is a directory (creating it) with `mode` and, when
+// given, `owner`, without following a symlink a task may have put there; returns it
+// opened. Applied on every build, so existing dirs get today's modes.
+absl::StatusOr<UniqueFd> EnsureDir(int parent, const std::string& name, mode_t mode,
+                                   const std::optional<DirOwner>& owner, const fs::path& shown) {
+  if (mkdirat(parent, name.c_str(), mode) != 0 && errno != EEXIST)
+    return common::ErrnoStatus(errno, "failed to create directory " + Quoted(shown));
+  UniqueFd fd(openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ELOOP || errno == ENOTDIR)
+      return absl::FailedPreconditionError(Quoted(shown) + " is not a directory");
+    return common::ErrnoStatus(errno, "failed to open directory " + Quoted(shown));
   }
-  if (fs::is_directory(to, ec) && fs::is_empty(to, ec)) {
-    fs::remove(to, ec);
-  }
-  fs::rename(from, to, ec);
-  if (ec) {
-    return absl::InternalError("failed to move '" + from.string() + "' to '" + to.string() +
-                               "': " + ec.message());
-  }
-  return absl::OkStatus();
+  if (owner && fchown(fd.get(), owner->uid, owner->gid) != 0)
+    return common::ErrnoStatus(errno, "failed to chown " + Quoted(shown));
+  if (fchmod(fd.get(), mode) != 0)
+    return common::ErrnoStatus(errno, "failed to chmod " + Quoted(shown));
+  return fd;
 }
 
-absl::Status MountTmpfs(const fs::path& p, int size_mb) {
-  if (common::IsMountPoint(p)) {
+// Mounts a tmpfs on the open directory `dir` unless something is mounted there already
+// (the mount goes through the descriptor: a path could have been swapped for a link).
+absl::Status MountTmpfsAt(int parent, int dir, int size_mb, mode_t mode,
+                          const std::optional<DirOwner>& owner, const fs::path& shown) {
+  if (common::MountIdOf(dir) != common::MountIdOf(parent))
     return absl::OkStatus();
+  char opts[128];
+  std::snprintf(opts, sizeof opts, "size=%dm,mode=%04o", size_mb, static_cast<unsigned>(mode));
+  std::string options = opts;
+  if (owner)
+    options += ",uid=" + std::to_string(owner->uid) + ",gid=" + std::to_string(owner->gid);
+  const std::string target = "/proc/self/fd/" + std::to_string(dir);
+  if (mount("tmpfs", target.c_str(), "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, options.c_str()) !=
+      0) {
+    return absl::InternalError("failed to mount tmpfs on " + Quoted(shown) + ": " +
+                               std::strerror(errno));
   }
-  const std::string opts = "size=" + std::to_string(size_mb) + "m,mode=0777";
-  if (mount("tmpfs", p.c_str(), "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
-    return absl::InternalError("failed to mount tmpfs on '" + p.string() +
-                               "': " + std::strerror(errno));
+  return absl::OkStatus();
+}
+
+// Renames the directory `name` of `from` onto the same name in `to`, replacing an empty
+// directory there. Only a real directory moves: a symlink a task left is not followed
+// and not taken along.
+absl::Status MoveDirAt(int from, int to, const std::string& name, const fs::path& from_shown,
+                       const fs::path& to_shown) {
+  struct stat st {};
+  if (fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+    return absl::OkStatus();  // nothing to take over
+  if (unlinkat(to, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
+      errno != EEXIST) {
+    return common::ErrnoStatus(errno, "failed to replace " + Quoted(to_shown));
+  }
+  if (renameat2(from, name.c_str(), to, name.c_str(), RENAME_NOREPLACE) != 0) {
+    return absl::InternalError("failed to move " + Quoted(from_shown) + " to " + Quoted(to_shown) +
+                               ": " + std::strerror(errno));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::StatusOr<std::optional<DirOwner>> OwnerFor(const std::string& user) {
+  if (user.empty() || geteuid() != 0)
+    return std::nullopt;
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+    return absl::NotFoundError("user \"" + user + "\" not found");
+  if (pw.pw_uid == geteuid())
+    return std::nullopt;
+  return DirOwner{.uid = pw.pw_uid, .gid = pw.pw_gid};
+}
 
 AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id, AllocDirOptions options)
     : dir_(std::move(alloc_root) / std::move(alloc_id)), options_(options) {}
@@ -70,25 +123,43 @@ bool AllocDir::ValidTaskName(const std::string& name) {
          name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
 }
 
+absl::StatusOr<UniqueFd> AllocDir::OpenOrCreate() const {
+  std::error_code ec;
+  fs::create_directories(dir_.parent_path(), ec);  // the agent's own alloc root
+  if (ec)
+    return absl::InternalError("failed to create directory " + Quoted(dir_.parent_path()) + ": " +
+                               ec.message());
+  auto root = common::OpenDirectory(dir_.parent_path());
+  if (!root.ok())
+    return root.status();
+  if (fchmod(root->get(), kAllocDirMode) != 0)
+    return common::ErrnoStatus(errno, "failed to chmod " + Quoted(dir_.parent_path()));
+  return EnsureDir(root->get(), dir_.filename().string(), kAllocDirMode, std::nullopt, dir_);
+}
+
 absl::Status AllocDir::Build() {
-  const fs::perms all = fs::perms::all;
-  if (absl::Status s =
-          MakeDir(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec);
-      !s.ok()) {
-    return s;
-  }
-  for (const fs::path& p : {shared_dir(), data_dir(), logs_dir(), shared_dir() / "tmp"}) {
-    if (absl::Status s = MakeDir(p, all); !s.ok()) {
-      return s;
-    }
+  auto dir = OpenOrCreate();
+  if (!dir.ok())
+    return dir.status();
+  auto shared = EnsureDir(dir->get(), "alloc", kSharedDirMode, std::nullopt, shared_dir());
+  if (!shared.ok())
+    return shared.status();
+  const struct {
+    const char* name;
+    mode_t mode;
+  } kShared[] = {{"data", kSharedDataMode}, {"logs", kSharedDirMode}, {"tmp", kSharedTmpMode}};
+  for (const auto& d : kShared) {
+    auto made = EnsureDir(shared->get(), d.name, d.mode, std::nullopt, shared_dir() / d.name);
+    if (!made.ok())
+      return made.status();
   }
   std::lock_guard lock(mu_);
   built_ = true;
   return absl::OkStatus();
 }
 
-absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
+absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task,
+                                               const std::optional<DirOwner>& owner) {
   if (!ValidTaskName(task)) {
     return absl::InvalidArgumentError("invalid task name '" + task + "'");
   }
@@ -99,19 +170,35 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task) {
     }
   }
   TaskDir td = task_dir(task);
-  for (const fs::path& p : {td.dir, td.local, td.secrets, td.private_}) {
-    if (absl::Status s = MakeDir(p, fs::perms::all); !s.ok()) {
-      return s;
-    }
-  }
-  if (absl::Status s = MakeDir(td.tmp, fs::perms::all | fs::perms::sticky_bit); !s.ok()) {
-    return s;
-  }
+  auto dir = common::OpenDirectory(dir_);
+  if (!dir.ok())
+    return dir.status();
+  // Every directory is made through descriptors: a task that ran here before may have
+  // replaced any of them with a symlink or a FIFO.
+  auto tfd = EnsureDir(dir->get(), task, kTaskDirMode, owner, td.dir);
+  if (!tfd.ok())
+    return tfd.status();
+  auto local = EnsureDir(tfd->get(), "local", kTaskDirMode, owner, td.local);
+  if (!local.ok())
+    return local.status();
+  auto tmp = EnsureDir(tfd->get(), "tmp", kTaskTmpMode, owner, td.tmp);
+  if (!tmp.ok())
+    return tmp.status();
+  auto secrets = EnsureDir(tfd->get(), "secrets", kPrivateMode, owner, td.secrets);
+  if (!secrets.ok())
+    return secrets.status();
+  auto priv = EnsureDir(tfd->get(), "private", kPrivateMode, std::nullopt, td.private_);
+  if (!priv.ok())
+    return priv.status();
   if (options_.mount_tmpfs) {
-    if (absl::Status s = MountTmpfs(td.secrets, options_.secrets_mb); !s.ok()) {
+    if (absl::Status s = MountTmpfsAt(tfd->get(), secrets->get(), options_.secrets_mb, kPrivateMode,
+                                      owner, td.secrets);
+        !s.ok()) {
       return s;
     }
-    if (absl::Status s = MountTmpfs(td.private_, 1); !s.ok()) {
+    if (absl::Status s =
+            MountTmpfsAt(tfd->get(), priv->get(), 1, kPrivateMode, std::nullopt, td.private_);
+        !s.ok()) {
       return s;
     }
   }
@@ -134,13 +221,15 @@ absl::Status AllocDir::Destroy() {
                                  "': " + std::string(s.message()));
     }
   }
-  fs::remove_all(dir_, ec);
+  // Tasks wrote into this tree: remove it through descriptors, following no symlink
+  // and stopping at any mount point left.
+  absl::Status removed = common::RemoveTree(dir_);
   std::lock_guard lock(mu_);
   built_ = false;
   task_dirs_.clear();
-  if (ec) {
-    return absl::InternalError("failed to remove alloc dir '" + dir_.string() +
-                               "': " + ec.message());
+  if (!removed.ok()) {
+    return absl::Status(removed.code(), "failed to remove alloc dir '" + dir_.string() +
+                                            "': " + std::string(removed.message()));
   }
   return absl::OkStatus();
 }
@@ -153,48 +242,42 @@ absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>
     }
   }
   // The heavy part runs without the lock: paths are immutable and each target belongs
-  // to this alloc, which is not running tasks yet.
-  if (absl::Status s = MoveDir(from / "alloc" / "data", data_dir()); !s.ok()) {
-    return s;
+  // to this alloc, which is not running tasks yet. The previous alloc's tasks could
+  // write into its tree, so nothing there is followed: only real directories move.
+  auto src = common::OpenDirectory(from);
+  if (!src.ok())
+    return absl::IsNotFound(src.status()) ? absl::OkStatus() : src.status();
+  auto dst = common::OpenDirectory(dir_);
+  if (!dst.ok())
+    return dst.status();
+  auto src_shared =
+      common::OpenBeneath(src->get(), "alloc", O_RDONLY | O_DIRECTORY, common::Links::kRefuse);
+  auto dst_shared =
+      common::OpenBeneath(dst->get(), "alloc", O_RDONLY | O_DIRECTORY, common::Links::kRefuse);
+  if (!dst_shared.ok())
+    return dst_shared.status();
+  if (src_shared.ok()) {
+    DROVER_RETURN_IF_ERROR(MoveDirAt(src_shared->get(), dst_shared->get(), "data",
+                                     from / "alloc" / "data", data_dir()));
   }
   for (const std::string& task : tasks) {
     if (!ValidTaskName(task)) {
       return absl::InvalidArgumentError("invalid task name '" + task + "'");
     }
-    const fs::path src = from / task / "local";
-    std::error_code ec;
-    if (!fs::is_directory(src, ec)) {
+    auto src_task =
+        common::OpenBeneath(src->get(), task, O_RDONLY | O_DIRECTORY, common::Links::kRefuse);
+    struct stat st {};
+    if (!src_task.ok() || fstatat(src_task->get(), "local", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(st.st_mode)) {
       continue;
     }
-    if (absl::Status s = MakeDir(dir_ / task, fs::perms::all); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = MoveDir(src, task_dir(task).local); !s.ok()) {
-      return s;
-    }
+    auto dst_task = EnsureDir(dst->get(), task, kTaskDirMode, std::nullopt, dir_ / task);
+    if (!dst_task.ok())
+      return dst_task.status();
+    DROVER_RETURN_IF_ERROR(MoveDirAt(src_task->get(), dst_task->get(), "local",
+                                     from / task / "local", task_dir(task).local));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<fs::path> AllocDir::Resolve(const std::string& rel) const {
-  const fs::path p(rel);
-  if (p.is_absolute()) {
-    return absl::InvalidArgumentError("path '" + rel + "' must be relative to the alloc dir");
-  }
-  std::error_code ec;
-  const fs::path root = fs::weakly_canonical(dir_, ec);
-  const fs::path full = fs::weakly_canonical(dir_ / p, ec);
-  if (ec) {
-    return absl::InvalidArgumentError("invalid path '" + rel + "': " + ec.message());
-  }
-  auto [root_end, full_it] = std::mismatch(root.begin(), root.end(), full.begin(), full.end());
-  if (root_end != root.end()) {
-    return absl::PermissionDeniedError("path '" + rel + "' escapes the alloc dir");
-  }
-  if (!fs::exists(full, ec)) {
-    return absl::NotFoundError("path '" + rel + "' does not exist");
-  }
-  return full;
 }
 
 }  // namespace drover::allocdir

@@ -10,12 +10,15 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
+#include "common/unique_fd.h"
 
 namespace drover::allocdir {
 
@@ -26,6 +29,18 @@ struct TaskDir {
   std::filesystem::path secrets;   // NOMAD_SECRETS_DIR
   std::filesystem::path private_;  // never served by the fs API
 };
+
+// Who owns a task's directories: the user its driver runs it as, when that is not the
+// agent's own user.
+struct DirOwner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// The owner for a task that runs as `user`: nullopt when the agent cannot or need not
+// give the directories away (no user named, the agent's own user, or an agent that is
+// not root). NotFound for an unknown user.
+absl::StatusOr<std::optional<DirOwner>> OwnerFor(const std::string& user);
 
 struct AllocDirOptions {
   // Mount a tmpfs on each task's secrets/ (noexec; `secrets_mb`) and private/ (1 MB), so
@@ -44,13 +59,17 @@ class AllocDir {
   std::filesystem::path logs_dir() const { return dir_ / "alloc" / "logs"; }
   TaskDir task_dir(const std::string& task) const;
 
-  // Creates the alloc dir and the shared alloc/{data,logs,tmp} (mode 0777 for the
-  // shared subdirs, as tasks may run as other users).
+  // Creates the alloc dir (0711) and the shared alloc/ (0755) with data/ (0777) and
+  // tmp/ (1777), which the group's tasks share whatever users they run as, and logs/
+  // (0755: only the agent's supervisor writes logs). Existing dirs get these modes.
   absl::Status Build();
   // Creates <task>/{local,tmp,secrets,private}, mounting the tmpfs dirs if asked to
-  // and not mounted yet (so a rebuild after a node reboot mounts them again).
+  // and not mounted yet (so a rebuild after a node reboot mounts them again). The task
+  // dir, local/ (0755), tmp/ (1777) and secrets/ (0700) belong to `owner` when given;
+  // private/ is the agent's (0700). Nothing a task left in the tree is followed.
   // REQUIRES: Build() succeeded.
-  absl::StatusOr<TaskDir> BuildTaskDir(const std::string& task);
+  absl::StatusOr<TaskDir> BuildTaskDir(const std::string& task,
+                                       const std::optional<DirOwner>& owner = std::nullopt);
   bool TaskDirBuilt(const std::string& task) const;
   // Unmounts everything mounted below the alloc dir (whoever mounted it, e.g. before
   // an agent restart), then removes the whole tree. Errors name the path.
@@ -59,18 +78,18 @@ class AllocDir {
   // Takes over another (stopped) alloc dir's ephemeral data (reference §7):
   // <from>/alloc/data and, for each of `tasks`, <from>/<task>/local are renamed into
   // this dir, replacing empty targets. Nothing else moves (logs, tmp, secrets). A
-  // missing source is skipped. Renames, so both dirs must be on one filesystem.
+  // missing source, or one a task replaced with anything but a directory, is skipped.
+  // Renames, so both dirs must be on one filesystem.
   // REQUIRES: Build() succeeded.
   absl::Status Move(const std::filesystem::path& from, const std::vector<std::string>& tasks);
-
-  // Resolves `rel` (relative to the alloc dir) to a path inside it, refusing absolute
-  // paths, ".." escapes and symlinks that lead outside. NotFound if missing.
-  absl::StatusOr<std::filesystem::path> Resolve(const std::string& rel) const;
 
   // Whether `name` is a usable task name (non-empty, no '/', not "." / ".." / "alloc").
   static bool ValidTaskName(const std::string& name);
 
  private:
+  // Opens the alloc dir, creating it with its mode if missing.
+  absl::StatusOr<common::UniqueFd> OpenOrCreate() const;
+
   const std::filesystem::path dir_;
   const AllocDirOptions options_;
   // A std::mutex rather than absl::Mutex: the distribution's absl is not built for

@@ -3,23 +3,50 @@
 // as such. It is what a replacement allocation on another node pulls to migrate the
 // data (served at GET /v1/client/allocation/:id/snapshot).
 //
-// Blocking file-system work: run it on the pool.
+// The tasks wrote this tree and may still be changing it, so the archive is produced
+// the way docs/security.md requires: every directory and file is opened relative to
+// the one above it without following a symlink (symlinks are stored as links, a
+// top-level one included), only regular files are read, a FIFO never blocks, and the
+// archive is made piece by piece so it never sits in memory whole, however large the
+// files (sparse ones included) are.
+//
+// Blocking file-system work: call Next on the pool, one call at a time.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "client/allocdir/alloc_dir.h"
 
 namespace drover::allocdir {
 
-// Appends the archive (POSIX ustar, ending with the two zero blocks) to `out`. If
-// walking fails part-way, a file `NOMAD-<alloc id>-ERROR.log` holding the error is
-// appended as the last entry, so the receiver learns why the archive is short, and
-// the error is returned.
-absl::Status WriteSnapshot(const AllocDir& dir, const std::string& alloc_id,
-                           const std::vector<std::string>& tasks, std::string* out);
+class SnapshotStream {
+ public:
+  // Opens the alloc dir. NotFound if it is gone.
+  static absl::StatusOr<std::unique_ptr<SnapshotStream>> Open(const AllocDir& dir,
+                                                              std::string alloc_id,
+                                                              std::vector<std::string> tasks);
+  ~SnapshotStream();
+  SnapshotStream(const SnapshotStream&) = delete;
+  SnapshotStream& operator=(const SnapshotStream&) = delete;
+
+  // The next part of the archive (POSIX ustar), about `max_bytes` long (at least a
+  // block), or "" once the archive, with its two zero blocks, is complete. If the walk
+  // fails part-way, a file `NOMAD-<alloc id>-ERROR.log` holding the error is the last
+  // entry, so the receiver learns why the archive is short; status() says it too.
+  std::string Next(size_t max_bytes);
+  const absl::Status& status() const { return status_; }
+
+ private:
+  struct Impl;
+  explicit SnapshotStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  absl::Status status_;
+};
 
 }  // namespace drover::allocdir

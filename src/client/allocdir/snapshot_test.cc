@@ -1,5 +1,8 @@
 #include "client/allocdir/snapshot.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -28,6 +31,22 @@ fs::path Extract(const std::string& archive, const fs::path& where) {
   return out;
 }
 
+// The whole archive, read in pieces of `piece` bytes as the endpoint does; each piece
+// stays near that size.
+std::string ReadAll(const AllocDir& ad, const std::vector<std::string>& tasks,
+                    absl::Status* status = nullptr, size_t piece = 4096) {
+  auto stream = SnapshotStream::Open(ad, "a1", tasks);
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  std::string archive;
+  for (std::string part = (*stream)->Next(piece); !part.empty(); part = (*stream)->Next(piece)) {
+    EXPECT_LE(part.size(), piece + 2048);
+    archive += part;
+  }
+  if (status != nullptr)
+    *status = (*stream)->status();
+  return archive;
+}
+
 TEST(SnapshotTest, ArchivesDataAndTaskLocalWithLinksAndLongNames) {
   testing::TempDir tmp;
   AllocDir ad(tmp.path() / "root", "a1");
@@ -40,8 +59,9 @@ TEST(SnapshotTest, ArchivesDataAndTaskLocalWithLinksAndLongNames) {
   Write(ad.logs_dir() / "web.stdout.0", "not archived");
   fs::create_symlink("db/x", ad.data_dir() / "link");
   fs::create_symlink("/etc/passwd", ad.data_dir() / "outside");  // stored, not followed
-  std::string archive;
-  ASSERT_TRUE(WriteSnapshot(ad, "a1", {"web", "gone"}, &archive).ok());
+  absl::Status status;
+  const std::string archive = ReadAll(ad, {"web", "gone"}, &status);
+  ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(archive.size() % 512, 0u);
   const fs::path out = Extract(archive, tmp.path());
   EXPECT_EQ(testing::ReadFile(out / "alloc" / "data" / "db" / "x"), "data");
@@ -59,11 +79,60 @@ TEST(SnapshotTest, AWalkErrorEndsWithTheErrorFile) {
   ASSERT_TRUE(ad.Build().ok());
   // A name too long for the archive format stands in for an unreadable tree.
   Write(ad.data_dir() / std::string(200, 'n'), "x");
-  std::string archive;
-  absl::Status s = WriteSnapshot(ad, "a1", {}, &archive);
+  absl::Status s;
+  const std::string archive = ReadAll(ad, {}, &s);
   EXPECT_FALSE(s.ok());
   const fs::path out = Extract(archive, tmp.path());
   EXPECT_EQ(testing::ReadFile(out / "NOMAD-a1-ERROR.log"), std::string(s.message()));
+}
+
+// Defect 1 of the security review: a task replaced local/ with a symlink to /etc and got
+// the host's /etc, shadow included, in its own snapshot.
+TEST(SnapshotTest, ATopLevelSymlinkIsStoredNotFollowed) {
+  testing::TempDir tmp;
+  AllocDir ad(tmp.path() / "root", "a1");
+  ASSERT_TRUE(ad.Build().ok());
+  ASSERT_TRUE(ad.BuildTaskDir("web").ok());
+  fs::remove(ad.task_dir("web").local);
+  fs::create_symlink("/etc", ad.task_dir("web").local);
+  fs::remove(ad.data_dir());
+  fs::create_symlink("/", ad.data_dir());
+  absl::Status status;
+  const std::string archive = ReadAll(ad, {"web"}, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(archive.find("root:"), std::string::npos);  // nothing of /etc/passwd or shadow
+  EXPECT_LT(archive.size(), 8192u);
+  const fs::path out = Extract(archive, tmp.path());
+  EXPECT_EQ(fs::read_symlink(out / "web" / "local"), "/etc");
+  EXPECT_EQ(fs::read_symlink(out / "alloc" / "data"), "/");
+}
+
+TEST(SnapshotTest, FifosAreSkippedAndLargeFilesStreamInPieces) {
+  testing::TempDir tmp;
+  AllocDir ad(tmp.path() / "root", "a1");
+  ASSERT_TRUE(ad.Build().ok());
+  ASSERT_EQ(mkfifo((ad.data_dir() / "fifo").c_str(), 0666), 0);  // would block a read
+  {
+    // A sparse file: 64 MiB on paper, next to nothing on disk.
+    std::ofstream f(ad.data_dir() / "sparse", std::ios::binary);
+    f.seekp((64 << 20) - 1);
+    f.put('z');
+  }
+  auto stream = SnapshotStream::Open(ad, "a1", {});
+  ASSERT_TRUE(stream.ok());
+  size_t total = 0;
+  size_t largest = 0;
+  char last = 0;
+  for (std::string part = (*stream)->Next(65536); !part.empty(); part = (*stream)->Next(65536)) {
+    total += part.size();
+    largest = std::max(largest, part.size());
+    if (total <= (64u << 20) + 2048)
+      last = part.find('z') != std::string::npos ? 'z' : last;
+  }
+  EXPECT_TRUE((*stream)->status().ok()) << (*stream)->status();
+  EXPECT_EQ(last, 'z');
+  EXPECT_GT(total, 64u << 20);
+  EXPECT_LE(largest, 65536u + 2048);  // never the whole file at once
 }
 
 }  // namespace

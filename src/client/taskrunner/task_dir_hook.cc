@@ -13,7 +13,13 @@ asio::awaitable<absl::Status> TaskDirHook::Prestart(const PrestartRequest& req,
   }
   allocdir::AllocDir* ad = req.alloc_dir;
   const std::string name = req.task->name;
-  auto work = [ad, name] { return ad->BuildTaskDir(name); };  // named: see Offload()
+  const std::string user = req.task->user.empty() ? default_user_ : req.task->user;
+  auto work = [ad, name, user]() -> absl::StatusOr<allocdir::TaskDir> {
+    auto owner = allocdir::OwnerFor(user);
+    if (!owner.ok())
+      return owner.status();
+    return ad->BuildTaskDir(name, *owner);
+  };  // named: see Offload()
   auto built = co_await common::Offload(pool_, std::move(work));
   if (!built.ok()) {
     co_return common::Annotate(built.status(), "failed to build task directory");

@@ -2,6 +2,8 @@
 // (reference §3.4 #3) and emits "Task Setup" the first time. It runs again before
 // every start (building is idempotent and re-creates anything removed meanwhile), and
 // remembers in its data that the directory was built so the event is not repeated.
+// The directories are given to the user the task runs as (its `user`, else the driver's
+// default), when that is not the agent's own (docs/security.md).
 #pragma once
 
 #include <functional>
@@ -12,8 +14,10 @@ namespace drover::taskrunner {
 
 class TaskDirHook : public TaskHook {
  public:
-  TaskDirHook(asio::thread_pool& pool, std::function<void(model::TaskEvent)> emit)
-      : pool_(pool), emit_(std::move(emit)) {}
+  // `default_user`: the driver's user for tasks that name none ("": the agent's).
+  TaskDirHook(asio::thread_pool& pool, std::function<void(model::TaskEvent)> emit,
+              std::string default_user = "")
+      : pool_(pool), emit_(std::move(emit)), default_user_(std::move(default_user)) {}
   std::string_view Name() const override { return "task_dir"; }
   asio::awaitable<absl::Status> Prestart(const PrestartRequest& req,
                                          PrestartResponse* resp) override;
@@ -21,6 +25,7 @@ class TaskDirHook : public TaskHook {
  private:
   asio::thread_pool& pool_;
   std::function<void(model::TaskEvent)> emit_;
+  std::string default_user_;
 };
 
 }  // namespace drover::taskrunner

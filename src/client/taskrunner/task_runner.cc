@@ -62,7 +62,8 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
   // Registration order is run order (reference §3.4).
   auto emit = [this](model::TaskEvent ev) { EmitHookEvent(std::move(ev)); };
   hooks_.push_back(std::make_unique<ValidateHook>(config_.validate));
-  hooks_.push_back(std::make_unique<TaskDirHook>(*config_.pool, emit));
+  hooks_.push_back(std::make_unique<TaskDirHook>(
+      *config_.pool, emit, config_.driver != nullptr ? config_.driver->DefaultUser() : ""));
   hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
   hooks_.push_back(std::make_unique<DeviceHook>(config_.reserve_devices));
   hooks_.push_back(std::make_unique<StatsHook>(
@@ -249,6 +250,10 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
     c.cpu_shares = it->second.cpu_shares;
     c.memory_mb = it->second.memory_mb;
     c.memory_max_mb = it->second.memory_max_mb;
+  }
+  if (const model::TaskGroup* g = alloc_->job->FindGroup(alloc_->task_group);
+      g != nullptr && !g->networks.empty()) {
+    c.network_mode = g->networks.front().mode;
   }
   return c;
 }
