@@ -11,6 +11,7 @@
 #include <optional>
 #include <system_error>
 
+#include "common/beneath.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 
@@ -113,33 +114,56 @@ fs::path FileRotator::PathOf(int64_t index) const {
 absl::Status FileRotator::OpenFile(int64_t index) {
   const fs::path path = PathOf(index);
   const std::string name = path.filename().string();
-  // O_EXCL first so we know whether we created the file (and must set its mode, which
-  // the umask may have narrowed); O_NOFOLLOW because tasks can write to the logs dir.
-  bool created = true;
-  int fd = ::openat(dir_fd_, name.c_str(),
-                    O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0 && errno == EEXIST) {
-    created = false;
-    fd = ::openat(dir_fd_, name.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-  }
-  if (fd < 0) {
-    return absl::InternalError("failed to open log file '" + path.string() + "': " + Errno(errno));
-  }
+  // Tasks can write to the logs dir. Whatever is already there under this name is
+  // appended to only if it is a regular file we own with no other link to it;
+  // anything else (a FIFO, a device, a hard link to a file elsewhere, a file someone
+  // else made) is removed and replaced. O_NOFOLLOW: never through a symlink;
+  // O_NONBLOCK: never stuck opening a FIFO.
+  int fd = -1;
+  bool created = false;
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return absl::InternalError("failed to stat log file '" + path.string() + "': " + Errno(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::FailedPreconditionError("log file '" + path.string() + "' is not a regular file");
+  for (int attempt = 0; fd < 0; ++attempt) {
+    if (attempt == 3) {
+      return absl::FailedPreconditionError("log file '" + path.string() +
+                                           "' keeps being replaced by something else");
+    }
+    created = true;
+    fd = ::openat(dir_fd_, name.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      created = false;
+      fd = ::openat(dir_fd_, name.c_str(),
+                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    }
+    if (fd < 0 && errno != ELOOP && errno != ENXIO && errno != EEXIST && errno != ENOENT &&
+        errno != EISDIR) {
+      return absl::InternalError("failed to open log file '" + path.string() +
+                                 "': " + Errno(errno));
+    }
+    if (fd >= 0 && ::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return absl::InternalError("failed to stat log file '" + path.string() + "': " + Errno(err));
+    }
+    if (fd >= 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == ::geteuid())
+      break;
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+    DROVER_LOG_WARN("logs: replacing '{}', which is not a log file of ours", path.string());
+    if (absl::Status removed = common::RemoveTreeAt(dir_fd_, name); !removed.ok()) {
+      return absl::InternalError("failed to remove '" + path.string() +
+                                 "': " + std::string(removed.message()));
+    }
   }
   if (created && ::fchmod(fd, 0644) != 0) {
     const int err = errno;
     ::close(fd);
     return absl::InternalError("failed to chmod log file '" + path.string() + "': " + Errno(err));
   }
+  // Back to blocking writes: the data must reach the file before Write returns.
+  ::fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
   fd_ = fd;
   index_ = index;
   size_ = st.st_size;

@@ -185,12 +185,17 @@ TEST(FileRotatorTest, SymlinksNeverLeadOutOfTheLogDir) {
   fs::create_directories(logs);
   fs::create_directory_symlink(outside, tmp.path() / "linked");
   EXPECT_FALSE(FileRotator::Open(tmp.path() / "linked", "web.stdout", 2, 10).ok());
-  // A file named like ours that is a symlink is neither appended to nor deleted.
+  // A file named like ours that is a symlink is not followed: the link is replaced by a
+  // log file of our own, and what it pointed to is untouched.
   std::ofstream(outside / "victim") << "keep";
   fs::create_symlink(outside / "victim", logs / "web.stdout.0");
   auto r = FileRotator::Open(logs, "web.stdout", 1, 10);
-  EXPECT_FALSE(r.ok());  // the current file would be the symlink: refused
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE((*r)->Write("log").ok());
   EXPECT_EQ(testing::ReadFile(outside / "victim"), "keep");
+  EXPECT_FALSE(fs::is_symlink(logs / "web.stdout.0"));
+  EXPECT_EQ(testing::ReadFile(logs / "web.stdout.0"), "log");
+  r->reset();
   fs::remove(logs / "web.stdout.0");
   r = FileRotator::Open(logs, "web.stdout", 1, 4);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -200,6 +205,36 @@ TEST(FileRotatorTest, SymlinksNeverLeadOutOfTheLogDir) {
   ASSERT_TRUE((*r)->Write("12345678").ok());
   EXPECT_EQ(testing::ReadFile(tmp.path() / "moved" / "web.stdout.1"), "5678");
   EXPECT_FALSE(fs::exists(outside / "web.stdout.1"));
+}
+
+// Defect 18 of the security review: the rotator opened files a task had planted under
+// its next names without checking what they were. A FIFO used to block it (and with it
+// the whole supervisor); a hard link to a file elsewhere was appended to.
+TEST(FileRotatorTest, PlantedFifosHardLinksAndDirectoriesAreReplaced) {
+  testing::TempDir tmp;
+  const fs::path logs = tmp.path() / "logs";
+  fs::create_directories(logs);
+  const fs::path victim = tmp.path() / "victim";
+  std::ofstream(victim) << "keep";
+  ASSERT_EQ(mkfifo((logs / "web.stdout.1").c_str(), 0666), 0);
+  fs::create_hard_link(victim, logs / "web.stdout.2");
+  fs::create_directories(logs / "web.stdout.3" / "sub");
+  auto r = FileRotator::Open(logs, "web.stdout", 10, 4);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The hard link looks like the newest file (.2): it is replaced, not appended to,
+  // and the rotation then goes through the directory planted at .3.
+  ASSERT_TRUE((*r)->Write("aaaabbbbcccc").ok());
+  EXPECT_EQ(testing::ReadFile(victim), "keep");
+  for (int i = 2; i <= 4; ++i) {
+    const fs::path p = logs / ("web.stdout." + std::to_string(i));
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(p))) << p;
+    EXPECT_EQ(fs::hard_link_count(p), 1u) << p;
+  }
+  EXPECT_EQ(testing::ReadFile(logs / "web.stdout.3"), "bbbb");
+  // A FIFO at the next name does not block the rotation either.
+  ASSERT_EQ(mkfifo((logs / "web.stdout.5").c_str(), 0666), 0);
+  ASSERT_TRUE((*r)->Write("dddd").ok());
+  EXPECT_EQ(testing::ReadFile(logs / "web.stdout.5"), "dddd");
 }
 
 }  // namespace

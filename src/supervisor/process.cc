@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <net/if.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -20,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "supervisor/hardening.h"
 #include "supervisor/isolation.h"
 
 namespace drover::supervisor {
@@ -57,18 +61,16 @@ absl::StatusOr<std::string> ResolveCommand(const std::string& command,
 }
 
 // The command of an isolated task: an absolute path inside its root (relative ones
-// from its cwd), or a name looked up in its PATH, checked through the binds.
+// from its cwd), or a name looked up in its PATH, checked through the binds and beneath
+// the root, never following a link the task made out of it (CheckInside).
 absl::StatusOr<std::string> ResolveInRoot(const SpawnSpec& spec) {
   const std::string& command = spec.argv[0];
-  auto executable = [&](const std::string& inside) {
-    return access(HostPathOf(spec.isolation, inside).c_str(), X_OK) == 0;
-  };
   if (command.find('/') != std::string::npos) {
     std::string inside = command;
     if (command[0] != '/')
       inside = (spec.cwd.empty() ? std::string("/") : spec.cwd + "/") + command;
-    if (access(HostPathOf(spec.isolation, inside).c_str(), F_OK) != 0)
-      return absl::NotFoundError("failed to start \"" + inside + "\": " + Errno(errno));
+    if (CheckInside(spec.isolation, inside) == InsideCheck::kMissing)
+      return absl::NotFoundError("failed to start \"" + inside + "\": " + Errno(ENOENT));
     return inside;
   }
   auto it = spec.env.find("PATH");
@@ -76,13 +78,19 @@ absl::StatusOr<std::string> ResolveInRoot(const SpawnSpec& spec) {
                                    ? it->second
                                    : "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
   std::stringstream dirs(path_var);
+  std::string unknown;  // a candidate only exec can judge
   for (std::string dir; std::getline(dirs, dir, ':');) {
     if (dir.empty() || dir[0] != '/')
       continue;
     const std::string candidate = dir + "/" + command;
-    if (executable(candidate))
+    const InsideCheck check = CheckInside(spec.isolation, candidate);
+    if (check == InsideCheck::kExecutable)
       return candidate;
+    if (check == InsideCheck::kUnknown && unknown.empty())
+      unknown = candidate;
   }
+  if (!unknown.empty())
+    return unknown;
   return absl::NotFoundError("executable \"" + command + "\" not found in PATH");
 }
 
@@ -135,6 +143,21 @@ void CloseIfOpen(int& fd) {
   if (fd >= 0)
     close(fd);
   fd = -1;
+}
+
+// In the child, in a new network namespace: brings the loopback interface up.
+// Async-signal-safe.
+bool LoopbackUp() {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return false;
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, "lo", 3);
+  bool ok = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+  ok = ok && ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+  close(s);
+  return ok;
 }
 
 // In the child: reports `what` and errno on the error pipe and exits. Async-signal-safe
@@ -221,11 +244,17 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     limits.emplace_back(*resource, rlimit{.rlim_cur = r.soft, .rlim_max = r.hard});
   }
   std::optional<IsolationPlan> plan;
+  const Hardening* hardening = nullptr;
   if (isolate) {
     auto prepared = PrepareIsolation(spec.isolation);
     if (!prepared.ok())
       return prepared.status();
     plan = std::move(*prepared);
+    // The same filter for every task: compiled once per supervisor.
+    static const absl::StatusOr<Hardening> kHardening = PrepareHardening();
+    if (!kHardening.ok())
+      return kHardening.status();
+    hardening = &*kHardening;
   }
   // Everything the child needs, prepared before fork (no allocation after it).
   std::vector<std::string> env_strings;
@@ -245,11 +274,12 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     return absl::InternalError("failed to create a pipe: " + Errno(errno));
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
   // namespaces: clone() without a new stack behaves as fork() does.
+  const unsigned long clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                                    (spec.isolation.network_none ? CLONE_NEWNET : 0) | SIGCHLD;
   const pid_t pid =
-      isolate ? static_cast<pid_t>(syscall(
-                    SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
-                    nullptr, nullptr, nullptr, nullptr))
-              : fork();
+      isolate
+          ? static_cast<pid_t>(syscall(SYS_clone, clone_flags, nullptr, nullptr, nullptr, nullptr))
+          : fork();
   if (pid < 0) {
     const int e = errno;
     CloseIfOpen(report[0]);
@@ -281,6 +311,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     if (plan) {
       if (const char* failed = EnterIsolation(*plan); failed != nullptr)
         ChildFail(report[1], failed);
+      if (spec.isolation.network_none && !LoopbackUp())
+        ChildFail(report[1], "bring up loopback");
     }
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
       ChildFail(report[1], "chdir");
@@ -291,6 +323,11 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
       if (setrlimit(resource, &limit) != 0)
         ChildFail(report[1], "setrlimit");
     }
+    // Capabilities go while the child still has the one that allows it (CAP_SETPCAP).
+    if (hardening != nullptr) {
+      if (const char* failed = RestrictPrivileges(*hardening); failed != nullptr)
+        ChildFail(report[1], failed);
+    }
     if (creds->change && setgroups(creds->groups.size(), creds->groups.data()) != 0)
       ChildFail(report[1], "setgroups");
     if ((creds->change || creds->change_group) && setgid(creds->gid) != 0)
@@ -299,6 +336,11 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
       ChildFail(report[1], "setuid");
     // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
     syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    // Last: the filter refuses calls the setup above needs (mount).
+    if (hardening != nullptr) {
+      if (const char* failed = LoadSeccomp(*hardening); failed != nullptr)
+        ChildFail(report[1], failed);
+    }
     execve(path.c_str(), argv.data(), envp.data());
     ChildFail(report[1], "exec");
   }

@@ -1,5 +1,7 @@
 #include "supervisor/protocol.h"
 
+#include <stdexcept>
+
 namespace drover::supervisor {
 
 std::string EncodeFrame(const Json& message) {
@@ -26,11 +28,24 @@ absl::StatusOr<std::optional<Json>> FrameDecoder::Next() {
   }
   if (buffer_.size() < 4 + static_cast<size_t>(n))
     return std::nullopt;
-  Json j = Json::parse(buffer_.begin() + 4, buffer_.begin() + 4 + n, nullptr,
-                       /*allow_exceptions=*/false);
+  // No frame of ours nests deeply; a deep one is refused before it is built (what is
+  // built is walked recursively later, when it is encoded).
+  const Json::parser_callback_t depth_check = [](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxFrameDepth)
+      throw std::length_error("nested too deeply");
+    return true;
+  };
+  Json j;
+  try {
+    j = Json::parse(buffer_.begin() + 4, buffer_.begin() + 4 + n, depth_check,
+                    /*allow_exceptions=*/false);
+  } catch (const std::exception&) {
+    j = Json(Json::value_t::discarded);
+  }
   buffer_.erase(0, 4 + static_cast<size_t>(n));
   if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError("frame is not a JSON object");
+    return absl::InvalidArgumentError("frame is not a JSON object of at most " +
+                                      std::to_string(kMaxFrameDepth) + " levels");
   }
   return std::optional<Json>(std::move(j));
 }
@@ -63,7 +78,10 @@ Json ToJson(const SpawnSpec& s) {
       devices.push_back(
           {{"host_path", d.host_path}, {"task_path", d.task_path}, {"permissions", d.permissions}});
     }
-    j["isolation"] = {{"root", s.isolation.root}, {"binds", binds}, {"devices", devices}};
+    j["isolation"] = {{"root", s.isolation.root},
+                      {"binds", binds},
+                      {"devices", devices},
+                      {"network_none", s.isolation.network_none}};
   }
   if (!s.cgroup.name.empty()) {
     const CgroupLimits& l = s.cgroup.limits;
@@ -164,6 +182,7 @@ absl::StatusOr<SpawnSpec> SpawnSpecFromJson(const Json& j) {
   if (auto it = j.find("isolation"); it != j.end() && it->is_object()) {
     s.isolation.enabled = true;
     DROVER_READ(*it, "root", s.isolation.root, true);
+    DROVER_READ(*it, "network_none", s.isolation.network_none, false);
     if (auto b = it->find("binds"); b != it->end() && b->is_array()) {
       for (const Json& e : *b) {
         BindMount m;

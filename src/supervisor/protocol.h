@@ -7,7 +7,8 @@
 //   response  {"id": N, "ok": true, ...}   or   {"id": N, "ok": false, "error": "..."}
 //   event     {"event": "exited", "task": TaskInfo}   (pushed to every connection)
 //
-// A malformed or oversized frame closes that connection only.
+// A malformed, oversized or too deeply nested frame closes that connection only; a
+// request of the wrong shape gets an error answer.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ namespace drover::supervisor {
 using Json = nlohmann::json;
 
 inline constexpr uint32_t kMaxFrameBytes = 1u << 20;
+inline constexpr int kMaxFrameDepth = 32;
 
 // One frame: length prefix and the compact JSON text.
 std::string EncodeFrame(const Json& message);
@@ -74,11 +76,16 @@ struct DeviceNode {
 // namespace, so everything it starts dies with it) chrooted into `root`, with the
 // binds mounted, a fresh /proc and a minimal /dev. The mounts exist only in the
 // task's mount namespace: nothing is left on the host when it ends.
+//
+// An isolated task is also hardened (hardening.h): no_new_privs, a reduced capability
+// bounding set and a seccomp filter. With `network_none` it gets its own network
+// namespace with only a loopback interface (network mode "none").
 struct IsolationSpec {
   bool enabled = false;
   std::string root;  // host path that becomes the task's "/"
   std::vector<BindMount> binds;
   std::vector<DeviceNode> devices;
+  bool network_none = false;
 };
 
 struct CgroupSpec {

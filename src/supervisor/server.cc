@@ -74,12 +74,16 @@ struct Server::Connection {
       : socket(std::move(s)), wake(socket.get_executor()) {}
   stream_protocol::socket socket;
   std::deque<std::string> outbox;
+  size_t outbox_bytes = 0;
   common::Notifier wake;
   bool closed = false;
   bool exit_after_flush = false;  // a `shutdown` was answered on this connection
 };
 
 namespace {
+
+// What may wait to be sent on one connection before it is dropped.
+constexpr size_t kMaxOutboxBytes = size_t{64} << 20;
 
 // A pump moves at most this much per wake-up; at an exit, what the task left behind is
 // drained up to kExitDrainBytes before the exit is reported.
@@ -115,12 +119,20 @@ int64_t NowNanos() {
   return common::ToUnixNanos(common::RealClock().Now());
 }
 
+// The request's id, echoed in the answer when it is one (a number or a string).
+Json IdOf(const Json& request) {
+  const auto it = request.find("id");
+  if (it == request.end() || !(it->is_number() || it->is_string()))
+    return nullptr;
+  return *it;
+}
+
 Json Error(const Json& request, const std::string& message) {
-  return {{"id", request.value("id", Json(nullptr))}, {"ok", false}, {"error", message}};
+  return {{"id", IdOf(request)}, {"ok", false}, {"error", message}};
 }
 
 Json Ok(const Json& request) {
-  return {{"id", request.value("id", Json(nullptr))}, {"ok", true}};
+  return {{"id", IdOf(request)}, {"ok", true}};
 }
 
 }  // namespace
@@ -313,6 +325,7 @@ asio::awaitable<void> Server::WriteLoop(std::shared_ptr<Connection> conn) {
     }
     const std::string frame = std::move(conn->outbox.front());
     conn->outbox.pop_front();
+    conn->outbox_bytes -= frame.size();
     auto [ec, n] = co_await asio::async_write(conn->socket, asio::buffer(frame),
                                               asio::as_tuple(asio::use_awaitable));
     if (ec)
@@ -325,7 +338,18 @@ asio::awaitable<void> Server::WriteLoop(std::shared_ptr<Connection> conn) {
 void Server::Send(const std::shared_ptr<Connection>& conn, const Json& message) {
   if (conn->closed)
     return;
-  conn->outbox.push_back(EncodeFrame(message));
+  std::string frame = EncodeFrame(message);
+  if (conn->outbox_bytes + frame.size() > kMaxOutboxBytes) {
+    // A peer that does not read its answers does not get to grow our memory.
+    DROVER_LOG_WARN("supervisor: closing a connection that stopped reading");
+    conn->closed = true;
+    boost::system::error_code ignored;
+    conn->socket.close(ignored);
+    conn->wake.Notify();
+    return;
+  }
+  conn->outbox_bytes += frame.size();
+  conn->outbox.push_back(std::move(frame));
   conn->wake.Notify();
 }
 
@@ -335,7 +359,11 @@ void Server::Broadcast(const Json& message) {
 }
 
 Json Server::Handle(const Json& request, const std::shared_ptr<Connection>& conn) {
-  const std::string op = request.value("op", "");
+  // Whatever a peer sends, of any type, is answered: nothing may escape this function.
+  const auto op_it = request.find("op");
+  if (op_it == request.end() || !op_it->is_string())
+    return Error(request, "bad request: \"op\" must be a string");
+  const std::string& op = op_it->get_ref<const std::string&>();
   try {
     if (op == "spawn")
       return Spawn(request);
@@ -343,7 +371,7 @@ Json Server::Handle(const Json& request, const std::shared_ptr<Connection>& conn
       return SignalTask(request);
     if (op == "list") {
       Json r = List();
-      r["id"] = request.value("id", Json(nullptr));
+      r["id"] = IdOf(request);
       return r;
     }
     if (op == "ack_exit")
@@ -359,7 +387,7 @@ Json Server::Handle(const Json& request, const std::shared_ptr<Connection>& conn
   } catch (const std::exception& e) {
     return Error(request, std::string("bad request: ") + e.what());
   }
-  return Error(request, "unknown op \"" + op + "\"");
+  return Error(request, "unknown op \"" + op.substr(0, 64) + "\"");
 }
 
 absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {

@@ -9,9 +9,12 @@
 //   pause            wait for a signal forever
 //   wait-usr1        block until SIGUSR1 arrives, then go on with the next action
 //   hog N            allocate and touch N MiB of memory, one MiB at a time
+//   exchange A B     swap the paths A and B (renameat2 RENAME_EXCHANGE) forever: a
+//                    task racing whoever resolves a path through A or B
 // Without an exit action it exits 0 after the last one.
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -88,6 +91,13 @@ int main(int argc, char** argv) {
           return 6;
         std::memset(block, 1, 1 << 20);          // touched: charged to the cgroup
         g_sink = g_sink + block[m % (1 << 20)];  // used: not optimised away
+      }
+    } else if (action == "exchange" && i + 2 < argc) {
+      const char* a = argv[++i];
+      const char* b = argv[++i];
+      for (;;) {
+        if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0)
+          return 7;
       }
     } else if (action == "pause") {
       for (;;)

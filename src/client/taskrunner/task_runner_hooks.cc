@@ -11,6 +11,11 @@ namespace drover::taskrunner {
 
 using common::CallCatching;
 
+namespace {
+// The PATH of an isolated task whose job sets none.
+constexpr char kIsolatedPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+}  // namespace
+
 void TaskRunner::EmitHookEvent(model::TaskEvent event) {
   if (event.time == 0)
     event.time = common::ToUnixNanos(Now());
@@ -90,17 +95,21 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
   in.task = task_;
   in.node = config_.node;
   in.region = config_.region;
-  if (config_.driver != nullptr && config_.driver->GetCapabilities().fs_isolation == "chroot") {
-    // The task sees its task dir as / (exec): the paths as it sees them.
+  const bool isolated =
+      config_.driver != nullptr && config_.driver->GetCapabilities().fs_isolation == "chroot";
+  if (isolated) {
+    // The task sees its task dir as / (exec): the paths as it sees them. It gets none of
+    // the agent's environment, only the job's and Nomad's variables (and a PATH).
     in.alloc_dir = "/alloc";
     in.task_dir = "/local";
     in.secrets_dir = "/secrets";
+    in.host_env = {{"PATH", kIsolatedPath}};
   } else {
     in.alloc_dir = config_.alloc_dir->shared_dir().string();
     in.task_dir = task_dir_.local.string();
     in.secrets_dir = task_dir_.secrets.string();
+    in.host_env = config_.host_env;
   }
-  in.host_env = config_.host_env;
   in.hook_env = std::move(hook_env);
   env_ = TaskEnv::Build(in);
   co_return absl::OkStatus();

@@ -40,7 +40,7 @@ absl::StatusOr<supervisor::SpawnSpec> ExecDriver::BuildSpawnSpec(const TaskConfi
   auto argv = CommandArgv(config.config);
   if (!argv.ok())
     return argv.status();
-  int64_t pids_limit = 0;
+  int64_t pids_limit = kDefaultPidsLimit;
   if (const model::Value* p = config.config.Find("pids_limit"); p != nullptr && !p->is_null()) {
     const auto* i = std::get_if<int64_t>(&p->storage());
     const auto* d = std::get_if<double>(&p->storage());
@@ -63,10 +63,16 @@ absl::StatusOr<supervisor::SpawnSpec> ExecDriver::BuildSpawnSpec(const TaskConfi
   spec.argv = std::move(*argv);
   spec.env = config.env;
   spec.cwd = "/";
-  spec.user = config.user.empty() ? "nobody" : config.user;
+  spec.user = config.user.empty() ? DefaultUser() : config.user;
   spec.logs = ToLogSpec(config.logs);
   spec.isolation.enabled = true;
   spec.isolation.root = config.task_dir;
+  if (config.network_mode == "none") {
+    spec.isolation.network_none = true;
+  } else if (!config.network_mode.empty() && config.network_mode != "host") {
+    return absl::InvalidArgumentError("exec cannot run a task in network mode \"" +
+                                      config.network_mode + "\"");
+  }
   for (const auto& [host, inside] : options_.chroot_env)
     spec.isolation.binds.push_back({.source = host, .target = inside, .readonly = true});
   if (!config.alloc_dir.empty()) {

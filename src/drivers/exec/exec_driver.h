@@ -5,11 +5,16 @@
 //   - chrooted into its task dir, where the host directories of `chroot_env` are
 //     bind-mounted read-only, the alloc dir is mounted at /alloc, and /proc and a
 //     minimal /dev are fresh; none of these mounts is visible on the host;
-//   - as `user` (default nobody);
+//   - as `user` (default nobody), with no_new_privs, a reduced capability bounding
+//     set and a seccomp filter (supervisor/hardening.h), and an environment of only
+//     the job's and Nomad's variables (none of the agent's);
+//   - in network mode "none" (the group's network), in its own network namespace with
+//     only a loopback interface; otherwise on the host's network;
 //   - in a cgroup (v2, or v1 memory/cpu/cpuacct/pids) limiting memory to `memory`
 //     (or `memory_max`, with `memory` as the soft limit), weighting CPU by `cpu` and
-//     capping the number of processes at `pids_limit`; an OOM kill is reported in
-//     the exit. Resource usage comes from the cgroup.
+//     capping the number of processes at `pids_limit` (kDefaultPidsLimit unless set;
+//     0 is no limit); an OOM kill is reported in the exit. Resource usage comes from
+//     the cgroup.
 // Needs root and a cgroup hierarchy with the memory controller; otherwise the driver
 // fingerprints as undetected and nothing is placed on it.
 //
@@ -28,6 +33,9 @@
 
 namespace drover::drivers {
 
+// The process limit of an exec task whose config sets no pids_limit.
+inline constexpr int64_t kDefaultPidsLimit = 4096;
+
 // Nomad's default chroot_env: host path -> path inside the task.
 std::map<std::string, std::string> DefaultChrootEnv();
 
@@ -44,6 +52,7 @@ class ExecDriver final : public SupervisedDriver {
              ExecDriverOptions options = {});
 
   std::string Name() const override { return "exec"; }
+  std::string DefaultUser() const override { return "nobody"; }
   Capabilities GetCapabilities() const override;
   DriverFingerprint Fingerprint() const override;
   absl::StatusOr<TaskResourceUsage> TaskStats(const std::string& task_id) override;
