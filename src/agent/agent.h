@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/http_limits.h"
 #include "client/gc.h"
 #include "common/clock.h"
 #include "devices/example_plugin.h"
@@ -64,6 +65,11 @@ struct AgentConfig {
   std::set<std::string> driver_denylist;
   // Device plugins, in configuration order.
   std::vector<DevicePluginConfig> device_plugins;
+  // server.default_scheduler_config.memory_oversubscription_enabled.
+  bool memory_oversubscription = false;
+  // The HTTP API's limits and browser policy (the limits and http blocks).
+  api::HttpLimits http_limits;
+  api::BrowserPolicy browser;
 };
 
 // Runs the agent until SIGINT or SIGTERM. Returns the process exit code; startup

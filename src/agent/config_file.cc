@@ -31,9 +31,14 @@ const BlockSpec kPorts{
 const BlockSpec kAddresses{
     "addresses",
     {{"http", "http", F::kString}, {"rpc", "rpc", F::kString}, {"serf", "serf", F::kString}}};
+const BlockSpec kSchedulerConfig{
+    "default_scheduler_config",
+    {{"memory_oversubscription_enabled", "memory_oversubscription_enabled", F::kBool}}};
 const BlockSpec kServer{
     "server",
-    {{"enabled", "enabled", F::kBool}, {"bootstrap_expect", "bootstrap_expect", F::kInt}}};
+    {{"enabled", "enabled", F::kBool},
+     {"bootstrap_expect", "bootstrap_expect", F::kInt},
+     {"default_scheduler_config", "default_scheduler_config", F::kBlock, &kSchedulerConfig}}};
 const BlockSpec kReserved{"reserved",
                           {{"cpu", "cpu", F::kInt},
                            {"memory", "memory", F::kSizeMB},
@@ -70,6 +75,19 @@ const BlockSpec kTelemetry{
         {"prometheus_metrics", "prometheus_metrics", F::kBool},
         {"disable_hostname", "disable_hostname", F::kBool},
     }};
+const BlockSpec kLimits{"limits",
+                        {{"http_max_conns_per_client", "http_max_conns_per_client", F::kInt},
+                         {"http_max_conns", "http_max_conns", F::kInt},
+                         {"http_max_header_bytes", "http_max_header_bytes", F::kInt},
+                         {"http_max_body_bytes", "http_max_body_bytes", F::kInt},
+                         {"http_max_inflight_body_bytes", "http_max_inflight_body_bytes", F::kInt},
+                         {"http_max_streams", "http_max_streams", F::kInt},
+                         {"http_idle_timeout", "http_idle_timeout", F::kDuration},
+                         {"http_read_timeout", "http_read_timeout", F::kDuration},
+                         {"http_write_timeout", "http_write_timeout", F::kDuration}}};
+const BlockSpec kHttp{"http",
+                      {{"allowed_origins", "allowed_origins", F::kStringList},
+                       {"allowed_hosts", "allowed_hosts", F::kStringList}}};
 const BlockSpec kAgent{"agent",
                        {
                            {"name", "name", F::kString},
@@ -87,6 +105,8 @@ const BlockSpec kAgent{"agent",
                            {"client", "client", F::kBlock, &kClient},
                            {"plugin", "plugin", F::kLabeledMap, &kPlugin, "name"},
                            {"telemetry", "telemetry", F::kBlock, &kTelemetry},
+                           {"limits", "limits", F::kBlock, &kLimits},
+                           {"http", "http", F::kBlock, &kHttp},
                        }};
 
 absl::Status Unsupported(absl::string_view setting, absl::string_view why) {
@@ -130,6 +150,44 @@ std::set<std::string> OptionList(const std::string& value) {
     out.insert(std::string(absl::StripAsciiWhitespace(item)));
   }
   return out;
+}
+
+// The limits block: every value at least 1 (durations at least 1s).
+absl::Status ApplyLimits(const Json& l, AgentConfig& config) {
+  api::HttpLimits& h = config.http_limits;
+  const std::pair<const char*, size_t*> counts[] = {
+      {"http_max_conns_per_client", &h.max_conns_per_client},
+      {"http_max_conns", &h.max_conns},
+      {"http_max_header_bytes", &h.max_header_bytes},
+      {"http_max_body_bytes", &h.max_body_bytes},
+      {"http_max_inflight_body_bytes", &h.max_inflight_body_bytes},
+      {"http_max_streams", &h.max_streams}};
+  for (const auto& [key, field] : counts) {
+    if (!l.contains(key))
+      continue;
+    const int64_t v = l[key].get<int64_t>();
+    if (v < 1)
+      return Unsupported(absl::StrCat("limits.", key), "must be at least 1");
+    *field = static_cast<size_t>(v);
+  }
+  const std::pair<const char*, std::chrono::milliseconds*> times[] = {
+      {"http_idle_timeout", &h.idle_timeout},
+      {"http_read_timeout", &h.read_timeout},
+      {"http_write_timeout", &h.write_timeout}};
+  for (const auto& [key, field] : times) {
+    if (!l.contains(key))
+      continue;
+    const auto d = std::chrono::duration_cast<std::chrono::milliseconds>(
+        common::Duration(l[key].get<int64_t>()));
+    if (d < std::chrono::seconds(1))
+      return Unsupported(absl::StrCat("limits.", key), "must be at least 1s");
+    *field = d;
+  }
+  if (h.max_inflight_body_bytes < h.max_body_bytes) {
+    return Unsupported("limits.http_max_inflight_body_bytes",
+                       "must be at least limits.http_max_body_bytes");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ApplyClient(const Json& c, AgentConfig& config) {
@@ -359,6 +417,10 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
       return Unsupported("server.bootstrap_expect",
                          "clusters of several servers are not supported by Drover yet");
     }
+    if (s.contains("default_scheduler_config")) {
+      config.memory_oversubscription = s["default_scheduler_config"].value(
+          "memory_oversubscription_enabled", config.memory_oversubscription);
+    }
   }
   if (merged.contains("client")) {
     if (absl::Status s = ApplyClient(merged["client"], config); !s.ok()) {
@@ -368,6 +430,20 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
   if (merged.contains("plugin")) {
     if (absl::Status s = ApplyPlugins(merged["plugin"], config); !s.ok()) {
       return s;
+    }
+  }
+  if (merged.contains("limits")) {
+    if (absl::Status s = ApplyLimits(merged["limits"], config); !s.ok())
+      return s;
+  }
+  if (merged.contains("http")) {
+    const Json& h = merged["http"];
+    config.browser.allowed_origins = h.value("allowed_origins", config.browser.allowed_origins);
+    config.browser.allowed_hosts = h.value("allowed_hosts", config.browser.allowed_hosts);
+    for (const std::string& o : config.browser.allowed_origins) {
+      if (!absl::StartsWith(o, "http://") && !absl::StartsWith(o, "https://"))
+        return Unsupported("http.allowed_origins",
+                           absl::StrCat("\"", o, "\" is not an http:// or https:// origin"));
     }
   }
   if (merged.contains("telemetry")) {

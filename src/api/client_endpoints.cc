@@ -20,9 +20,16 @@ absl::StatusOr<allocrunner::AllocRunner*> FindRunner(ApiContext& ctx, const std:
   return runner;
 }
 
+// These bodies name a task or a signal: parsed on the loop, so kept small.
+constexpr size_t kMaxBodyBytes = 64 << 10;
+
 absl::StatusOr<codec::Json> BodyObject(const Request& req) {
   if (req.body.empty())
     return codec::Json::object();
+  if (req.body.size() > kMaxBodyBytes) {
+    return absl::InvalidArgumentError("Request body too large: at most " +
+                                      std::to_string(kMaxBodyBytes) + " bytes here");
+  }
   auto parsed = codec::ParseJson(req.body);
   if (!parsed.ok() || !parsed->is_object()) {
     return absl::InvalidArgumentError(

@@ -3,15 +3,17 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include <map>
 #include <set>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/url/parse.hpp>
-#include <boost/url/url_view.hpp>
 
+#include "api/browser_policy.h"
+#include "api/request_decode.h"
 #include "common/logging.h"
 #include "common/offload.h"
 
@@ -20,6 +22,7 @@ namespace drover::api {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
 namespace {
 
@@ -30,17 +33,21 @@ void SetCloseOnExec(int fd) {
     fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
-// Chunks onto the connection; remembers a failed write so the producer stops.
+// Chunks onto the connection, each write bounded by the write timeout; remembers a
+// failed write so the producer stops.
 class ChunkWriter final : public StreamWriter {
  public:
-  explicit ChunkWriter(beast::tcp_stream& stream) : stream_(stream) {}
+  ChunkWriter(beast::tcp_stream& stream, std::chrono::milliseconds timeout)
+      : stream_(stream), timeout_(timeout) {}
   asio::awaitable<bool> Write(std::string data) override {
     if (failed_)
       co_return false;
     if (data.empty())
       co_return true;
     auto chunk = http::make_chunk(asio::buffer(data));
+    stream_.expires_after(timeout_);
     auto [ec, n] = co_await asio::async_write(stream_, chunk, asio::as_tuple(asio::use_awaitable));
+    stream_.expires_never();
     failed_ = static_cast<bool>(ec);
     co_return !failed_;
   }
@@ -55,27 +62,60 @@ class ChunkWriter final : public StreamWriter {
 
  private:
   beast::tcp_stream& stream_;
+  std::chrono::milliseconds timeout_;
   bool failed_ = false;
 };
+
+http::response<http::string_body> PlainResponse(http::status status, std::string body,
+                                                unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{status, version};
+  res.set(http::field::server, "drover");
+  res.set(http::field::content_type, "text/plain; charset=utf-8");
+  res.body() = std::move(body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+bool OutOfDescriptors(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(asio::any_io_executor ex, const Router& r) : executor(ex), router(r), acceptor(ex) {}
+  Impl(asio::any_io_executor ex, const Router& r, HttpLimits l, BrowserPolicy b)
+      : executor(ex), router(r), limits(l), browser(std::move(b)), acceptor(ex) {}
 
   asio::awaitable<void> AcceptLoop();
-  asio::awaitable<void> Session(std::shared_ptr<beast::tcp_stream> stream);
-  static Request ToRequest(const http::request<http::string_body>& in);
+  asio::awaitable<void> Session(std::shared_ptr<beast::tcp_stream> stream, std::string client);
+  asio::awaitable<void> Refuse(tcp::socket socket);
+  // Reads one request. False when the connection is done (closed, timed out, refused).
+  asio::awaitable<bool> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                    http::request<http::string_body>& in, size_t& reserved);
+  asio::awaitable<Response> Handle(Request& req);
+  asio::awaitable<bool> WriteStreamed(beast::tcp_stream& stream, Response& out,
+                                      const http::request<http::string_body>& in,
+                                      const Request& req);
+  static Request ToRequest(http::request<http::string_body>& in);
 
   asio::any_io_executor executor;
   const Router& router;
+  const HttpLimits limits;
+  const BrowserPolicy browser;
   tcp::acceptor acceptor;
   bool stopped = false;
   std::set<std::shared_ptr<beast::tcp_stream>> sessions;
+  std::map<std::string, size_t> per_client;  // open connections by client address
+  size_t refusing = 0;                       // connections being answered 429
+  size_t inflight_body_bytes = 0;
+  size_t streams = 0;
 };
 
-HttpServer::HttpServer(asio::any_io_executor executor, const Router& router)
-    : impl_(std::make_unique<Impl>(executor, router)) {}
+HttpServer::HttpServer(asio::any_io_executor executor, const Router& router, HttpLimits limits,
+                       BrowserPolicy browser)
+    : impl_(std::make_unique<Impl>(executor, router, limits, std::move(browser))) {}
 
 HttpServer::~HttpServer() {
   Stop();
@@ -121,121 +161,229 @@ void HttpServer::Stop() {
 }
 
 asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
+  asio::steady_timer backoff_timer(executor);
+  std::chrono::milliseconds backoff{0};
+  auto last_warning = std::chrono::steady_clock::time_point{};
+  size_t suppressed = 0;
   while (!stopped) {
     auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (stopped || ec == asio::error::operation_aborted)
         break;
-      DROVER_LOG_WARN("http: accept failed: {}", ec.message());
+      // Out of descriptors (or memory): the connection waits in the backlog, and
+      // retrying at once would spin. Back off, 5 ms doubling up to 1 s, and say so at
+      // most every 10 s.
+      backoff = OutOfDescriptors(ec) ? std::clamp(backoff * 2, std::chrono::milliseconds(5),
+                                                  std::chrono::milliseconds(1000))
+                                     : std::chrono::milliseconds(5);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_warning >= 10s) {
+        DROVER_LOG_WARN("http: accept failed: {} (backing off; {} more like it not logged)",
+                        ec.message(), suppressed);
+        last_warning = now;
+        suppressed = 0;
+      } else {
+        ++suppressed;
+      }
+      backoff_timer.expires_after(backoff);
+      co_await backoff_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
+    backoff = std::chrono::milliseconds(0);
     SetCloseOnExec(socket.native_handle());
+    boost::system::error_code rec;
+    const std::string client = socket.remote_endpoint(rec).address().to_string();
+    if (sessions.size() >= limits.max_conns || per_client[client] >= limits.max_conns_per_client) {
+      if (per_client[client] == 0)
+        per_client.erase(client);
+      common::SpawnDetached(executor, Refuse(std::move(socket)), "http refuse");
+      continue;
+    }
+    ++per_client[client];
     auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
     sessions.insert(stream);
-    common::SpawnDetached(executor, Session(stream), "http session");
+    common::SpawnDetached(executor, Session(stream, client), "http session");
   }
 }
 
-Request HttpServer::Impl::ToRequest(const http::request<http::string_body>& in) {
-  Request req;
-  req.method = std::string(in.method_string());
-  req.body = in.body();
-  for (const auto& field : in) {
-    std::string name(field.name_string());
-    for (char& c : name)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    req.headers[name] = std::string(field.value());
-  }
-  const std::string target(in.target());
-  auto parsed = boost::urls::parse_origin_form(target);
-  if (!parsed) {
-    req.path = target;
-    return req;
-  }
-  req.path = std::string(parsed->path());
-  for (const auto& param : parsed->params()) {
-    req.query[std::string(param.key)] = param.has_value ? std::string(param.value) : "";
-  }
-  return req;
+// Over a connection limit: a short 429 when few are being refused already, else just
+// close. Never waits long for a client that does not read.
+asio::awaitable<void> HttpServer::Impl::Refuse(tcp::socket socket) {
+  if (refusing >= 64)
+    co_return;  // the socket closes here
+  ++refusing;
+  beast::tcp_stream stream(std::move(socket));
+  stream.expires_after(1s);
+  auto res = PlainResponse(http::status::too_many_requests, "Too many open connections", 11,
+                           /*keep_alive=*/false);
+  co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  --refusing;
 }
 
-asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_stream> stream) {
-  beast::flat_buffer buffer;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(64 * 1024 * 1024);
-    stream->expires_after(std::chrono::minutes(10));
-    auto [hec, hn] = co_await http::async_read_header(*stream, buffer, parser,
-                                                      asio::as_tuple(asio::use_awaitable));
-    boost::system::error_code ec = hec;
-    if (!ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-      // curl and others wait for this before sending a body.
-      http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
-      auto [cec, cn] =
-          co_await http::async_write(*stream, cont, asio::as_tuple(asio::use_awaitable));
-      ec = cec;
+Request HttpServer::Impl::ToRequest(http::request<http::string_body>& in) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& field : in)
+    headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  return DecodeRequest(std::string(in.method_string()), std::string(in.target()), headers,
+                       std::move(in.body()));
+}
+
+asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
+                                                    beast::flat_buffer& buffer,
+                                                    http::request<http::string_body>& in,
+                                                    size_t& reserved) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+  parser.body_limit(limits.max_body_bytes);
+  stream.expires_after(limits.idle_timeout);
+  auto [hec, hn] =
+      co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  boost::system::error_code ec = hec;
+  const unsigned version = ec ? 11 : parser.get().version();
+  if (!ec) {
+    // The body counts against the budget of all bodies in flight before it is read.
+    const auto length = parser.content_length();
+    const size_t want =
+        length ? static_cast<size_t>(std::min<std::uint64_t>(*length, limits.max_body_bytes))
+               : (parser.chunked() ? limits.max_body_bytes : 0);
+    if (length && *length > limits.max_body_bytes) {
+      ec = http::error::body_limit;
+    } else if (inflight_body_bytes + want > limits.max_inflight_body_bytes) {
+      auto res = PlainResponse(http::status::service_unavailable,
+                               "Too many request bodies in flight; retry", version, false);
+      res.set(http::field::retry_after, "1");
+      stream.expires_after(limits.write_timeout);
+      co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+      co_return false;
+    } else {
+      reserved = want;
+      inflight_body_bytes += want;
     }
-    if (!ec) {
-      auto [bec, bn] =
-          co_await http::async_read(*stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-      ec = bec;
+  }
+  if (!ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    // curl and others wait for this before sending a body.
+    http::response<http::empty_body> cont{http::status::continue_, version};
+    auto [cec, cn] = co_await http::async_write(stream, cont, asio::as_tuple(asio::use_awaitable));
+    ec = cec;
+  }
+  if (!ec) {
+    stream.expires_after(limits.read_timeout);
+    auto [bec, bn] =
+        co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    ec = bec;
+  }
+  if (ec) {
+    const bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
+                        ec == asio::error::operation_aborted ||
+                        ec == asio::error::connection_reset || ec == beast::error::timeout;
+    if (!closed) {
+      const bool too_large = ec == http::error::body_limit;
+      const bool header_too_large = ec == http::error::header_limit;
+      auto res = PlainResponse(too_large          ? http::status::payload_too_large
+                               : header_too_large ? http::status::request_header_fields_too_large
+                                                  : http::status::bad_request,
+                               too_large ? "Request body too large (the limit is " +
+                                               std::to_string(limits.max_body_bytes) + " bytes)"
+                               : header_too_large ? "Request headers too large"
+                                                  : "Malformed HTTP request: " + ec.message(),
+                               11, false);
+      stream.expires_after(limits.write_timeout);
+      co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
     }
-    if (ec) {
-      const bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
-                          ec == asio::error::operation_aborted ||
-                          ec == asio::error::connection_reset || ec == beast::error::timeout;
-      if (!closed) {
-        const bool too_large = ec == http::error::body_limit;
-        http::response<http::string_body> res{
-            too_large ? http::status::payload_too_large : http::status::bad_request, 11};
-        res.set(http::field::content_type, "text/plain; charset=utf-8");
-        res.body() =
-            too_large ? "Request body too large" : "Malformed HTTP request: " + ec.message();
-        res.keep_alive(false);
-        res.prepare_payload();
-        co_await http::async_write(*stream, res, asio::as_tuple(asio::use_awaitable));
-      }
-      break;
-    }
-    http::request<http::string_body> in = parser.release();
-    Request req = ToRequest(in);
-    Response out;
+    co_return false;
+  }
+  stream.expires_never();
+  in = parser.release();
+  co_return true;
+}
+
+asio::awaitable<Response> HttpServer::Impl::Handle(Request& req) {
+  if (absl::Status s = CheckBrowserRequest(req, browser); !s.ok()) {
+    co_return Response::Error(absl::IsPermissionDenied(s) ? 403 : 415, std::string(s.message()));
+  }
+  std::map<std::string, std::string> cors = CorsHeaders(req, browser);
+  Response out;
+  if (IsPreflight(req)) {
+    out.status = cors.empty() ? 403 : 204;
+    out.content_type = "text/plain; charset=utf-8";
+  } else {
     try {
       out = co_await router.Dispatch(req);
     } catch (const std::exception& e) {
       DROVER_LOG_ERROR("http: {} {} failed: {}", req.method, req.path, e.what());
       out = Response::Error(500, e.what());
     }
-    if (out.stream) {
-      // Headers now, then chunks as the producer writes them.
-      http::response<http::empty_body> head{static_cast<http::status>(out.status), in.version()};
-      head.set(http::field::server, "drover");
-      head.set(http::field::content_type, out.content_type);
-      for (const auto& [k, v] : out.headers)
-        head.set(k, v);
-      head.chunked(true);
-      head.keep_alive(in.keep_alive());
-      stream->expires_never();
-      http::response_serializer<http::empty_body> serializer{head};
-      auto [hwec, hn] = co_await http::async_write_header(*stream, serializer,
-                                                          asio::as_tuple(asio::use_awaitable));
-      if (hwec)
-        break;
-      ChunkWriter writer(*stream);
-      try {
-        co_await out.stream(writer);
-      } catch (const std::exception& e) {
-        DROVER_LOG_ERROR("http: streaming {} {} failed: {}", req.method, req.path, e.what());
-        break;  // mid-body: the only honest end is closing the connection
+  }
+  for (auto& [k, v] : cors)
+    out.headers[k] = v;
+  co_return out;
+}
+
+asio::awaitable<bool> HttpServer::Impl::WriteStreamed(beast::tcp_stream& stream, Response& out,
+                                                      const http::request<http::string_body>& in,
+                                                      const Request& req) {
+  // Headers now, then chunks as the producer writes them.
+  http::response<http::empty_body> head{static_cast<http::status>(out.status), in.version()};
+  head.set(http::field::server, "drover");
+  head.set(http::field::content_type, out.content_type);
+  for (const auto& [k, v] : out.headers)
+    head.set(k, v);
+  head.chunked(true);
+  head.keep_alive(in.keep_alive());
+  http::response_serializer<http::empty_body> serializer{head};
+  stream.expires_after(limits.write_timeout);
+  auto [hwec, hn] =
+      co_await http::async_write_header(stream, serializer, asio::as_tuple(asio::use_awaitable));
+  stream.expires_never();
+  if (hwec)
+    co_return false;
+  ChunkWriter writer(stream, limits.write_timeout);
+  ++streams;
+  bool ok = true;
+  try {
+    co_await out.stream(writer);
+  } catch (const std::exception& e) {
+    DROVER_LOG_ERROR("http: streaming {} {} failed: {}", req.method, req.path, e.what());
+    ok = false;  // mid-body: the only honest end is closing the connection
+  }
+  --streams;
+  if (!ok || writer.failed())
+    co_return false;
+  auto last = http::make_chunk_last();
+  stream.expires_after(limits.write_timeout);
+  auto [lec, ln] = co_await asio::async_write(stream, last, asio::as_tuple(asio::use_awaitable));
+  stream.expires_never();
+  co_return !lec && head.keep_alive();
+}
+
+asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_stream> stream,
+                                                std::string client) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request<http::string_body> in;
+    size_t reserved = 0;
+    const bool read = co_await ReadRequest(*stream, buffer, in, reserved);
+    if (!read) {
+      inflight_body_bytes -= reserved;
+      break;
+    }
+    Response out;
+    {
+      Request req = ToRequest(in);
+      out = co_await Handle(req);
+      if (out.stream && streams >= limits.max_streams) {
+        out = Response::Error(503, "Too many streamed responses open; retry");
+        out.headers["Retry-After"] = "1";
       }
-      if (writer.failed())
-        break;
-      auto last = http::make_chunk_last();
-      auto [lec, ln] =
-          co_await asio::async_write(*stream, last, asio::as_tuple(asio::use_awaitable));
-      if (lec || !head.keep_alive())
-        break;
-      continue;
+      // The body is handled: what it held is released before the answer is sent.
+      inflight_body_bytes -= reserved;
+      if (out.stream) {
+        if (!co_await WriteStreamed(*stream, out, in, req))
+          break;
+        continue;
+      }
     }
     http::response<http::string_body> res{static_cast<http::status>(out.status), in.version()};
     res.set(http::field::server, "drover");
@@ -245,15 +393,19 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     res.body() = std::move(out.body);
     res.keep_alive(in.keep_alive());
     res.prepare_payload();
-    stream->expires_never();
+    stream->expires_after(limits.write_timeout);
     auto [wec, written] =
         co_await http::async_write(*stream, res, asio::as_tuple(asio::use_awaitable));
+    stream->expires_never();
     if (wec || !res.keep_alive())
       break;
   }
   boost::system::error_code ignored;
   stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream->socket().close(ignored);
   sessions.erase(stream);
+  if (auto it = per_client.find(client); it != per_client.end() && --it->second == 0)
+    per_client.erase(it);
 }
 
 }  // namespace drover::api

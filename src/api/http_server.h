@@ -1,6 +1,10 @@
 // HTTP/1.1 server on Boost.Beast, running on the control loop: one coroutine per
 // connection, keep-alive, requests dispatched through a Router. The only file that
-// includes Beast on the serving side.
+// includes Beast on the serving side. Every connection is bounded as HttpLimits says
+// (count, per-client count, header and body sizes, bodies in flight, streams, idle,
+// read and write timeouts), accepting backs off instead of spinning when descriptors
+// run out, and every request passes the browser checks (browser_policy.h) before it is
+// routed.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 
+#include "api/http_limits.h"
 #include "api/router.h"
 #include "common/asio.h"
 
@@ -17,7 +22,8 @@ namespace drover::api {
 class HttpServer {
  public:
   // `router` must outlive the server.
-  HttpServer(asio::any_io_executor executor, const Router& router);
+  HttpServer(asio::any_io_executor executor, const Router& router, HttpLimits limits = {},
+             BrowserPolicy browser = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

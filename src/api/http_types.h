@@ -13,6 +13,7 @@ namespace drover::api {
 struct Request {
   std::string method;                          // "GET", "PUT", ...
   std::string path;                            // decoded path without the query
+  std::string raw_path;                        // as sent (percent-encoded); routing splits it
   std::map<std::string, std::string> query;    // last value wins
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;

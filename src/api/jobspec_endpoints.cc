@@ -76,7 +76,9 @@ ParseResult ParseRequest(const std::string& body) {
   return {200, "", std::move(canonical)};
 }
 
-codec::Json ValidateRequest(const std::string& body) {
+// The validation answer; a body that is not JSON (or is past the JSON limits) is a
+// bad request, as for register.
+absl::StatusOr<codec::Json> ValidateRequest(const std::string& body) {
   codec::Json out = {{"DriverConfigValidated", false},
                      {"ValidationErrors", codec::Json::array()},
                      {"Error", ""},
@@ -87,8 +89,11 @@ codec::Json ValidateRequest(const std::string& body) {
     return out;
   };
   absl::StatusOr<codec::Json> request = codec::ParseJson(body);
-  if (!request.ok() || !request->is_object() || !request->contains("Job") ||
-      !(*request)["Job"].is_object()) {
+  if (!request.ok()) {
+    return absl::InvalidArgumentError("Failed to decode request body: " +
+                                      std::string(request.status().message()));
+  }
+  if (!request->is_object() || !request->contains("Job") || !(*request)["Job"].is_object()) {
     return fail("Job must be specified");
   }
   const codec::Json& job_json = (*request)["Job"];
@@ -125,13 +130,15 @@ void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
   router.Add({"PUT", "POST"}, "/v1/validate/job",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                auto work = [body = req.body] { return ValidateRequest(body); };
-               codec::Json result;
+               absl::StatusOr<codec::Json> result;
                if (ctx.pool != nullptr) {
                  result = co_await common::Offload(*ctx.pool, std::move(work));
                } else {
                  result = work();
                }
-               co_return JsonResponse(req, result, 0);
+               if (!result.ok())
+                 co_return ErrorResponse(result.status());
+               co_return JsonResponse(req, *result, 0);
              });
 }
 

@@ -13,6 +13,22 @@ namespace drover::api {
 
 namespace {
 constexpr common::Duration kMaxWait = std::chrono::minutes(5);
+
+// Indentation multiplies a deeply nested document's size: what ?pretty may make.
+constexpr size_t kMaxPrettyBytes = size_t{64} << 20;
+
+// The body of a JSON response: compact, or indented within kMaxPrettyBytes.
+absl::StatusOr<std::string> Encode(const codec::Json& body, bool pretty) {
+  if (!pretty)
+    return codec::Dump(body);
+  auto text = codec::DumpBounded(body, true, kMaxPrettyBytes);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(std::string(text.status().message()) +
+                                      " with ?pretty; ask without it");
+  }
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<BlockingParams> ParseBlocking(const Request& req) {
@@ -71,8 +87,11 @@ asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const R
 }
 
 Response JsonResponse(const Request& req, const codec::Json& body, uint64_t index) {
+  absl::StatusOr<std::string> text = Encode(body, req.HasQuery("pretty"));
+  if (!text.ok())
+    return ErrorResponse(text.status());
   Response r;
-  r.body = codec::Dump(body, req.HasQuery("pretty"));
+  r.body = *std::move(text);
   r.headers["X-Nomad-Index"] = std::to_string(index == 0 ? 1 : index);
   r.headers["X-Nomad-KnownLeader"] = "true";
   r.headers["X-Nomad-LastContact"] = "0";
@@ -83,8 +102,11 @@ Response JsonTextResponse(const Request& req, std::string body, uint64_t index) 
   Response r = JsonResponse(req, codec::Json::array(), index);
   if (req.HasQuery("pretty")) {
     absl::StatusOr<codec::Json> parsed = codec::ParseJson(body);
-    if (parsed.ok())
-      body = codec::Dump(*parsed, true);
+    absl::StatusOr<std::string> text =
+        parsed.ok() ? Encode(*parsed, true) : absl::StatusOr<std::string>(std::move(body));
+    if (!text.ok())
+      return ErrorResponse(text.status());
+    body = *std::move(text);
   }
   r.body = std::move(body);
   return r;
@@ -94,10 +116,12 @@ asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& 
                                                 std::function<codec::Json()> build,
                                                 uint64_t index) {
   const bool pretty = req.HasQuery("pretty");
-  auto work = [build = std::move(build), pretty] { return codec::Dump(build(), pretty); };
-  std::string body = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  auto work = [build = std::move(build), pretty] { return Encode(build(), pretty); };
+  auto body = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  if (!body.ok())
+    co_return ErrorResponse(body.status());
   Response r = JsonResponse(req, codec::Json::array(), index);
-  r.body = std::move(body);
+  r.body = *std::move(body);
   co_return r;
 }
 

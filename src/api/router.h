@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ class Router {
  public:
   // `methods` e.g. {"GET"} or {"PUT", "POST"}.
   void Add(std::set<std::string> methods, const std::string& pattern, Handler handler);
+  // A check every request passes before it is routed; an answer from it is sent instead.
+  using Check = std::function<std::optional<Response>(const Request&)>;
+  void AddCheck(Check check) { checks_.push_back(std::move(check)); }
   asio::awaitable<Response> Dispatch(Request& req) const;
 
  private:
@@ -29,6 +33,7 @@ class Router {
     Handler handler;
   };
   std::vector<Route> routes_;
+  std::vector<Check> checks_;
 };
 
 }  // namespace drover::api

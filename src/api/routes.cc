@@ -1,8 +1,19 @@
 #include "api/api_context.h"
+#include "codec/validate.h"
 
 namespace drover::api {
 
 void RegisterRoutes(Router& router, ApiContext& ctx) {
+  // ?namespace= is a namespace name or "*" (reads of every namespace); anything else,
+  // a NUL byte included, is refused before it reaches a handler.
+  router.AddCheck([](const Request& req) -> std::optional<Response> {
+    auto it = req.query.find("namespace");
+    if (it == req.query.end() || it->second.empty() || it->second == "*" ||
+        codec::ValidNamespaceName(it->second)) {
+      return std::nullopt;
+    }
+    return Response::Error(400, "invalid namespace: names are 1-128 letters, digits and dashes");
+  });
   RegisterAgentRoutes(router, ctx);
   RegisterJobRoutes(router, ctx);
   RegisterJobspecRoutes(router, ctx);
