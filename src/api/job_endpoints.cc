@@ -1,10 +1,13 @@
 // /v1/jobs and /v1/job/:id[/...]: list, register, read, deregister, and the job's
 // allocations, evaluations and summary.
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
 #include "api/query.h"
 #include "codec/unsupported_fields.h"
+#include "common/offload.h"
 #include "server/server.h"
 
 namespace drover::api {
@@ -32,54 +35,93 @@ Response WriteResponse(const Request& req, const codec::Json& body, uint64_t ind
   return r;
 }
 
-// PUT/POST /v1/jobs and /v1/job/:id. `path_id` is empty for /v1/jobs.
-Response Register(ApiContext& ctx, const Request& req, const std::string& path_id) {
-  if (req.body.empty()) {
-    return Response::Error(400, "Request body is empty");
+// What a register request says, decoded, canonicalized and validated.
+struct RegisterRequest {
+  std::optional<server::Server::PreparedJob> job;
+  bool enforce_index = false;
+  uint64_t job_modify_index = 0;
+};
+
+// Pool work for PUT/POST /v1/jobs and /v1/job/:id: everything that needs only the
+// request (parsing, refusing unsupported fields, decoding, canonicalizing and
+// validating), so a large body never holds the control loop. `path_id` is empty for
+// /v1/jobs. Errors are 400s.
+absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const std::string& path_id,
+                                               const std::string& ns, const std::string& region,
+                                               const std::string& server_region) {
+  if (body.empty()) {
+    return absl::InvalidArgumentError("Request body is empty");
   }
-  auto parsed = codec::ParseJson(req.body);
+  auto parsed = codec::ParseJson(body);
   if (!parsed.ok()) {
-    return Response::Error(
-        400, "Failed to decode request body: " + std::string(parsed.status().message()));
+    return absl::InvalidArgumentError("Failed to decode request body: " +
+                                      std::string(parsed.status().message()));
   }
   if (!parsed->is_object() || !parsed->contains("Job") || (*parsed)["Job"].is_null()) {
-    return Response::Error(400, "Job must be specified");
+    return absl::InvalidArgumentError("Job must be specified");
   }
   if (absl::Status s = codec::CheckSupportedJobFields((*parsed)["Job"]); !s.ok()) {
-    return Response::Error(400, std::string(s.message()));
+    return absl::InvalidArgumentError(s.message());
   }
   auto job = codec::JobFromJson((*parsed)["Job"]);
   if (!job.ok()) {
-    return Response::Error(400, std::string(job.status().message()));
+    return absl::InvalidArgumentError(job.status().message());
   }
   if (job->id.empty()) {
-    return Response::Error(400, "Job ID hasn't been provided");
+    return absl::InvalidArgumentError("Job ID hasn't been provided");
   }
   if (!path_id.empty() && job->id != path_id) {
-    return Response::Error(400, "Job ID does not match name");
+    return absl::InvalidArgumentError("Job ID does not match name");
   }
   if (job->namespace_.empty())
-    job->namespace_ = NamespaceOf(req);
-  if (job->region.empty() && req.HasQuery("region"))
-    job->region = req.Query("region");
+    job->namespace_ = ns;
+  if (job->region.empty() && !region.empty())
+    job->region = region;
+  RegisterRequest out;
+  out.enforce_index = parsed->value("EnforceIndex", false);
+  out.job_modify_index = parsed->value("JobModifyIndex", uint64_t{0});
+  auto prepared = server::Server::PrepareJob(*std::move(job), server_region);
+  if (!prepared.ok()) {
+    // Validation problems are Nomad's 500s; the request itself was readable.
+    return absl::Status(absl::IsInvalidArgument(prepared.status()) ? absl::StatusCode::kUnknown
+                                                                   : prepared.status().code(),
+                        prepared.status().message());
+  }
+  out.job.emplace(*std::move(prepared));
+  return out;
+}
+
+asio::awaitable<Response> Register(ApiContext& ctx, const Request& req, std::string path_id) {
+  auto work = [body = req.body, path_id, ns = NamespaceOf(req), region = req.Query("region"),
+               server_region = ctx.server->config().region] {
+    return DecodeRegister(body, path_id, ns, region, server_region);
+  };
+  auto decoded = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  if (!decoded.ok()) {
+    co_return absl::IsInvalidArgument(decoded.status())
+        ? Response::Error(400, std::string(decoded.status().message()))
+        : ErrorResponse(decoded.status(), /*invalid_is_500=*/true);
+  }
+  const model::Job& job = decoded->job->job();
   // EnforceIndex: register only if the job's JobModifyIndex matches (0 = must not exist).
-  if (parsed->value("EnforceIndex", false)) {
-    const uint64_t want = parsed->value("JobModifyIndex", uint64_t{0});
-    auto existing = ctx.server->state().GetJob(job->namespace_, job->id);
+  if (decoded->enforce_index) {
+    const uint64_t want = decoded->job_modify_index;
+    auto existing = ctx.server->state().GetJob(job.namespace_, job.id);
     const uint64_t have = existing ? existing->job_modify_index : 0;
     if (want != have) {
-      return Response::Error(
+      co_return Response::Error(
           500, want == 0
                    ? "Enforcing job modify index 0: job already exists"
                    : "Enforcing job modify index " + std::to_string(want) +
                          ": job exists with conflicting job modify index: " + std::to_string(have));
     }
   }
-  auto resp = ctx.server->RegisterJob(std::move(*job));
+  // Answered once durable; a job that could not be made durable is not registered.
+  auto resp = co_await ctx.server->RegisterJobDurably(*std::move(decoded->job));
   if (!resp.ok()) {
-    return ErrorResponse(resp.status(), /*invalid_is_500=*/true);
+    co_return ErrorResponse(resp.status(), /*invalid_is_500=*/true);
   }
-  return WriteResponse(req, RegisterResponseJson(*resp), resp->index);
+  co_return WriteResponse(req, RegisterResponseJson(*resp), resp->index);
 }
 
 }  // namespace
@@ -102,12 +144,10 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"PUT", "POST"}, "/v1/jobs", [&ctx](Request& req) -> asio::awaitable<Response> {
-    Response resp = Register(ctx, req, "");
-    co_return co_await AfterDurable(ctx, std::move(resp));
+    co_return co_await Register(ctx, req, "");
   });
   router.Add({"PUT", "POST"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    Response resp = Register(ctx, req, req.Param("id"));
-    co_return co_await AfterDurable(ctx, std::move(resp));
+    co_return co_await Register(ctx, req, req.Param("id"));
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
@@ -123,9 +163,9 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return JsonResponse(req, codec::ToJson(*job), job->modify_index);
   });
   router.Add({"DELETE"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto resp =
-        ctx.server->DeregisterJob(NamespaceOf(req), req.Param("id"), QueryBool(req, "purge", false),
-                                  QueryBool(req, "no_shutdown_delay", false));
+    auto resp = co_await ctx.server->DeregisterJobDurably(
+        NamespaceOf(req), req.Param("id"), QueryBool(req, "purge", false),
+        QueryBool(req, "no_shutdown_delay", false));
     if (!resp.ok())
       co_return ErrorResponse(resp.status());
     codec::Json body = {{"EvalID", resp->eval_id},
@@ -136,8 +176,7 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
                         {"Index", resp->index},
                         {"LastContact", 0},
                         {"KnownLeader", false}};
-    Response out = WriteResponse(req, body, resp->index);
-    co_return co_await AfterDurable(ctx, std::move(out));
+    co_return WriteResponse(req, body, resp->index);
   });
   router.Add({"GET"}, "/v1/job/:id/allocations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kAllocs);

@@ -99,7 +99,7 @@ void CanonicalizeTask(model::Task& task, const model::TaskGroup& group) {
 }
 
 void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
-  if (group.count < 0) {
+  if (group.count == model::TaskGroup::kUnsetCount) {
     group.count = 1;
   }
   if (!group.ephemeral_disk) {

@@ -22,7 +22,7 @@ model::Job MinimalJob(const std::string& type = "") {
   job.type = type;
   model::TaskGroup g;
   g.name = "g";
-  g.count = -1;
+  g.count = model::TaskGroup::kUnsetCount;
   model::Task t;
   t.name = "t";
   t.driver = "raw_exec";

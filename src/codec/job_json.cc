@@ -192,8 +192,8 @@ Json TaskJson(const model::Task& t) {
 Json TaskGroupJson(const model::TaskGroup& g) {
   Json j = Json::object();
   j["Name"] = g.name;
-  // -1 is the decoder's "unset" marker; Nomad's api has a null count there.
-  j["Count"] = g.count < 0 ? Json(nullptr) : Json(g.count);
+  // The decoder's "unset" marker; Nomad's api has a null count there.
+  j["Count"] = g.count == model::TaskGroup::kUnsetCount ? Json(nullptr) : Json(g.count);
   j["Constraints"] = ConstraintsOrNull(g.constraints);
   j["Affinities"] = nullptr;
   j["Tasks"] = ListOrEmpty(g.tasks, TaskJson);
@@ -405,7 +405,7 @@ absl::StatusOr<model::Task> DecodeTask(const Json& j, const std::string& path) {
 absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::string& path) {
   Reader r(j, path);
   model::TaskGroup g;
-  g.count = -1;  // unset until CanonicalizeJob
+  g.count = model::TaskGroup::kUnsetCount;  // until CanonicalizeJob
   if (!r.ExpectObject()) {
     return r.status();
   }

@@ -206,7 +206,7 @@ TEST(JobJsonTest, EmptyCollectionsFollowNomadNilConventions) {
 
   model::TaskGroup g;
   g.name = "g";
-  g.count = -1;
+  g.count = model::TaskGroup::kUnsetCount;
   g.tasks.push_back(model::Task{});
   g.tasks[0].name = "t";
   job.task_groups = {g};
@@ -250,7 +250,7 @@ TEST(JobJsonTest, DecodesMinimalJobKeepingUnsetMarkers) {
   EXPECT_EQ(job->type, "");
   ASSERT_EQ(job->task_groups.size(), 1u);
   const model::TaskGroup& g = job->task_groups[0];
-  EXPECT_EQ(g.count, -1);
+  EXPECT_EQ(g.count, model::TaskGroup::kUnsetCount);
   EXPECT_FALSE(g.restart_policy);
   EXPECT_FALSE(g.reschedule_policy);
   EXPECT_FALSE(g.ephemeral_disk);
@@ -272,7 +272,7 @@ TEST(JobJsonTest, NullMeansAbsentAndUnknownFieldsAreIgnored) {
   EXPECT_EQ(job->region, "");
   EXPECT_EQ(job->priority, 0);
   EXPECT_TRUE(job->meta.empty());
-  EXPECT_EQ(job->task_groups[0].count, -1);
+  EXPECT_EQ(job->task_groups[0].count, model::TaskGroup::kUnsetCount);
   EXPECT_FALSE(job->task_groups[0].restart_policy);
   EXPECT_TRUE(job->task_groups[0].tasks.empty());
 

@@ -84,25 +84,132 @@ bool Expect(std::string_view s, size_t& pos, char c) {
 
 }  // namespace
 
-absl::StatusOr<Json> ParseJson(std::string_view text) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
-    std::string what = e.what();
-    if (const size_t cut = what.find("] "); cut != std::string::npos) {
+namespace {
+
+// nlohmann's DOM builder, counting as it goes: parsing stops at the first value past
+// the depth or element limit instead of building it (sax_parse calls these by name).
+class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
+ public:
+  BoundedDomParser(Json& root, const JsonLimits& limits)
+      : json_sax_dom_parser(root, /*allow_exceptions_=*/false), limits_(limits) {}
+
+  bool null() { return Count() && json_sax_dom_parser::null(); }
+  bool boolean(bool v) { return Count() && json_sax_dom_parser::boolean(v); }
+  bool number_integer(Json::number_integer_t v) {
+    return Count() && json_sax_dom_parser::number_integer(v);
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return Count() && json_sax_dom_parser::number_unsigned(v);
+  }
+  bool number_float(Json::number_float_t v, const std::string& s) {
+    return Count() && json_sax_dom_parser::number_float(v, s);
+  }
+  bool string(std::string& v) { return Count() && json_sax_dom_parser::string(v); }
+  bool binary(Json::binary_t& v) { return Count() && json_sax_dom_parser::binary(v); }
+  bool start_object(std::size_t n) { return Enter() && json_sax_dom_parser::start_object(n); }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool start_array(std::size_t n) { return Enter() && json_sax_dom_parser::start_array(n); }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& ex) {
+    // ex.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
+    std::string what = ex.what();
+    if (const size_t cut = what.find("] "); cut != std::string::npos)
       what = what.substr(cut + 2);
-    }
-    return absl::InvalidArgumentError(absl::StrCat("invalid JSON at byte ", e.byte, ": ", what));
+    error_ =
+        absl::InvalidArgumentError(absl::StrCat("invalid JSON at byte ", position, ": ", what));
+    return json_sax_dom_parser::parse_error(position, last_token, ex);
+  }
+
+  const absl::Status& error() const { return error_; }
+
+ private:
+  bool Count() {
+    if (++elements_ <= limits_.max_elements)
+      return true;
+    error_ = absl::InvalidArgumentError(absl::StrCat(
+        "invalid JSON: more than ", limits_.max_elements, " values (the limit for one document)"));
+    return false;
+  }
+  bool Enter() {
+    if (!Count())
+      return false;
+    if (++depth_ <= limits_.max_depth)
+      return true;
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("invalid JSON: nested deeper than ", limits_.max_depth, " levels"));
+    return false;
+  }
+
+  const JsonLimits limits_;
+  size_t depth_ = 0;
+  size_t elements_ = 0;
+  absl::Status error_;
+};
+
+// Appends to a string and gives up once it would pass a size.
+class BoundedOutput : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  struct Full {};
+  BoundedOutput(std::string& out, size_t max) : out_(out), max_(max) {}
+  void write_character(char c) override {
+    if (out_.size() >= max_)
+      throw Full{};
+    out_.push_back(c);
+  }
+  void write_characters(const char* s, std::size_t n) override {
+    if (n > max_ - out_.size())
+      throw Full{};
+    out_.append(s, n);
+  }
+
+ private:
+  std::string& out_;
+  const size_t max_;
+};
+
+}  // namespace
+
+absl::StatusOr<Json> ParseJson(std::string_view text, const JsonLimits& limits) {
+  Json root;
+  BoundedDomParser sax(root, limits);
+  bool ok = false;
+  try {
+    ok = Json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
   }
+  if (!ok || sax.is_errored()) {
+    if (!sax.error().ok())
+      return sax.error();
+    return absl::InvalidArgumentError("invalid JSON");
+  }
+  return root;
 }
 
 std::string Dump(const Json& j, bool pretty) {
   // Invalid UTF-8 in strings is replaced (U+FFFD), as Go's encoder does, instead of
   // throwing.
   return j.dump(pretty ? 4 : -1, ' ', false, Json::error_handler_t::replace);
+}
+
+absl::StatusOr<std::string> DumpBounded(const Json& j, bool pretty, size_t max_bytes) {
+  std::string out;
+  auto adapter = std::make_shared<BoundedOutput>(out, max_bytes);
+  nlohmann::detail::serializer<Json> s(adapter, ' ', Json::error_handler_t::replace);
+  try {
+    s.dump(j, pretty, /*ensure_ascii=*/false, pretty ? 4 : 0);
+  } catch (const BoundedOutput::Full&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the encoded response would be larger than ", max_bytes, " bytes"));
+  }
+  return out;
 }
 
 std::string RawObject(const std::map<std::string, std::string>& members) {

@@ -28,10 +28,22 @@ namespace drover::codec {
 
 using Json = nlohmann::json;
 
-// Parses text; malformed input → InvalidArgument naming the byte offset.
-absl::StatusOr<Json> ParseJson(std::string_view text);
+// What one parsed document may hold. Whoever sent it (an HTTP client, a plugin, an
+// agent answering the CLI) cannot make the parser, or the recursive code that walks
+// the result, go deeper or build more than this.
+struct JsonLimits {
+  size_t max_depth = 256;           // nested arrays and objects
+  size_t max_elements = 2'000'000;  // values of any kind
+};
+
+// Parses text; malformed input, or input past `limits`, → InvalidArgument naming the
+// byte offset or the limit. Nothing past a limit is built.
+absl::StatusOr<Json> ParseJson(std::string_view text, const JsonLimits& limits = {});
 // Compact, or indented by 4 spaces when `pretty`.
 std::string Dump(const Json& j, bool pretty = false);
+// The same, refused (ResourceExhausted) once the text would pass `max_bytes`: what a
+// request's ?pretty can make the agent build is bounded.
+absl::StatusOr<std::string> DumpBounded(const Json& j, bool pretty, size_t max_bytes);
 // The compact text of a JSON object whose member values are JSON text already encoded
 // (device samples encoded once and spliced into responses), keys in ascending order as
 // Dump writes them.

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "codec/limits.h"
 #include "common/go_strings.h"
 #include "common/signals.h"
 #include "model/task_state.h"
@@ -52,14 +53,22 @@ Duration Mul(int64_t n, Duration d) {
   return Duration(out);
 }
 
+// a + b, saturating instead of overflowing.
+Duration Add(Duration a, Duration b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a.count(), b.count(), &out))
+    return b.count() < 0 ? Duration::min() : Duration::max();
+  return Duration(out);
+}
+
 // Go's time.Duration.Round: to the nearest multiple, halfway away from zero.
 Duration Round(Duration d, Duration m) {
   int64_t r = d.count() % m.count();
   if (d.count() < 0) {
     r = -r;
-    return r + r < m.count() ? d + Duration(r) : d + Duration(r) - m;
+    return r + r < m.count() ? d + Duration(r) : Add(d + Duration(r), -m);
   }
-  return r + r < m.count() ? d - Duration(r) : d + m - Duration(r);
+  return r + r < m.count() ? d - Duration(r) : Add(d, m - Duration(r));
 }
 
 Errors ConstraintErrors(const model::Constraint& c) {
@@ -152,7 +161,8 @@ bool IsDelayFunction(const std::string& f) {
 }
 
 // ReschedulePolicy.viableAttempts: whether `attempts` reschedules fit in the interval,
-// how many do, and the interval that would fit them all.
+// how many do, and the interval that would fit them all. Attempts are at most
+// JobLimits::kMaxAttempts here (CheckJobLimits ran first) and sums saturate.
 bool ViableAttempts(const model::ReschedulePolicy& p, int& possible, Duration& recommended) {
   possible = 0;
   recommended = Duration::zero();
@@ -168,7 +178,7 @@ bool ViableAttempts(const model::ReschedulePolicy& p, int& possible, Duration& r
       Duration next = Mul(static_cast<int64_t>(std::pow(2.0, std::min(i, 62))), p.delay);
       if (next > p.max_delay) {
         next = p.max_delay;
-        recommended += next;
+        recommended = Add(recommended, next);
       } else {
         recommended = next;
       }
@@ -183,9 +193,9 @@ bool ViableAttempts(const model::ReschedulePolicy& p, int& possible, Duration& r
     for (int i = 2; i < p.attempts; ++i) {
       Duration next;
       if (reached_ceiling) {
-        next = slots[i - 1] + p.max_delay;
+        next = Add(slots[i - 1], p.max_delay);
       } else {
-        next = slots[i - 1] + slots[i - 2];
+        next = Add(slots[i - 1], slots[i - 2]);
         if (next > p.max_delay) {
           next = p.max_delay;
           reached_ceiling = true;
@@ -285,6 +295,34 @@ void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
   if (group.networks.size() > 1) {
     errs.push_back("Only one network resource is allowed");
   }
+  // Modes Drover carries out: the host's network (the default), or "none" (an empty
+  // network namespace, which only the exec driver makes). Anything else is refused by
+  // name rather than run on the host network.
+  for (const model::NetworkResource& net : group.networks) {
+    if (net.mode.empty() || net.mode == "host")
+      continue;
+    if (net.mode != "none") {
+      errs.push_back(absl::StrCat("network mode ", common::GoQuote(net.mode),
+                                  " is not supported by Drover yet (use \"host\" or \"none\")"));
+      continue;
+    }
+    for (const model::Task& task : group.tasks) {
+      if (task.driver != "exec") {
+        errs.push_back(absl::StrCat("network mode \"none\" needs the exec driver; task ",
+                                    common::GoQuote(task.name), " uses ",
+                                    common::GoQuote(task.driver)));
+      }
+    }
+  }
+  for (const model::Task& task : group.tasks) {
+    for (const model::NetworkResource& net : task.resources.networks) {
+      if (!net.mode.empty() && net.mode != "host") {
+        errs.push_back(absl::StrCat("task ", common::GoQuote(task.name), " network mode ",
+                                    common::GoQuote(net.mode),
+                                    " is not supported: set the mode on the group's network"));
+      }
+    }
+  }
   std::map<std::string, std::string> labels;
   std::map<std::pair<std::string, int>, std::string> static_ports;
   auto check_port = [&](const model::Port& port, const std::string& owner, bool is_group) {
@@ -341,6 +379,11 @@ void CheckResources(const model::Resources& r, Errors& errs) {
   }
   if (r.cpu < 1 && r.cores == 0) {
     errs.push_back(absl::StrCat("minimum CPU value is 1; got ", r.cpu));
+  }
+  if (r.cores > 0 && r.cpu <= 0) {
+    // The scheduler reserves cpu shares, not whole cores: a task asking for cores would
+    // be placed with no cpu reserved at all.
+    errs.push_back("resources.cores is not supported by Drover yet: ask for cpu instead");
   }
   if (r.cores < 0) {
     errs.push_back(absl::StrCat("minimum Cores value is 0; got ", r.cores));
@@ -500,6 +543,9 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
   if (group.count < 0) {
     errs.push_back("Task group count can't be negative");
   }
+  if (group.shutdown_delay && *group.shutdown_delay < Duration::zero()) {
+    errs.push_back("ShutdownDelay must be a positive value");
+  }
   if (group.tasks.empty()) {
     errs.push_back("Missing tasks for task group");
   }
@@ -563,6 +609,12 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
 
 }  // namespace
 
+bool ValidNamespaceName(const std::string& ns) {
+  return !ns.empty() && ns.size() <= 128 && std::all_of(ns.begin(), ns.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
 std::string FormatMultiError(const std::vector<std::string>& errors) {
   if (errors.empty()) {
     return "";
@@ -581,6 +633,10 @@ std::string FormatMultiError(const std::vector<std::string>& errors) {
 
 absl::Status ValidateJob(const model::Job& job) {
   Errors errs;
+  // Sizes first: what follows may cost as much as the values it checks.
+  CheckJobLimits(job, errs);
+  if (!errs.empty())
+    return absl::InvalidArgumentError(FormatMultiError(errs));
   if (job.region.empty()) {
     errs.push_back("Missing job region");
   }
@@ -598,6 +654,13 @@ absl::Status ValidateJob(const model::Job& job) {
   }
   if (job.namespace_.empty()) {
     errs.push_back("Job must be in a namespace");
+  } else if (!ValidNamespaceName(job.namespace_)) {
+    errs.push_back(absl::StrCat("invalid namespace ", common::GoQuote(job.namespace_),
+                                ": names are 1-128 letters, digits and dashes"));
+  } else if (job.namespace_ != kDefaultNamespace) {
+    // Drover has one namespace until namespaces can be created.
+    errs.push_back(absl::StrCat("job ", common::GoQuote(job.id), " is in nonexistent namespace ",
+                                common::GoQuote(job.namespace_)));
   }
   if (job.type.empty()) {
     errs.push_back("Missing job type");

@@ -14,6 +14,11 @@ namespace drover::codec {
 
 absl::Status ValidateJob(const model::Job& job);
 
+// The one namespace that exists (Drover cannot create others yet).
+inline constexpr char kDefaultNamespace[] = "default";
+// Nomad's namespace names: 1-128 of [a-zA-Z0-9-].
+bool ValidNamespaceName(const std::string& ns);
+
 // Formats a list of messages as Go's hashicorp/multierror does.
 std::string FormatMultiError(const std::vector<std::string>& errors);
 

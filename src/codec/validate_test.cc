@@ -429,8 +429,6 @@ TEST(ValidateJobTest, TaskLevelDistinctConstraintsAreDisallowed) {
 TEST(ValidateJobTest, ValidTaskVariantsPass) {
   model::Job job = ValidJob();
   model::Task& t = job.task_groups[0].tasks[0];
-  t.resources.cpu = 0;
-  t.resources.cores = 1;
   t.resources.memory_max_mb = 600;
   t.lifecycle = model::Lifecycle{"poststart", true};
   t.dispatch_payload = model::DispatchPayloadConfig{"in/../input.json"};

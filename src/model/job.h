@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -165,6 +166,9 @@ struct Task {
 };
 
 struct TaskGroup {
+  // A decoded group without a Count has this one; canonicalization makes it 1. Any
+  // other negative count is the user's, and validation refuses it.
+  static constexpr int kUnsetCount = std::numeric_limits<int>::min();
   std::string name;
   int count = 0;
   std::vector<Constraint> constraints;

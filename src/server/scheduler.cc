@@ -334,6 +334,13 @@ PlanResult Schedule(const SchedulerInput& in) {
     int failed = 0;
     model::AllocMetric failed_metric;
     for (int idx : to_place) {
+      if (failed > 0) {
+        // Nothing fit one placement; usage only grew since, so nothing fits the rest of
+        // the group either (Nomad coalesces these failures too). Counting them costs
+        // nothing, however large the count.
+        ++failed;
+        continue;
+      }
       model::AllocMetric metric;
       const model::Node* best = nullptr;
       double best_score = -1;
@@ -429,7 +436,7 @@ PlanResult Schedule(const SchedulerInput& in) {
         model::AllocatedTaskResources& r = best_tasks[t.name];
         r.cpu_shares = t.resources.cpu;
         r.memory_mb = t.resources.memory_mb;
-        r.memory_max_mb = t.resources.memory_max_mb;
+        r.memory_max_mb = in.memory_oversubscription ? t.resources.memory_max_mb : 0;
       }
       a.allocated_resources.tasks = std::move(best_tasks);
       a.allocated_resources.shared = std::move(best_shared);

@@ -21,6 +21,9 @@ struct SchedulerInput {
   std::vector<AllocPtr> node_allocs;  // every allocation on any node (for resource use)
   common::Time now{};
   uint64_t seed = 0;  // for dynamic port choice; fixed in tests
+  // The scheduler configuration's memory_oversubscription_enabled: without it a task's
+  // memory_max is ignored (its hard limit is its memory), as in Nomad.
+  bool memory_oversubscription = false;
 };
 
 struct PlanResult {

@@ -22,6 +22,7 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       config_(std::move(config)),
       state_(executor, clock),
       queue_changed_(executor),
+      durable_writes_(executor),
       stop_(common::CancellationScope::Create(executor)),
       seed_(std::random_device{}()) {}
 
@@ -48,9 +49,9 @@ void Server::Stop() {
   stop_->Cancel();
 }
 
-absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
+absl::StatusOr<Server::PreparedJob> Server::PrepareJob(model::Job job, const std::string& region) {
   codec::CanonicalizeJob(job);
-  if (job.region != config_.region) {
+  if (job.region != region) {
     // Nomad forwards to the job's region; we are the only one.
     return absl::InvalidArgumentError("No path to region \"" + job.region + "\"");
   }
@@ -58,8 +59,34 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
     return s;
   }
   job.stop = false;
-  JobPtr stored = state_.UpsertJob(std::move(job));
-  return CreateEval(*stored, model::kTriggerJobRegister);
+  return PreparedJob(std::move(job));
+}
+
+absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
+  std::vector<std::string> warnings;
+  if (!config_.memory_oversubscription) {
+    for (const model::TaskGroup& g : job.job_.task_groups) {
+      for (const model::Task& t : g.tasks) {
+        if (t.resources.memory_max_mb > 0) {
+          warnings.push_back("Memory oversubscription is not enabled; Task \"" + g.name + "." +
+                             t.name +
+                             "\" memory_max value will be ignored. Update the Scheduler "
+                             "Configuration to allow oversubscription.");
+        }
+      }
+    }
+  }
+  JobPtr stored = state_.UpsertJob(std::move(job.job_));
+  EvalResponse resp = CreateEval(*stored, model::kTriggerJobRegister);
+  resp.warnings.insert(resp.warnings.end(), warnings.begin(), warnings.end());
+  return resp;
+}
+
+absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
+  auto prepared = PrepareJob(std::move(job), config_.region);
+  if (!prepared.ok())
+    return prepared.status();
+  return RegisterJob(*std::move(prepared));
 }
 
 absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const std::string& id,
@@ -90,6 +117,57 @@ absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const 
     copy = *job;
   }
   return CreateEval(copy, model::kTriggerJobDeregister);
+}
+
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::Durably(
+    const std::function<absl::StatusOr<EvalResponse>()>& write, const std::function<void()>& undo) {
+  auto guard = co_await durable_writes_.Lock();
+  defer_enqueue_ = true;
+  absl::StatusOr<EvalResponse> resp = write();
+  defer_enqueue_ = false;
+  const std::vector<std::string> evals = std::exchange(deferred_, {});
+  absl::Status durable = resp.ok() ? co_await state_.Flush() : absl::OkStatus();
+  if (!durable.ok()) {
+    for (const std::string& id : evals)
+      state_.RemoveEval(id);
+    undo();
+    co_return durable;
+  }
+  for (const std::string& id : evals)
+    Enqueue(id);
+  co_return resp;
+}
+
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::RegisterJobDurably(PreparedJob job) {
+  StateStore::JobSnapshot before;
+  std::function<absl::StatusOr<EvalResponse>()> write = [&] {
+    before = state_.SnapshotJob(job.job().namespace_, job.job().id);
+    return RegisterJob(std::move(job));
+  };
+  std::function<void()> undo = [&] { state_.RestoreJob(before); };
+  co_return co_await Durably(write, undo);
+}
+
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::DeregisterJobDurably(std::string ns,
+                                                                           std::string id,
+                                                                           bool purge,
+                                                                           bool no_shutdown_delay) {
+  StateStore::JobSnapshot before;
+  std::vector<AllocPtr> allocs_before;
+  std::vector<AllocPtr> allocs_after;
+  std::function<absl::StatusOr<EvalResponse>()> write = [&] {
+    before = state_.SnapshotJob(ns, id);
+    allocs_before = state_.AllocsByJob(ns, id);
+    auto resp = DeregisterJob(ns, id, purge, no_shutdown_delay);
+    for (const AllocPtr& a : allocs_before)
+      allocs_after.push_back(state_.GetAlloc(a->id));
+    return resp;
+  };
+  std::function<void()> undo = [&] {
+    state_.RestoreAllocs(allocs_before, allocs_after);
+    state_.RestoreJob(before);
+  };
+  co_return co_await Durably(write, undo);
 }
 
 absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id,
@@ -133,6 +211,10 @@ EvalResponse Server::CreateEval(const model::Job& job, const std::string& trigge
 }
 
 void Server::Enqueue(const std::string& eval_id) {
+  if (defer_enqueue_) {
+    deferred_.push_back(eval_id);
+    return;
+  }
   queue_.push_back(eval_id);
   queue_changed_.Notify();
 }
@@ -164,6 +246,7 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   input.node_allocs = state_.ListAllocs("*", "");
   input.now = clock_.Now();
   input.seed = seed_++;
+  input.memory_oversubscription = config_.memory_oversubscription;
   eval.snapshot_index = state_.LatestIndex();
   PlanResult plan;
   try {

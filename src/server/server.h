@@ -7,6 +7,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 
+#include "common/async_mutex.h"
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/event.h"
@@ -25,6 +27,10 @@ struct ServerConfig {
   std::string region = "global";
   // A node that has not heartbeated for this long is marked down.
   common::Duration heartbeat_ttl = std::chrono::seconds(30);
+  // server.default_scheduler_config.memory_oversubscription_enabled: whether a task's
+  // memory_max raises its hard memory limit above its memory (otherwise it is ignored,
+  // with a warning at registration, as in Nomad).
+  bool memory_oversubscription = false;
 };
 
 struct EvalResponse {
@@ -51,9 +57,32 @@ class Server {
   StateStore& state() { return state_; }
   const ServerConfig& config() const { return config_; }
 
-  // Canonicalizes and validates `job` (InvalidArgument with every problem), stores a
-  // new version and creates a "job-register" evaluation.
+  // A job canonicalized and validated by PrepareJob, ready to be stored.
+  class PreparedJob {
+   public:
+    const model::Job& job() const { return job_; }
+
+   private:
+    friend class Server;
+    explicit PreparedJob(model::Job job) : job_(std::move(job)) {}
+    model::Job job_;
+  };
+  // Canonicalizes and validates `job` (InvalidArgument with every problem) for a server
+  // of `region`. Touches no server state: the API runs it on the blocking pool, so a
+  // large job is never checked on the control loop.
+  static absl::StatusOr<PreparedJob> PrepareJob(model::Job job, const std::string& region);
+  // Stores a new version of a prepared job and creates a "job-register" evaluation.
+  absl::StatusOr<EvalResponse> RegisterJob(PreparedJob job);
+  // PrepareJob, then RegisterJob, on the loop (for small jobs and tests).
   absl::StatusOr<EvalResponse> RegisterJob(model::Job job);
+  // RegisterJob and DeregisterJob as the API makes them: they complete once what they
+  // changed is durable (with a state DB). A change that cannot be made durable is
+  // undone: the job is as it was, its evaluation is gone and nothing was scheduled
+  // from it; the error is returned. One such write at a time.
+  asio::awaitable<absl::StatusOr<EvalResponse>> RegisterJobDurably(PreparedJob job);
+  asio::awaitable<absl::StatusOr<EvalResponse>> DeregisterJobDurably(std::string ns, std::string id,
+                                                                     bool purge,
+                                                                     bool no_shutdown_delay);
   // Stops the job (or removes it with `purge`) and creates a "job-deregister"
   // evaluation. NotFound "job not found".
   // With `no_shutdown_delay`, tasks skip their shutdown_delay when stopped.
@@ -73,6 +102,12 @@ class Server {
   size_t pending_evals() const { return queue_.size(); }
 
  private:
+  // Runs `write` (a change that creates evaluations) and waits until it is durable; if
+  // it cannot be, removes the evaluations it created and runs `undo`. Evaluations are
+  // queued only once the change is durable.
+  asio::awaitable<absl::StatusOr<EvalResponse>> Durably(
+      const std::function<absl::StatusOr<EvalResponse>()>& write,
+      const std::function<void()>& undo);
   EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by);
   void Enqueue(const std::string& eval_id);
   void UnblockEvals();
@@ -87,6 +122,9 @@ class Server {
   StateStore state_;
   std::deque<std::string> queue_;
   common::Notifier queue_changed_;
+  common::AsyncMutex durable_writes_;
+  bool defer_enqueue_ = false;         // inside Durably's write
+  std::vector<std::string> deferred_;  // evaluations that write created
   std::map<std::string, common::Time> last_heartbeat_;
   common::CancellationScopePtr stop_;
   uint64_t seed_ = 0;

@@ -129,6 +129,11 @@ void StateStore::ForgetJob(const std::string& ns, const std::string& id) {
     store_->DeletePrefix(JobRecordPrefix(ns, id), LogFailure());
 }
 
+void StateStore::ForgetEval(const std::string& id) {
+  if (store_)
+    store_->Delete(kEvalPrefix + id, LogFailure());
+}
+
 absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   store_ = std::move(store);
   failed_writes_seen_ = store_->stats().failed;

@@ -156,6 +156,60 @@ bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
   return true;
 }
 
+StateStore::JobSnapshot StateStore::SnapshotJob(const std::string& ns,
+                                                const std::string& id) const {
+  JobSnapshot s{.ns = ns, .id = id, .job = GetJob(ns, id)};
+  if (auto it = job_versions_.find(JobKey(ns, id)); it != job_versions_.end())
+    s.versions = it->second;
+  return s;
+}
+
+void StateStore::RestoreJob(const JobSnapshot& before) {
+  const std::string key = JobKey(before.ns, before.id);
+  ForgetJob(before.ns, before.id);
+  if (before.job) {
+    jobs_[key] = before.job;
+    job_versions_[key] = before.versions;
+    for (const JobPtr& v : before.versions)
+      Save(v);
+  } else {
+    jobs_.erase(key);
+    job_versions_.erase(key);
+  }
+  Bump(Table::kJobs);
+  RefreshJobStatus(before.ns, before.id);
+}
+
+void StateStore::RemoveEval(const std::string& id) {
+  auto it = evals_.find(id);
+  if (it == evals_.end())
+    return;
+  const EvalPtr e = it->second;
+  evals_.erase(it);
+  if (auto by_job = evals_by_job_.find(JobKey(e->namespace_, e->job_id));
+      by_job != evals_by_job_.end()) {
+    by_job->second.erase(id);
+  }
+  ForgetEval(id);
+  Bump(Table::kEvals);
+  RefreshJobStatus(e->namespace_, e->job_id);
+}
+
+void StateStore::RestoreAllocs(const std::vector<AllocPtr>& before,
+                               const std::vector<AllocPtr>& after) {
+  bool changed = false;
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    auto it = allocs_.find(before[i]->id);
+    if (it == allocs_.end() || it->second != after[i])
+      continue;  // changed since: that change stands
+    it->second = before[i];
+    Save(before[i]);
+    changed = true;
+  }
+  if (changed)
+    Bump(Table::kAllocs);
+}
+
 model::JobSummary StateStore::JobSummary(const model::Job& job) const {
   model::JobSummary s;
   s.job_id = job.id;

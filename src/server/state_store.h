@@ -105,6 +105,21 @@ class StateStore {
   std::vector<AllocPtr> AllocsByNode(const std::string& node_id) const;
   std::vector<AllocPtr> AllocsByEval(const std::string& eval_id) const;
 
+  // Undoing a write that could not be made durable (Server's durable writes): what a
+  // job was before, put back; an evaluation removed; allocations put back as they were
+  // unless something changed them since. Each bumps its table's index.
+  struct JobSnapshot {
+    std::string ns;
+    std::string id;
+    JobPtr job;  // null: there was none
+    std::vector<JobPtr> versions;
+  };
+  JobSnapshot SnapshotJob(const std::string& ns, const std::string& id) const;
+  void RestoreJob(const JobSnapshot& before);
+  void RemoveEval(const std::string& id);
+  // `before[i]` replaces `after[i]` where the stored allocation is still `after[i]`.
+  void RestoreAllocs(const std::vector<AllocPtr>& before, const std::vector<AllocPtr>& after);
+
   // Nodes.
   NodePtr UpsertNode(model::Node node);
   NodePtr GetNode(const std::string& id) const;
@@ -120,6 +135,7 @@ class StateStore {
   void Save(const NodePtr& node);
   void SaveIndexes();
   void ForgetJob(const std::string& ns, const std::string& id);
+  void ForgetEval(const std::string& id);
   // Queues every record again (after a failed commit) and deletes job versions that
   // are gone from memory.
   void ResaveAll();
