@@ -1,9 +1,19 @@
 #include "state/lmdb_backend.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
 #include <lmdb.h>
+#include <xxhash.h>
 
 namespace drover::state {
 
@@ -21,33 +31,171 @@ absl::Status LmdbError(const std::string& what, int rc) {
   return IsDamage(rc) ? absl::DataLossError(msg) : absl::InternalError(msg);
 }
 
-// Reads every record once, so that a damaged tree is found at open, not halfway
-// through a restore. (Page numbers were checked against the file size first, so LMDB
-// never touches memory past the end of the file.)
-int VerifyTree(MDB_env* env, MDB_dbi dbi) {
-  MDB_txn* txn = nullptr;
-  if (int rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn); rc != 0)
-    return rc;
-  MDB_cursor* cursor = nullptr;
-  int rc = mdb_cursor_open(txn, dbi, &cursor);
-  if (rc == 0) {
-    MDB_val k;
-    MDB_val v;
-    rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
-    while (rc == 0)
-      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    mdb_cursor_close(cursor);
-  }
-  mdb_txn_abort(txn);
-  return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
 MDB_val Val(std::string_view s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
 
 std::string_view View(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+// Every value is stored framed: a format byte, an XXH3-64 checksum of the key and the
+// value, then the value. A record whose bytes changed on disk (a bad sector, a stray
+// write) is found when it is read, named by its key, instead of being decoded. The
+// marker key says the file is framed; one written before framing existed is framed
+// when it is opened (every value rewritten in one transaction).
+constexpr char kFramed = '\xd7';
+constexpr size_t kFrameHeader = 1 + 8;
+constexpr std::string_view kFramedMarker = "\x01drover/framed";
+
+uint64_t RecordHash(std::string_view key, std::string_view value) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  XXH3_64bits_update(st, key.data(), key.size());
+  const char sep = '\0';
+  XXH3_64bits_update(st, &sep, 1);
+  XXH3_64bits_update(st, value.data(), value.size());
+  const uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
+std::string Frame(std::string_view key, std::string_view value) {
+  std::string out;
+  out.reserve(kFrameHeader + value.size());
+  out.push_back(kFramed);
+  const uint64_t h = RecordHash(key, value);
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
+  out.append(value);
+  return out;
+}
+
+// The value of a framed record, or DataLoss naming the key and the file.
+absl::StatusOr<std::string_view> Unframe(std::string_view key, std::string_view stored,
+                                         const std::string& path) {
+  if (stored.size() < kFrameHeader || stored[0] != kFramed) {
+    return absl::DataLossError("state DB " + path + " is damaged: record '" + std::string(key) +
+                               "' is not framed");
+  }
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i)
+    h |= static_cast<uint64_t>(static_cast<unsigned char>(stored[1 + i])) << (8 * i);
+  const std::string_view value = stored.substr(kFrameHeader);
+  if (h != RecordHash(key, value)) {
+    return absl::DataLossError("state DB " + path + " is damaged: record '" + std::string(key) +
+                               "' fails its checksum");
+  }
+  return value;
+}
+
+// Reads every record once (and checks its frame, in a framed file). 0, or the LMDB
+// error; a record that fails its frame is MDB_CORRUPTED, with `detail` naming it.
+int VerifyRecords(MDB_env* env, std::string& detail) {
+  MDB_txn* txn = nullptr;
+  if (int rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn); rc != 0)
+    return rc;
+  MDB_dbi dbi = 0;
+  int rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
+  MDB_cursor* cursor = nullptr;
+  if (rc == 0)
+    rc = mdb_cursor_open(txn, dbi, &cursor);
+  if (rc == 0) {
+    MDB_val mk = Val(kFramedMarker);
+    MDB_val mv;
+    const bool framed = mdb_get(txn, dbi, &mk, &mv) == 0;
+    MDB_val k;
+    MDB_val v;
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+    while (rc == 0) {
+      if (framed && View(k) != kFramedMarker) {
+        if (auto value = Unframe(View(k), View(v), ""); !value.ok()) {
+          detail = "record '" + std::string(View(k)) + "' fails its checksum";
+          rc = MDB_CORRUPTED;
+          break;
+        }
+      }
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cursor);
+  }
+  mdb_txn_abort(txn);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+// How long reading a whole state DB may take before it is called damaged (a tree
+// whose pages point in a circle never ends).
+constexpr int kVerifySeconds = 60;
+
+// Reads the whole file in a child process before the agent maps it: whatever a damaged
+// file makes LMDB do (read past the map, SIGBUS or SIGSEGV; loop) happens there, and
+// ends as DataLoss naming the file instead of killing the agent.
+absl::Status VerifyInChild(const std::string& path, size_t map_size) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0)
+    return absl::InternalError(std::string("failed to verify state DB: pipe: ") +
+                               std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(report[0]);
+    close(report[1]);
+    return absl::InternalError(std::string("failed to verify state DB: fork: ") +
+                               std::strerror(errno));
+  }
+  if (pid == 0) {
+    // A crash here is the finding; it must not leave a core file.
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    MDB_env* env = nullptr;
+    int rc = mdb_env_create(&env);
+    if (rc == 0)
+      rc = mdb_env_set_mapsize(env, map_size);
+    if (rc == 0)
+      rc = mdb_env_open(env, path.c_str(), MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0600);
+    // Once the file is open, any error walking it is the file's.
+    const bool opened = rc == 0;
+    std::string detail;
+    if (rc == 0)
+      rc = VerifyRecords(env, detail);
+    const char* msg = rc == 0 ? "" : (detail.empty() ? mdb_strerror(rc) : detail.c_str());
+    (void)!write(report[1], msg, std::strlen(msg));
+    _exit(rc == 0 ? 0 : (IsDamage(rc) || opened ? 2 : 3));
+  }
+  close(report[1]);
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  bool finished = true;
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    int n;
+    do {
+      n = poll(&p, 1, kVerifySeconds * 1000);
+    } while (n < 0 && errno == EINTR);
+    finished = n > 0;
+    close(pidfd);
+  }
+  if (!finished)
+    kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  char buf[256];
+  const ssize_t got = read(report[0], buf, sizeof buf);
+  close(report[0]);
+  const std::string msg(buf, got > 0 ? static_cast<size_t>(got) : 0);
+  if (!finished) {
+    return absl::DataLossError("state DB " + path + " is damaged: reading it did not finish in " +
+                               std::to_string(kVerifySeconds) + "s");
+  }
+  if (WIFSIGNALED(status)) {
+    return absl::DataLossError("state DB " + path + " is damaged: reading it crashed (" +
+                               std::string(strsignal(WTERMSIG(status))) + ")");
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+  if (code == 2)
+    return absl::DataLossError("state DB " + path + " is damaged: " + msg);
+  if (code != 0)
+    return absl::InternalError("failed to read state DB " + path + ": " + msg);
+  return absl::OkStatus();
 }
 
 // A read-only transaction, aborted when it goes out of scope.
@@ -100,7 +248,10 @@ class LmdbBackend final : public KvBackend {
       return std::optional<std::string>();
     if (rc != 0)
       return LmdbError("failed to read " + path_, rc);
-    return std::optional<std::string>(std::string(View(v)));
+    auto value = Unframe(key, View(v), path_);
+    if (!value.ok())
+      return value.status();
+    return std::optional<std::string>(std::string(*value));
   }
 
   absl::StatusOr<KvPairs> Scan(std::string_view prefix) override {
@@ -115,14 +266,65 @@ class LmdbBackend final : public KvBackend {
     MDB_val v;
     // LMDB has no empty keys: an empty prefix starts at the first one.
     int rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
+    absl::Status damaged;
     while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
-      out.emplace_back(std::string(View(k)), std::string(View(v)));
+      if (View(k) != kFramedMarker) {
+        auto value = Unframe(View(k), View(v), path_);
+        if (!value.ok()) {
+          damaged = value.status();
+          break;
+        }
+        out.emplace_back(std::string(View(k)), std::string(*value));
+      }
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
     }
     mdb_cursor_close(cursor);
+    if (!damaged.ok())
+      return damaged;
     if (rc != 0 && rc != MDB_NOTFOUND)
       return LmdbError("failed to read " + path_, rc);
     return out;
+  }
+
+  // Frames the values of a file written before records were framed (once).
+  absl::Status EnsureFramed() {
+    MDB_txn* txn = nullptr;
+    if (int rc = mdb_txn_begin(env_, nullptr, 0, &txn); rc != 0)
+      return LmdbError("failed to begin a write transaction on " + path_, rc);
+    MDB_val mk = Val(kFramedMarker);
+    MDB_val mv;
+    int rc = mdb_get(txn, dbi_, &mk, &mv);
+    if (rc == 0) {
+      mdb_txn_abort(txn);
+      return absl::OkStatus();
+    }
+    std::vector<std::pair<std::string, std::string>> legacy;
+    MDB_cursor* cursor = nullptr;
+    if (rc == MDB_NOTFOUND)
+      rc = mdb_cursor_open(txn, dbi_, &cursor);
+    if (rc == 0) {
+      MDB_val k;
+      MDB_val v;
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+      while (rc == 0) {
+        legacy.emplace_back(std::string(View(k)), std::string(View(v)));
+        rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+      }
+      mdb_cursor_close(cursor);
+      rc = rc == MDB_NOTFOUND ? 0 : rc;
+    }
+    std::vector<KvOp> ops;
+    for (auto& [key, value] : legacy)
+      ops.push_back(KvOp{.kind = KvOp::Kind::kPut, .key = key, .value = std::move(value)});
+    ops.push_back(KvOp{.kind = KvOp::Kind::kPut, .key = std::string(kFramedMarker), .value = "1"});
+    absl::Status status = rc == 0 ? Apply(txn, ops) : LmdbError("failed to read " + path_, rc);
+    if (!status.ok()) {
+      mdb_txn_abort(txn);
+      return status;
+    }
+    if (int crc = mdb_txn_commit(txn); crc != 0)
+      return LmdbError("failed to commit to " + path_, crc);
+    return absl::OkStatus();
   }
 
  private:
@@ -132,7 +334,8 @@ class LmdbBackend final : public KvBackend {
       int rc = 0;
       switch (op.kind) {
         case KvOp::Kind::kPut: {
-          MDB_val v = Val(op.value);
+          const std::string framed = Frame(op.key, op.value);
+          MDB_val v = Val(framed);
           rc = mdb_put(txn, dbi_, &k, &v, 0);
           break;
         }
@@ -159,6 +362,10 @@ class LmdbBackend final : public KvBackend {
     MDB_val v;
     int rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
     while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
+      if (View(k) == kFramedMarker) {
+        rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+        continue;
+      }
       if ((rc = mdb_cursor_del(cursor, 0)) != 0)
         break;
       // After a delete the cursor rests on the next item.
@@ -197,6 +404,12 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
                                " is empty (0 bytes): it was cut short, or the agent stopped "
                                "while creating it");
   }
+  if (existed) {
+    if (absl::Status s = VerifyInChild(p, options.map_size); !s.ok()) {
+      mdb_env_close(env);
+      return s;
+    }
+  }
   // One file (no directory of its own); read transactions may move between threads.
   if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
     return fail("failed to open state DB", rc);
@@ -227,9 +440,10 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
     return absl::DataLossError("state DB " + p + " is truncated (" + std::to_string(size) +
                                " bytes, its pages need " + std::to_string(needed) + ")");
   }
-  if (int rc = VerifyTree(env, dbi); rc != 0)
-    return fail(IsDamage(rc) ? "state DB is damaged:" : "failed to read state DB", rc);
-  return std::unique_ptr<KvBackend>(new LmdbBackend(env, dbi, p));
+  auto backend = std::make_unique<LmdbBackend>(env, dbi, p);
+  if (absl::Status s = backend->EnsureFramed(); !s.ok())
+    return s;
+  return std::unique_ptr<KvBackend>(std::move(backend));
 }
 
 }  // namespace drover::state
