@@ -101,7 +101,8 @@ CliResult RunProcess(const std::vector<std::string>& argv_in,
   return r;
 }
 
-AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev) {
+AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev,
+                           const std::function<void(const fs::path&)>& before_start) {
   BecomeSubreaper();
   args_ = {testing::BinaryPath("drover").string(),
            "agent",
@@ -117,6 +118,8 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev) {
     args_.insert(args_.begin() + 2, "-dev");
   for (auto& a : extra_args)
     args_.push_back(std::move(a));
+  if (before_start)
+    before_start(dir_.path());
   Start({});
 }
 

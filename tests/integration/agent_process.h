@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ struct CliResult {
 class AgentProcess {
  public:
   // Starts the agent (`-dev` unless `dev` is false); check ok() before use.
-  explicit AgentProcess(std::vector<std::string> extra_args = {}, bool dev = true);
+  // `before_start`, when given, runs with the data dir first (to mount something there).
+  explicit AgentProcess(std::vector<std::string> extra_args = {}, bool dev = true,
+                        const std::function<void(const std::filesystem::path&)>& before_start = {});
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
