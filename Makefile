@@ -8,8 +8,9 @@ ADDR ?= 127.0.0.1
 PORT ?= 4646
 
 FUZZ_DIR := build/fuzz
-# `make test` fuzzes the job file parser briefly; `make fuzz` for as long as you like.
-FUZZ_TEST_SECONDS ?= 30
+# `make test` runs each fuzzer briefly; `make fuzz` for as long as you like (each).
+FUZZERS := jobspec_fuzz http_fuzz protocol_fuzz
+FUZZ_TEST_SECONDS ?= 20
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build build-release build-fuzz run run-gpus test fuzz bench format tidy clean
@@ -40,20 +41,21 @@ run-gpus: build-release
 	@./scripts/run-dev.sh $(RELEASE_DIR)/bin/drover $(ADDR) $(PORT) examples/gpus.nomad.hcl \
 		-config examples/devices/fake-gpus.hcl
 
-# Builds and runs every unit and integration test, then fuzzes the HCL parser for
-# $(FUZZ_TEST_SECONDS) seconds (clang + libFuzzer, its own build dir).
+# Builds and runs every unit and integration test, then runs each fuzzer (the job file
+# parser, the HTTP layer, the supervisor protocol) for $(FUZZ_TEST_SECONDS) seconds
+# (clang + libFuzzer, its own build dir).
 test: build build-fuzz
 	cd $(DEBUG_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
-	@./scripts/fuzz.sh $(FUZZ_DIR)/bin/jobspec_fuzz $(FUZZ_TEST_SECONDS)
+	@for f in $(FUZZERS); do ./scripts/fuzz.sh $(FUZZ_DIR)/bin/$$f $(FUZZ_TEST_SECONDS) || exit 1; done
 
 build-fuzz: deps
 	cmake --preset fuzz >/dev/null
-	cmake --build $(FUZZ_DIR) -j $(JOBS) --target jobspec_fuzz
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZERS)
 
-# Fuzzes the HCL job file parser for $(FUZZ_SECONDS) seconds; the corpus grows in
-# build/fuzz/corpus and crashing inputs land in build/fuzz/artifacts.
+# Runs each fuzzer for $(FUZZ_SECONDS) seconds; corpora grow in build/fuzz/corpus/<name>
+# and crashing inputs land in build/fuzz/artifacts.
 fuzz: build-fuzz
-	@./scripts/fuzz.sh $(FUZZ_DIR)/bin/jobspec_fuzz $(FUZZ_SECONDS)
+	@for f in $(FUZZERS); do ./scripts/fuzz.sh $(FUZZ_DIR)/bin/$$f $(FUZZ_SECONDS) || exit 1; done
 
 # Release-mode benchmarks; one JSON object per result line on stdout.
 bench: deps
