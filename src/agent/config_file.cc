@@ -190,6 +190,18 @@ absl::Status ApplyLimits(const Json& l, AgentConfig& config) {
   return absl::OkStatus();
 }
 
+// The http block: which browsers may use the API.
+absl::Status ApplyHttp(const Json& h, AgentConfig& config) {
+  config.browser.allowed_origins = h.value("allowed_origins", config.browser.allowed_origins);
+  config.browser.allowed_hosts = h.value("allowed_hosts", config.browser.allowed_hosts);
+  for (const std::string& o : config.browser.allowed_origins) {
+    if (!absl::StartsWith(o, "http://") && !absl::StartsWith(o, "https://"))
+      return Unsupported("http.allowed_origins",
+                         absl::StrCat("\"", o, "\" is not an http:// or https:// origin"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyClient(const Json& c, AgentConfig& config) {
   if (c.contains("enabled") && !c["enabled"].get<bool>()) {
     return Unsupported("client.enabled = false",
@@ -437,14 +449,8 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
       return s;
   }
   if (merged.contains("http")) {
-    const Json& h = merged["http"];
-    config.browser.allowed_origins = h.value("allowed_origins", config.browser.allowed_origins);
-    config.browser.allowed_hosts = h.value("allowed_hosts", config.browser.allowed_hosts);
-    for (const std::string& o : config.browser.allowed_origins) {
-      if (!absl::StartsWith(o, "http://") && !absl::StartsWith(o, "https://"))
-        return Unsupported("http.allowed_origins",
-                           absl::StrCat("\"", o, "\" is not an http:// or https:// origin"));
-    }
+    if (absl::Status s = ApplyHttp(merged["http"], config); !s.ok())
+      return s;
   }
   if (merged.contains("telemetry")) {
     const Json& t = merged["telemetry"];

@@ -128,7 +128,9 @@ asio::awaitable<void> SendSnapshot(ApiContext& ctx, std::shared_ptr<SnapshotStre
 
 }  // namespace
 
-void RegisterFsRoutes(Router& router, ApiContext& ctx) {
+namespace {
+
+void AddSnapshotRoute(Router& router, ApiContext& ctx) {
   // The allocation's ephemeral data as a tar archive, for a replacement on another node
   // to migrate (reference §7). A failed walk still answers 200: the archive then ends
   // with NOMAD-<id>-ERROR.log, which the receiver reports.
@@ -157,6 +159,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                };
                co_return r;
              });
+}
+
+void AddListAndStatRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/client/fs/ls/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto loc = Locate(ctx, req.Param("alloc"));
     if (!loc.ok())
@@ -185,6 +190,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                  co_return ErrorResponse(info.status());
                co_return JsonResponse(req, FileInfoJson(*info), 0);
              });
+}
+
+void AddReadRoutes(Router& router, ApiContext& ctx) {
   // cat: the whole file; readat: `limit` bytes from `offset`. Both stream the bytes that
   // were there when the request came, a chunk at a time, however large the file.
   for (const char* op : {"cat", "readat"}) {
@@ -222,6 +230,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                                                     .follow = false});
                });
   }
+}
+
+void AddStreamRoute(Router& router, ApiContext& ctx) {
   // A file as it grows: frames (or raw bytes with plain=true) from `offset`, following
   // by default until the client hangs up or the allocation is gone.
   router.Add({"GET"}, "/v1/client/fs/stream/:alloc",
@@ -255,6 +266,9 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                                                   .plain = QueryBool(req, "plain", false),
                                                   .follow = QueryBool(req, "follow", true)});
              });
+}
+
+void AddLogsRoute(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/client/fs/logs/:alloc",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                auto loc = Locate(ctx, req.Param("alloc"));
@@ -293,6 +307,16 @@ void RegisterFsRoutes(Router& router, ApiContext& ctx) {
                                                   .plain = plain,
                                                   .follow = follow});
              });
+}
+
+}  // namespace
+
+void RegisterFsRoutes(Router& router, ApiContext& ctx) {
+  AddSnapshotRoute(router, ctx);
+  AddListAndStatRoutes(router, ctx);
+  AddReadRoutes(router, ctx);
+  AddStreamRoute(router, ctx);
+  AddLogsRoute(router, ctx);
 }
 
 }  // namespace drover::api

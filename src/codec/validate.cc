@@ -291,13 +291,23 @@ void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
 
 // Port labels and static ports must be unique across the group's and its tasks'
 // networks (static ports per host network).
-void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
-  if (group.networks.size() > 1) {
-    errs.push_back("Only one network resource is allowed");
+// Modes Drover carries out: the host's network (the default), or "none" (an empty
+// network namespace, which only the exec driver makes). Anything else is refused by
+// name rather than run on the host network.
+void CheckNamespace(const model::Job& job, Errors& errs) {
+  if (job.namespace_.empty()) {
+    errs.push_back("Job must be in a namespace");
+  } else if (!ValidNamespaceName(job.namespace_)) {
+    errs.push_back(absl::StrCat("invalid namespace ", common::GoQuote(job.namespace_),
+                                ": names are 1-128 letters, digits and dashes"));
+  } else if (job.namespace_ != kDefaultNamespace) {
+    // Drover has one namespace until namespaces can be created.
+    errs.push_back(absl::StrCat("job ", common::GoQuote(job.id), " is in nonexistent namespace ",
+                                common::GoQuote(job.namespace_)));
   }
-  // Modes Drover carries out: the host's network (the default), or "none" (an empty
-  // network namespace, which only the exec driver makes). Anything else is refused by
-  // name rather than run on the host network.
+}
+
+void CheckNetworkModes(const model::TaskGroup& group, Errors& errs) {
   for (const model::NetworkResource& net : group.networks) {
     if (net.mode.empty() || net.mode == "host")
       continue;
@@ -323,6 +333,13 @@ void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
       }
     }
   }
+}
+
+void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
+  if (group.networks.size() > 1) {
+    errs.push_back("Only one network resource is allowed");
+  }
+  CheckNetworkModes(group, errs);
   std::map<std::string, std::string> labels;
   std::map<std::pair<std::string, int>, std::string> static_ports;
   auto check_port = [&](const model::Port& port, const std::string& owner, bool is_group) {
@@ -652,16 +669,7 @@ absl::Status ValidateJob(const model::Job& job) {
   } else if (ContainsNull(job.name)) {
     errs.push_back("Job Name contains a null character");
   }
-  if (job.namespace_.empty()) {
-    errs.push_back("Job must be in a namespace");
-  } else if (!ValidNamespaceName(job.namespace_)) {
-    errs.push_back(absl::StrCat("invalid namespace ", common::GoQuote(job.namespace_),
-                                ": names are 1-128 letters, digits and dashes"));
-  } else if (job.namespace_ != kDefaultNamespace) {
-    // Drover has one namespace until namespaces can be created.
-    errs.push_back(absl::StrCat("job ", common::GoQuote(job.id), " is in nonexistent namespace ",
-                                common::GoQuote(job.namespace_)));
-  }
+  CheckNamespace(job, errs);
   if (job.type.empty()) {
     errs.push_back("Missing job type");
   } else if (job.type != model::kJobTypeService && job.type != model::kJobTypeBatch &&

@@ -100,6 +100,45 @@ InsideCheck CheckBeneath(int dir, const std::string& rel) {
                                                          : InsideCheck::kNotExecutable;
 }
 
+// Checks a device the task was given and adds its node (and the directories above it)
+// to what the child makes in the task's /dev.
+absl::Status AddDevice(const DeviceNode& d, IsolationPlan& plan) {
+  // Only what really lives under /dev (after symlinks) can be handed to a task.
+  std::error_code rec;
+  const fs::path real = fs::canonical(d.host_path, rec);
+  if (rec) {
+    return absl::FailedPreconditionError("device '" + d.host_path +
+                                         "' is not available: " + rec.message());
+  }
+  if (real.string().rfind("/dev/", 0) != 0)
+    return absl::FailedPreconditionError("device '" + d.host_path + "' is not under /dev");
+  struct stat st {};
+  if (stat(real.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError("device '" + d.host_path +
+                                         "' is not available: " + std::strerror(errno));
+  }
+  if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+    return absl::FailedPreconditionError("'" + d.host_path + "' is not a device node");
+  auto in_dev = RelativeInside(d.task_path, "device path");
+  if (!in_dev.ok())
+    return in_dev.status();
+  if (!in_dev->starts_with("dev/"))
+    return absl::InvalidArgumentError("device path '" + d.task_path + "' is not under /dev");
+  const fs::path inside = in_dev->substr(4);
+  // Directories between /dev and the node ("/dev/dri/card0" needs /dev/dri).
+  size_t at = plan.dev_dirs.size();
+  for (fs::path dir = inside.parent_path(); !dir.empty(); dir = dir.parent_path())
+    plan.dev_dirs.insert(plan.dev_dirs.begin() + static_cast<std::ptrdiff_t>(at), dir.string());
+  unsigned mode = 0;
+  if (d.permissions.empty() || d.permissions.find('r') != std::string::npos)
+    mode |= 0444;
+  if (d.permissions.empty() || d.permissions.find('w') != std::string::npos)
+    mode |= 0222;
+  plan.nodes.push_back(
+      {inside.string(), major(st.st_rdev), minor(st.st_rdev), S_ISBLK(st.st_mode), mode});
+  return absl::OkStatus();
+}
+
 // --- In the child: async-signal-safe only. ---
 
 // "/proc/self/fd/<fd>" into `buf`.
@@ -204,39 +243,8 @@ absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec) {
   for (const DevNode& n : kDevNodes)
     plan.nodes.push_back({n.name, n.major, n.minor, false});
   for (const DeviceNode& d : spec.devices) {
-    // Only what really lives under /dev (after symlinks) can be handed to a task.
-    std::error_code rec;
-    const fs::path real = fs::canonical(d.host_path, rec);
-    if (rec) {
-      return absl::FailedPreconditionError("device '" + d.host_path +
-                                           "' is not available: " + rec.message());
-    }
-    if (real.string().rfind("/dev/", 0) != 0)
-      return absl::FailedPreconditionError("device '" + d.host_path + "' is not under /dev");
-    struct stat st {};
-    if (stat(real.c_str(), &st) != 0) {
-      return absl::FailedPreconditionError("device '" + d.host_path +
-                                           "' is not available: " + std::strerror(errno));
-    }
-    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-      return absl::FailedPreconditionError("'" + d.host_path + "' is not a device node");
-    auto in_dev = RelativeInside(d.task_path, "device path");
-    if (!in_dev.ok())
-      return in_dev.status();
-    if (!in_dev->starts_with("dev/"))
-      return absl::InvalidArgumentError("device path '" + d.task_path + "' is not under /dev");
-    const fs::path inside = in_dev->substr(4);
-    // Directories between /dev and the node ("/dev/dri/card0" needs /dev/dri).
-    size_t at = plan.dev_dirs.size();
-    for (fs::path dir = inside.parent_path(); !dir.empty(); dir = dir.parent_path())
-      plan.dev_dirs.insert(plan.dev_dirs.begin() + static_cast<std::ptrdiff_t>(at), dir.string());
-    unsigned mode = 0;
-    if (d.permissions.empty() || d.permissions.find('r') != std::string::npos)
-      mode |= 0444;
-    if (d.permissions.empty() || d.permissions.find('w') != std::string::npos)
-      mode |= 0222;
-    plan.nodes.push_back(
-        {inside.string(), major(st.st_rdev), minor(st.st_rdev), S_ISBLK(st.st_mode), mode});
+    if (absl::Status st = AddDevice(d, plan); !st.ok())
+      return st;
   }
   plan.links = {{"fd", "/proc/self/fd"},
                 {"stdin", "/proc/self/fd/0"},

@@ -204,27 +204,46 @@ int PidfdOpen(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
-                                            const std::vector<int>& cgroup_fds) {
-  const bool isolate = spec.isolation.enabled;
-  std::string path;
-  if (isolate) {
+namespace {
+
+// Everything the child needs, prepared before fork or clone: the child allocates
+// nothing.
+struct ChildPlan {
+  const SpawnSpec* spec = nullptr;
+  std::string path;  // what to execve
+  Credentials creds;
+  std::vector<std::pair<int, rlimit>> limits;
+  std::optional<IsolationPlan> isolation;
+  const Hardening* hardening = nullptr;
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  const std::vector<int>* cgroup_fds = nullptr;
+};
+
+// Fills `c` (in place: argv and envp point into it).
+absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
+  c.spec = &spec;
+  if (spec.isolation.enabled) {
     // The command is a path inside the task's root: check it through the binds.
     auto inside = ResolveInRoot(spec);
     if (!inside.ok())
       return inside.status();
-    path = *inside;
+    c.path = *inside;
   } else {
     auto resolved = ResolveCommand(spec.argv[0], spec.env, spec.cwd);
     if (!resolved.ok())
       return resolved.status();
-    path = *resolved;
-    if (access(path.c_str(), F_OK) != 0)
-      return absl::NotFoundError("failed to start \"" + path + "\": " + Errno(errno));
+    c.path = *resolved;
+    if (access(c.path.c_str(), F_OK) != 0)
+      return absl::NotFoundError("failed to start \"" + c.path + "\": " + Errno(errno));
   }
   auto creds = LookupUser(spec.user);
   if (!creds.ok())
     return creds.status();
+  c.creds = *std::move(creds);
   if (!spec.group.empty()) {
     std::vector<char> buf(16384);
     group gr{};
@@ -233,47 +252,116 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
         found == nullptr) {
       return absl::NotFoundError("group \"" + spec.group + "\" not found");
     }
-    creds->gid = gr.gr_gid;
-    creds->change_group = true;
+    c.creds.gid = gr.gr_gid;
+    c.creds.change_group = true;
   }
-  std::vector<std::pair<int, rlimit>> limits;
   for (const Rlimit& r : spec.rlimits) {
     auto resource = RlimitResource(r.resource);
     if (!resource.ok())
       return resource.status();
-    limits.emplace_back(*resource, rlimit{.rlim_cur = r.soft, .rlim_max = r.hard});
+    c.limits.emplace_back(*resource, rlimit{.rlim_cur = r.soft, .rlim_max = r.hard});
   }
-  std::optional<IsolationPlan> plan;
-  const Hardening* hardening = nullptr;
-  if (isolate) {
+  if (spec.isolation.enabled) {
     auto prepared = PrepareIsolation(spec.isolation);
     if (!prepared.ok())
       return prepared.status();
-    plan = std::move(*prepared);
+    c.isolation = std::move(*prepared);
     // The same filter for every task: compiled once per supervisor.
     static const absl::StatusOr<Hardening> kHardening = PrepareHardening();
     if (!kHardening.ok())
       return kHardening.status();
-    hardening = &*kHardening;
+    c.hardening = &*kHardening;
   }
-  // Everything the child needs, prepared before fork (no allocation after it).
-  std::vector<std::string> env_strings;
   for (const auto& [k, v] : spec.env)
-    env_strings.push_back(k + "=" + v);
-  std::vector<char*> argv;
+    c.env_strings.push_back(k + "=" + v);
   for (const auto& a : spec.argv)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : env_strings)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
+    c.argv.push_back(const_cast<char*>(a.c_str()));
+  c.argv.push_back(nullptr);
+  for (auto& e : c.env_strings)
+    c.envp.push_back(e.data());
+  c.envp.push_back(nullptr);
+  return absl::OkStatus();
+}
 
+// The child, from fork or clone to execve: only async-signal-safe calls. Reports a
+// failed step on `report` and exits.
+[[noreturn]] void RunChild(const ChildPlan& c, int report) {
+  const SpawnSpec& spec = *c.spec;
+  if (setsid() < 0)
+    ChildFail(report, "setsid");
+  // Join the cgroup first, so everything the task does is accounted and limited.
+  for (int fd : *c.cgroup_fds) {
+    if (write(fd, "0", 1) != 1)
+      ChildFail(report, "join cgroup");
+  }
+  // The supervisor's dispositions (SIGPIPE ignored) and mask are not the task's.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig)
+    signal(sig, SIG_DFL);
+  const int devnull = open("/dev/null", O_RDWR);
+  if (devnull < 0)
+    ChildFail(report, "open /dev/null");
+  if (dup2(devnull, 0) < 0 || dup2(c.stdout_fd >= 0 ? c.stdout_fd : devnull, 1) < 0 ||
+      dup2(c.stderr_fd >= 0 ? c.stderr_fd : devnull, 2) < 0) {
+    ChildFail(report, "dup2");
+  }
+  if (c.isolation) {
+    if (const char* failed = EnterIsolation(*c.isolation); failed != nullptr)
+      ChildFail(report, failed);
+    if (spec.isolation.network_none && !LoopbackUp())
+      ChildFail(report, "bring up loopback");
+  }
+  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
+    ChildFail(report, "chdir");
+  if (spec.umask >= 0)
+    umask(static_cast<mode_t>(spec.umask));
+  // Limits before privileges are dropped: raising a hard limit needs them.
+  for (const auto& [resource, limit] : c.limits) {
+    if (setrlimit(resource, &limit) != 0)
+      ChildFail(report, "setrlimit");
+  }
+  // Capabilities go while the child still has the one that allows it (CAP_SETPCAP).
+  if (c.hardening != nullptr) {
+    if (const char* failed = RestrictPrivileges(*c.hardening); failed != nullptr)
+      ChildFail(report, failed);
+  }
+  const Credentials& creds = c.creds;
+  if (creds.change && setgroups(creds.groups.size(), creds.groups.data()) != 0)
+    ChildFail(report, "setgroups");
+  if ((creds.change || creds.change_group) && setgid(creds.gid) != 0)
+    ChildFail(report, "setgid");
+  if (creds.change && setuid(creds.uid) != 0)
+    ChildFail(report, "setuid");
+  // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
+  syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+  // Last: the filter refuses calls the setup above needs (mount).
+  if (c.hardening != nullptr) {
+    if (const char* failed = LoadSeccomp(*c.hardening); failed != nullptr)
+      ChildFail(report, failed);
+  }
+  execve(c.path.c_str(), c.argv.data(), c.envp.data());
+  ChildFail(report, "exec");
+}
+
+}  // namespace
+
+absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
+                                            const std::vector<int>& cgroup_fds) {
+  ChildPlan c;
+  c.stdout_fd = stdout_fd;
+  c.stderr_fd = stderr_fd;
+  c.cgroup_fds = &cgroup_fds;
+  if (absl::Status s = PlanChild(spec, c); !s.ok())
+    return s;
+  const bool isolate = spec.isolation.enabled;
   int report[2] = {-1, -1};
   if (pipe2(report, O_CLOEXEC) != 0)
     return absl::InternalError("failed to create a pipe: " + Errno(errno));
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
-  // namespaces: clone() without a new stack behaves as fork() does.
+  // (and with network mode none, network) namespaces: clone() without a new stack
+  // behaves as fork() does.
   const unsigned long clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                                     (spec.isolation.network_none ? CLONE_NEWNET : 0) | SIGCHLD;
   const pid_t pid =
@@ -286,64 +374,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     CloseIfOpen(report[1]);
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
-  if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
-    if (setsid() < 0)
-      ChildFail(report[1], "setsid");
-    // Join the cgroup first, so everything the task does is accounted and limited.
-    for (int fd : cgroup_fds) {
-      if (write(fd, "0", 1) != 1)
-        ChildFail(report[1], "join cgroup");
-    }
-    // The supervisor's dispositions (SIGPIPE ignored) and mask are not the task's.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig = 1; sig < NSIG; ++sig)
-      signal(sig, SIG_DFL);
-    const int devnull = open("/dev/null", O_RDWR);
-    if (devnull < 0)
-      ChildFail(report[1], "open /dev/null");
-    if (dup2(devnull, 0) < 0 || dup2(stdout_fd >= 0 ? stdout_fd : devnull, 1) < 0 ||
-        dup2(stderr_fd >= 0 ? stderr_fd : devnull, 2) < 0) {
-      ChildFail(report[1], "dup2");
-    }
-    if (plan) {
-      if (const char* failed = EnterIsolation(*plan); failed != nullptr)
-        ChildFail(report[1], failed);
-      if (spec.isolation.network_none && !LoopbackUp())
-        ChildFail(report[1], "bring up loopback");
-    }
-    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
-      ChildFail(report[1], "chdir");
-    if (spec.umask >= 0)
-      umask(static_cast<mode_t>(spec.umask));
-    // Limits before privileges are dropped: raising a hard limit needs them.
-    for (const auto& [resource, limit] : limits) {
-      if (setrlimit(resource, &limit) != 0)
-        ChildFail(report[1], "setrlimit");
-    }
-    // Capabilities go while the child still has the one that allows it (CAP_SETPCAP).
-    if (hardening != nullptr) {
-      if (const char* failed = RestrictPrivileges(*hardening); failed != nullptr)
-        ChildFail(report[1], failed);
-    }
-    if (creds->change && setgroups(creds->groups.size(), creds->groups.data()) != 0)
-      ChildFail(report[1], "setgroups");
-    if ((creds->change || creds->change_group) && setgid(creds->gid) != 0)
-      ChildFail(report[1], "setgid");
-    if (creds->change && setuid(creds->uid) != 0)
-      ChildFail(report[1], "setuid");
-    // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
-    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-    // Last: the filter refuses calls the setup above needs (mount).
-    if (hardening != nullptr) {
-      if (const char* failed = LoadSeccomp(*hardening); failed != nullptr)
-        ChildFail(report[1], failed);
-    }
-    execve(path.c_str(), argv.data(), envp.data());
-    ChildFail(report[1], "exec");
-  }
+  if (pid == 0)
+    RunChild(c, report[1]);
   CloseIfOpen(report[1]);
   char msg[256];
   ssize_t n;
@@ -354,7 +386,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
   if (n > 0) {
     int status = 0;
     waitpid(pid, &status, 0);
-    return absl::FailedPreconditionError("failed to start \"" + path +
+    return absl::FailedPreconditionError("failed to start \"" + c.path +
                                          "\": " + std::string(msg, static_cast<size_t>(n)));
   }
   SpawnedProcess p;

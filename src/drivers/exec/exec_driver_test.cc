@@ -62,6 +62,16 @@ TEST(ExecSpawnSpecTest, IsolatesLimitsAndRunsAsNobody) {
   EXPECT_NE(driver.BuildSpawnSpec(c).status().message().find("pids_limit"), std::string::npos);
   c.config = model::Value::Object{{"command", "app"}};
   EXPECT_EQ(driver.BuildSpawnSpec(c)->user, "www");
+  // No pids_limit: the default; 0: no limit.
+  EXPECT_EQ(driver.BuildSpawnSpec(c)->cgroup.limits.pids_max, kDefaultPidsLimit);
+  c.config = model::Value::Object{{"command", "app"}, {"pids_limit", 0}};
+  EXPECT_EQ(driver.BuildSpawnSpec(c)->cgroup.limits.pids_max, 0);
+  // Network mode none: an empty network namespace; modes exec cannot make are errors.
+  EXPECT_FALSE(driver.BuildSpawnSpec(c)->isolation.network_none);
+  c.network_mode = "none";
+  EXPECT_TRUE(driver.BuildSpawnSpec(c)->isolation.network_none);
+  c.network_mode = "bridge";
+  EXPECT_FALSE(driver.BuildSpawnSpec(c).ok());
   EXPECT_EQ(driver.GetCapabilities().fs_isolation, "chroot");
 }
 
