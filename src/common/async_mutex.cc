@@ -5,31 +5,35 @@
 namespace drover::common {
 
 asio::awaitable<AsyncMutex::Guard> AsyncMutex::Lock() {
-  if (!locked_) {
-    locked_ = true;
-    co_return Guard(this);
+  // The frame keeps the state, not the mutex: it may be resumed (or destroyed) later.
+  std::shared_ptr<State> s = state_;
+  if (!s->locked) {
+    s->locked = true;
+    co_return Guard(s);
   }
   auto turn = std::make_shared<Event>(executor_);
-  waiters_.push_back(turn);
+  s->waiters.push_back(turn);
   try {
     co_await turn->Wait();
   } catch (...) {
-    if (auto it = std::find(waiters_.begin(), waiters_.end(), turn); it != waiters_.end())
-      waiters_.erase(it);
+    if (auto it = std::find(s->waiters.begin(), s->waiters.end(), turn); it != s->waiters.end())
+      s->waiters.erase(it);
     else if (turn->IsSet())
-      Unlock();  // it was ours already: pass it on
+      Unlock(*s);  // it was ours already: pass it on
     throw;
   }
-  co_return Guard(this);  // Unlock handed it over with locked_ still true
+  co_return Guard(s);  // Unlock handed it over with locked still true
 }
 
-void AsyncMutex::Unlock() {
-  if (waiters_.empty()) {
-    locked_ = false;
+void AsyncMutex::Unlock(State& s) {
+  if (s.gone)
+    return;
+  if (s.waiters.empty()) {
+    s.locked = false;
     return;
   }
-  std::shared_ptr<Event> next = std::move(waiters_.front());
-  waiters_.pop_front();
+  std::shared_ptr<Event> next = std::move(s.waiters.front());
+  s.waiters.pop_front();
   next->Set();
 }
 
