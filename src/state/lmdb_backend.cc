@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -107,7 +108,11 @@ int VerifyRecords(MDB_env* env, std::string& detail) {
     MDB_val k;
     MDB_val v;
     rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+    uint64_t touched = 0;
     while (rc == 0) {
+      // Every value is read, framed or not: a page past the end of the file faults here,
+      // in the child, not later in the agent.
+      touched ^= XXH3_64bits(v.mv_data, v.mv_size);
       if (framed && View(k) != kFramedMarker) {
         if (auto value = Unframe(View(k), View(v), ""); !value.ok()) {
           detail = "record '" + std::string(View(k)) + "' fails its checksum";
@@ -118,6 +123,8 @@ int VerifyRecords(MDB_env* env, std::string& detail) {
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
     }
     mdb_cursor_close(cursor);
+    volatile uint64_t sink = touched;
+    (void)sink;
   }
   mdb_txn_abort(txn);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -126,6 +133,88 @@ int VerifyRecords(MDB_env* env, std::string& detail) {
 // How long reading a whole state DB may take before it is called damaged (a tree
 // whose pages point in a circle never ends).
 constexpr int kVerifySeconds = 60;
+
+// The verifying child: opens the file read-only, checks its size against its last page,
+// reads every record, writes what went wrong (if anything) to `report` and exits 0 (sound),
+// 2 (damaged) or 3 (could not be read for another reason).
+[[noreturn]] void VerifyChildMain(const std::string& path, size_t map_size, int report) {
+  // A crash here is the finding; it must not leave a core file.
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  MDB_env* env = nullptr;
+  int rc = mdb_env_create(&env);
+  if (rc == 0)
+    rc = mdb_env_set_mapsize(env, map_size);
+  if (rc == 0)
+    rc = mdb_env_open(env, path.c_str(), MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0600);
+  // Once the file is open, any error walking it is the file's.
+  const bool opened = rc == 0;
+  std::string detail;
+  if (rc == 0) {
+    // A file shorter than its last page: reading those pages would fault.
+    MDB_envinfo info;
+    MDB_stat stat;
+    mdb_env_info(env, &info);
+    mdb_env_stat(env, &stat);
+    const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+    std::error_code size_ec;
+    const uint64_t size = std::filesystem::file_size(path, size_ec);
+    if (!size_ec && size < needed) {
+      detail = "truncated (" + std::to_string(size) + " bytes, its pages need " +
+               std::to_string(needed) + ")";
+      rc = MDB_CORRUPTED;
+    }
+  }
+  if (rc == 0)
+    rc = VerifyRecords(env, detail);
+  const char* msg = rc == 0 ? "" : (detail.empty() ? mdb_strerror(rc) : detail.c_str());
+  (void)!write(report, msg, std::strlen(msg));
+  _exit(rc == 0 ? 0 : (IsDamage(rc) || opened ? 2 : 3));
+}
+
+// Reads the child's report until end of file (the child holds the write end until it
+// exits) or `seconds` pass. Returns whether it finished; the first KiB lands in `msg`.
+bool AwaitReport(int fd, int seconds, std::string& msg) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    const int n = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    char buf[256];
+    const ssize_t got = read(fd, buf, sizeof buf);
+    if (got > 0 && msg.size() < 1024)
+      msg.append(buf, static_cast<size_t>(got));
+    if (got == 0)
+      return true;
+  }
+}
+
+// What the child's end says about the file at `path`.
+absl::Status VerdictOf(const std::string& path, int status, const std::string& msg) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    // A fault while reading is the file's; anything else (the OOM killer) is not.
+    if (sig == SIGBUS || sig == SIGSEGV || sig == SIGFPE || sig == SIGILL || sig == SIGABRT) {
+      return absl::DataLossError("state DB " + path + " is damaged: reading it crashed (" +
+                                 std::string(strsignal(sig)) + ")");
+    }
+    return absl::InternalError("failed to verify state DB " + path + ": the reader was killed (" +
+                               std::string(strsignal(sig)) + ")");
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+  if (code == 2) {
+    return absl::DataLossError("state DB " + path +
+                               (msg.rfind("truncated", 0) == 0 ? " is " : " is damaged: ") + msg);
+  }
+  if (code != 0)
+    return absl::InternalError("failed to read state DB " + path + ": " + msg);
+  return absl::OkStatus();
+}
 
 // Reads the whole file in a child process before the agent maps it: whatever a damaged
 // file makes LMDB do (read past the map, SIGBUS or SIGSEGV; loop) happens there, and
@@ -142,60 +231,31 @@ absl::Status VerifyInChild(const std::string& path, size_t map_size) {
     return absl::InternalError(std::string("failed to verify state DB: fork: ") +
                                std::strerror(errno));
   }
-  if (pid == 0) {
-    // A crash here is the finding; it must not leave a core file.
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    MDB_env* env = nullptr;
-    int rc = mdb_env_create(&env);
-    if (rc == 0)
-      rc = mdb_env_set_mapsize(env, map_size);
-    if (rc == 0)
-      rc = mdb_env_open(env, path.c_str(), MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0600);
-    // Once the file is open, any error walking it is the file's.
-    const bool opened = rc == 0;
-    std::string detail;
-    if (rc == 0)
-      rc = VerifyRecords(env, detail);
-    const char* msg = rc == 0 ? "" : (detail.empty() ? mdb_strerror(rc) : detail.c_str());
-    (void)!write(report[1], msg, std::strlen(msg));
-    _exit(rc == 0 ? 0 : (IsDamage(rc) || opened ? 2 : 3));
-  }
+  if (pid == 0)
+    VerifyChildMain(path, map_size, report[1]);
   close(report[1]);
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  bool finished = true;
-  if (pidfd >= 0) {
-    pollfd p{pidfd, POLLIN, 0};
-    int n;
-    do {
-      n = poll(&p, 1, kVerifySeconds * 1000);
-    } while (n < 0 && errno == EINTR);
-    finished = n > 0;
-    close(pidfd);
-  }
+  // Reading a healthy file takes time in proportion to its size; a damaged one that
+  // loops never ends.
+  std::error_code size_ec;
+  const uint64_t size = std::filesystem::file_size(path, size_ec);
+  const int seconds = kVerifySeconds + static_cast<int>((size_ec ? 0 : size) >> 24);  // +1s/16MiB
+  std::string msg;
+  const bool finished = AwaitReport(report[0], seconds, msg);
+  close(report[0]);
   if (!finished)
     kill(pid, SIGKILL);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  char buf[256];
-  const ssize_t got = read(report[0], buf, sizeof buf);
-  close(report[0]);
-  const std::string msg(buf, got > 0 ? static_cast<size_t>(got) : 0);
+  if (waited != pid)
+    return absl::InternalError("failed to verify state DB " + path +
+                               ": waitpid: " + std::strerror(errno));
   if (!finished) {
     return absl::DataLossError("state DB " + path + " is damaged: reading it did not finish in " +
-                               std::to_string(kVerifySeconds) + "s");
+                               std::to_string(seconds) + "s");
   }
-  if (WIFSIGNALED(status)) {
-    return absl::DataLossError("state DB " + path + " is damaged: reading it crashed (" +
-                               std::string(strsignal(WTERMSIG(status))) + ")");
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
-  if (code == 2)
-    return absl::DataLossError("state DB " + path + " is damaged: " + msg);
-  if (code != 0)
-    return absl::InternalError("failed to read state DB " + path + ": " + msg);
-  return absl::OkStatus();
+  return VerdictOf(path, status, msg);
 }
 
 // A read-only transaction, aborted when it goes out of scope.
@@ -312,6 +372,15 @@ class LmdbBackend final : public KvBackend {
       }
       mdb_cursor_close(cursor);
       rc = rc == MDB_NOTFOUND ? 0 : rc;
+    }
+    // Framing is one transaction: values that are framed already, without the marker,
+    // mean the marker itself was damaged, not an old file.
+    for (const auto& [key, value] : legacy) {
+      if (rc == 0 && Unframe(key, value, path_).ok()) {
+        mdb_txn_abort(txn);
+        return absl::DataLossError("state DB " + path_ +
+                                   " is damaged: its records are framed but the marker is gone");
+      }
     }
     std::vector<KvOp> ops;
     for (auto& [key, value] : legacy)
