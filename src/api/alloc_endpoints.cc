@@ -44,13 +44,13 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"PUT", "POST"}, "/v1/allocation/:id/stop",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto resp = ctx.server->StopAlloc(req.Param("id"),
-                                                 QueryBool(req, "no_shutdown_delay", false));
+               std::string id = req.Param("id");  // named: see GCC 12 in docs/threading.md
+               auto resp = co_await ctx.server->StopAllocDurably(
+                   std::move(id), QueryBool(req, "no_shutdown_delay", false));
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                codec::Json body = {{"EvalID", resp->eval_id}, {"Index", resp->index}};
-               Response out = JsonResponse(req, body, resp->index);
-               co_return co_await AfterDurable(ctx, std::move(out));
+               co_return JsonResponse(req, body, resp->index);
              });
 }
 

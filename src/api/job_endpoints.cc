@@ -96,28 +96,19 @@ asio::awaitable<Response> Register(ApiContext& ctx, const Request& req, std::str
                server_region = ctx.server->config().region] {
     return DecodeRegister(body, path_id, ns, region, server_region);
   };
-  auto decoded = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  auto decoded = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
   if (!decoded.ok()) {
     co_return absl::IsInvalidArgument(decoded.status())
         ? Response::Error(400, std::string(decoded.status().message()))
         : ErrorResponse(decoded.status(), /*invalid_is_500=*/true);
   }
-  const model::Job& job = decoded->job->job();
-  // EnforceIndex: register only if the job's JobModifyIndex matches (0 = must not exist).
-  if (decoded->enforce_index) {
-    const uint64_t want = decoded->job_modify_index;
-    auto existing = ctx.server->state().GetJob(job.namespace_, job.id);
-    const uint64_t have = existing ? existing->job_modify_index : 0;
-    if (want != have) {
-      co_return Response::Error(
-          500, want == 0
-                   ? "Enforcing job modify index 0: job already exists"
-                   : "Enforcing job modify index " + std::to_string(want) +
-                         ": job exists with conflicting job modify index: " + std::to_string(have));
-    }
-  }
   // Answered once durable; a job that could not be made durable is not registered.
-  auto resp = co_await ctx.server->RegisterJobDurably(*std::move(decoded->job));
+  std::optional<uint64_t> enforce;
+  if (decoded->enforce_index)
+    enforce = decoded->job_modify_index;
+  // Named, not temporaries inside co_await: see GCC 12 in docs/threading.md.
+  server::Server::PreparedJob job = *std::move(decoded->job);
+  auto resp = co_await ctx.server->RegisterJobDurably(std::move(job), enforce);
   if (!resp.ok()) {
     co_return ErrorResponse(resp.status(), /*invalid_is_500=*/true);
   }
@@ -144,10 +135,12 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"PUT", "POST"}, "/v1/jobs", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return co_await Register(ctx, req, "");
+    std::string no_id;  // named: see GCC 12 in docs/threading.md
+    co_return co_await Register(ctx, req, std::move(no_id));
   });
   router.Add({"PUT", "POST"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return co_await Register(ctx, req, req.Param("id"));
+    std::string id = req.Param("id");  // named: see GCC 12 in docs/threading.md
+    co_return co_await Register(ctx, req, std::move(id));
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
@@ -163,8 +156,10 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     co_return JsonResponse(req, codec::ToJson(*job), job->modify_index);
   });
   router.Add({"DELETE"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
+    std::string ns = NamespaceOf(req);  // named: see GCC 12 in docs/threading.md
+    std::string id = req.Param("id");
     auto resp = co_await ctx.server->DeregisterJobDurably(
-        NamespaceOf(req), req.Param("id"), QueryBool(req, "purge", false),
+        std::move(ns), std::move(id), QueryBool(req, "purge", false),
         QueryBool(req, "no_shutdown_delay", false));
     if (!resp.ok())
       co_return ErrorResponse(resp.status());

@@ -117,7 +117,7 @@ asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& 
                                                 uint64_t index) {
   const bool pretty = req.HasQuery("pretty");
   auto work = [build = std::move(build), pretty] { return Encode(build(), pretty); };
-  auto body = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+  auto body = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
   if (!body.ok())
     co_return ErrorResponse(body.status());
   Response r = JsonResponse(req, codec::Json::array(), index);
@@ -138,15 +138,6 @@ bool QueryBool(const Request& req, const std::string& key, bool fallback) {
   if (v.empty())
     return true;
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
-}
-
-asio::awaitable<Response> AfterDurable(ApiContext& ctx, Response resp) {
-  if (resp.status >= 300 || ctx.server == nullptr)
-    co_return resp;
-  absl::Status flushed = co_await ctx.server->state().Flush();
-  if (!flushed.ok())
-    co_return Response::Error(500, std::string(flushed.message()));
-  co_return resp;
 }
 
 Response ErrorResponse(const absl::Status& status, bool invalid_is_500) {

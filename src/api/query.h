@@ -72,9 +72,4 @@ bool QueryBool(const Request& req, const std::string& key, bool fallback);
 // `invalid_is_500`, for job validation), PermissionDenied → 403, else 500.
 Response ErrorResponse(const absl::Status& status, bool invalid_is_500 = false);
 
-// Answers a successful server write only once what it changed is durable (a server
-// with a state DB; at once otherwise): a job the user was told is registered survives
-// a crash of the agent right after. A failed write becomes a 500.
-asio::awaitable<Response> AfterDurable(ApiContext& ctx, Response resp);
-
 }  // namespace drover::api

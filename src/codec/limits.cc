@@ -25,6 +25,14 @@ void Name(const std::string& what, const std::string& name, Errors& errs) {
   }
 }
 
+// Any other string a job carries (a constraint's targets, a driver, a user, a label...).
+void Text(const std::string& what, const std::string& s, Errors& errs) {
+  if (s.size() > L::kMaxStringBytes) {
+    errs.push_back(
+        absl::StrCat(what, " is ", s.size(), " bytes long; the limit is ", L::kMaxStringBytes));
+  }
+}
+
 void Number(const std::string& what, int64_t v, int64_t max, Errors& errs) {
   if (v > max)
     errs.push_back(absl::StrCat(what, " ", v, " is above the limit of ", max));
@@ -51,8 +59,29 @@ size_t Map(const std::string& what, const std::map<std::string, std::string>& m,
   return bytes;
 }
 
-void Constraints(const std::string& what, size_t n, Errors& errs) {
-  Size(what + " constraints", n, L::kMaxConstraints, errs);
+template <typename C>  // model::Constraint or model::Affinity
+void Constraints(const std::string& what, const std::vector<C>& list, Errors& errs) {
+  Size(what + " constraints", list.size(), L::kMaxConstraints, errs);
+  for (const C& c : list) {
+    Text(what + " constraint target", c.ltarget, errs);
+    Text(what + " constraint target", c.rtarget, errs);
+    Text(what + " constraint operand", c.operand, errs);
+  }
+}
+
+void Networks(const std::string& what, const std::vector<model::NetworkResource>& nets,
+              Errors& errs) {
+  for (const model::NetworkResource& n : nets) {
+    Size(what + " ports", n.reserved_ports.size() + n.dynamic_ports.size(), L::kMaxPorts, errs);
+    for (const std::string* t : {&n.mode, &n.device, &n.cidr, &n.ip})
+      Text(what + " network", *t, errs);
+    for (const auto* ports : {&n.reserved_ports, &n.dynamic_ports}) {
+      for (const model::Port& p : *ports) {
+        Text(what + " port label", p.label, errs);
+        Text(what + " port host_network", p.host_network, errs);
+      }
+    }
+  }
 }
 
 // Depth of a `config` value, stopping at the limit (so a deep value costs no more).
@@ -88,19 +117,28 @@ void Resources(const std::string& what, const model::Resources& r, Errors& errs)
   Number(what + " disk", r.disk_mb, L::kMaxDiskMb, errs);
   Size(what + " devices", r.devices.size(), L::kMaxDevices, errs);
   for (const model::RequestedDevice& d : r.devices) {
+    Text(what + " device name", d.name, errs);
     Number(what + " device \"" + d.name.substr(0, 64) + "\" count",
            static_cast<int64_t>(std::min<uint64_t>(d.count, INT64_MAX)),
            static_cast<int64_t>(L::kMaxDeviceCount), errs);
-    Constraints(what + " device", d.constraints.size() + d.affinities.size(), errs);
+    Constraints(what + " device", d.constraints, errs);
+    Constraints(what + " device affinity", d.affinities, errs);
   }
-  for (const model::NetworkResource& n : r.networks)
-    Size(what + " ports", n.reserved_ports.size() + n.dynamic_ports.size(), L::kMaxPorts, errs);
+  Networks(what, r.networks, errs);
 }
 
 void CheckTask(const std::string& group, const model::Task& t, Errors& errs) {
   const std::string what = "Task \"" + t.name.substr(0, 64) + "\" of group \"" + group + "\"";
   Name(what + " name", t.name, errs);
-  Constraints(what, t.constraints.size(), errs);
+  for (const std::string* text : {&t.driver, &t.user, &t.kill_signal})
+    Text(what + " driver, user or kill_signal", *text, errs);
+  if (t.lifecycle)
+    Text(what + " lifecycle hook", t.lifecycle->hook, errs);
+  if (t.dispatch_payload)
+    Text(what + " dispatch_payload file", t.dispatch_payload->file, errs);
+  if (t.restart_policy)
+    Text(what + " restart mode", t.restart_policy->mode, errs);
+  Constraints(what, t.constraints, errs);
   size_t bytes = Map(what + " env", t.env, errs) + Map(what + " meta", t.meta, errs);
   if (bytes > L::kMaxTaskEnvBytes) {
     errs.push_back(absl::StrCat(what, ": env and meta hold ", bytes, " bytes; the limit is ",
@@ -123,7 +161,7 @@ void CheckGroup(const model::TaskGroup& g, Errors& errs) {
   Name(what + " name", g.name, errs);
   Number(what + " count", g.count, L::kMaxCount, errs);
   Size(what + " tasks", g.tasks.size(), L::kMaxTasks, errs);
-  Constraints(what, g.constraints.size(), errs);
+  Constraints(what, g.constraints, errs);
   Map(what + " meta", g.meta, errs);
   Restart(what, g.restart_policy, errs);
   if (g.reschedule_policy) {
@@ -132,13 +170,15 @@ void CheckGroup(const model::TaskGroup& g, Errors& errs) {
     Time(what + " reschedule interval", p.interval, errs);
     Time(what + " reschedule delay", p.delay, errs);
     Time(what + " reschedule max_delay", p.max_delay, errs);
+    Text(what + " reschedule delay_function", p.delay_function, errs);
   }
+  if (g.restart_policy)
+    Text(what + " restart mode", g.restart_policy->mode, errs);
   if (g.ephemeral_disk)
     Number(what + " ephemeral_disk size", g.ephemeral_disk->size_mb, L::kMaxDiskMb, errs);
   if (g.shutdown_delay)
     Time(what + " shutdown_delay", *g.shutdown_delay, errs);
-  for (const model::NetworkResource& n : g.networks)
-    Size(what + " ports", n.reserved_ports.size() + n.dynamic_ports.size(), L::kMaxPorts, errs);
+  Networks(what, g.networks, errs);
   if (g.tasks.size() <= L::kMaxTasks) {
     for (const model::Task& t : g.tasks)
       CheckTask(g.name.substr(0, 64), t, errs);
@@ -152,7 +192,16 @@ void CheckJobLimits(const model::Job& job, std::vector<std::string>& errs) {
   Name("Job name", job.name, errs);
   Size("Job task groups", job.task_groups.size(), L::kMaxGroups, errs);
   Size("Job datacenters", job.datacenters.size(), L::kMaxDatacenters, errs);
-  Constraints("Job", job.constraints.size(), errs);
+  for (const std::string& dc : job.datacenters)
+    Name("Job datacenter", dc, errs);
+  for (const std::string* text :
+       {&job.region, &job.namespace_, &job.type, &job.node_pool, &job.parent_id})
+    Name("Job region, namespace, type, node_pool or parent", *text, errs);
+  if (job.payload.size() > L::kMaxPayloadBytes) {
+    errs.push_back(absl::StrCat("Job payload is ", job.payload.size(), " bytes; the limit is ",
+                                L::kMaxPayloadBytes));
+  }
+  Constraints("Job", job.constraints, errs);
   Map("Job meta", job.meta, errs);
   if (job.task_groups.size() <= L::kMaxGroups) {
     for (const model::TaskGroup& g : job.task_groups)

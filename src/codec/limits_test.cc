@@ -102,6 +102,19 @@ TEST(JobLimitsTest, SizesOfListsMapsAndValues) {
   EXPECT_THAT(Check(job), HasSubstr("kill_timeout is longer than the limit of 366 days"));
 }
 
+TEST(JobLimitsTest, StringsAreBounded) {
+  // A constraint's pattern and target: once unbounded (a recursive regex crashed).
+  model::Job job = Job();
+  job.constraints = {{std::string(200'000, 'a'), "(a|b)*", "regexp"}};
+  EXPECT_THAT(Check(job), HasSubstr("constraint target is 200000 bytes long"));
+  job = Job();
+  job.task_groups[0].tasks[0].driver = std::string(100'000, 'd');
+  EXPECT_THAT(Check(job), HasSubstr("is 100000 bytes long"));
+  job = Job();
+  job.payload = std::string(20'000, 'p');
+  EXPECT_THAT(Check(job), HasSubstr("Job payload is 20000 bytes"));
+}
+
 TEST(JobLimitsTest, CoresAreRefusedByName) {
   model::Job job = Job();
   job.task_groups[0].tasks[0].resources.cores = 1'000'000'000;

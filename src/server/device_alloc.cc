@@ -1,7 +1,5 @@
 #include "server/device_alloc.h"
 
-#include <regex>
-
 #include "server/feasibility.h"
 
 namespace drover::server {

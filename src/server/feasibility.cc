@@ -1,8 +1,10 @@
 #include "server/feasibility.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cstdlib>
-#include <regex>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -103,6 +105,24 @@ std::optional<std::string> ResolveTarget(const std::string& target, const model:
   return std::nullopt;
 }
 
+// The pattern compiled with RE2 (linear time, no recursion: no pattern or input can hang
+// or overflow the scheduler, as std::regex could), or null if it does not compile.
+// Each scheduler thread keeps what it compiled; a pass compares each pattern with many
+// nodes.
+const re2::RE2* CompiledRegexp(const std::string& pattern) {
+  thread_local std::map<std::string, std::unique_ptr<re2::RE2>> cache;
+  if (auto it = cache.find(pattern); it != cache.end())
+    return it->second.get();
+  if (cache.size() >= 256)
+    cache.clear();
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto re = std::make_unique<re2::RE2>(pattern, options);
+  const re2::RE2* out = re->ok() ? re.get() : nullptr;
+  cache.emplace(pattern, std::move(re));
+  return out;
+}
+
 bool MeetsConstraint(const model::Constraint& c, const model::Node& node) {
   const std::string& op = c.operand.empty() ? std::string("=") : c.operand;
   if (op == "distinct_hosts" || op == "distinct_property") {
@@ -125,11 +145,8 @@ bool MeetsConstraint(const model::Constraint& c, const model::Node& node) {
   if (op == "<" || op == "<=" || op == ">" || op == ">=")
     return Compare(op, *l, *r);
   if (op == "regexp") {
-    try {
-      return std::regex_search(*l, std::regex(*r));
-    } catch (const std::regex_error&) {
-      return false;
-    }
+    const re2::RE2* re = CompiledRegexp(*r);
+    return re != nullptr && re2::RE2::PartialMatch(*l, *re);
   }
   if (op == "version" || op == "semver")
     return VersionSatisfies(*l, *r);

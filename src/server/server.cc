@@ -126,7 +126,10 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::Durably(
   absl::StatusOr<EvalResponse> resp = write();
   defer_enqueue_ = false;
   const std::vector<std::string> evals = std::exchange(deferred_, {});
-  absl::Status durable = resp.ok() ? co_await state_.Flush() : absl::OkStatus();
+  // Not a conditional expression around co_await: GCC 12 mishandles its temporaries.
+  absl::Status durable;
+  if (resp.ok())
+    durable = co_await state_.Flush();
   if (!durable.ok()) {
     for (const std::string& id : evals)
       state_.RemoveEval(id);
@@ -138,10 +141,23 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::Durably(
   co_return resp;
 }
 
-asio::awaitable<absl::StatusOr<EvalResponse>> Server::RegisterJobDurably(PreparedJob job) {
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::RegisterJobDurably(
+    PreparedJob job, std::optional<uint64_t> enforce_index) {
   StateStore::JobSnapshot before;
-  std::function<absl::StatusOr<EvalResponse>()> write = [&] {
+  std::function<absl::StatusOr<EvalResponse>()> write = [&]() -> absl::StatusOr<EvalResponse> {
     before = state_.SnapshotJob(job.job().namespace_, job.job().id);
+    // EnforceIndex: register only if the job's JobModifyIndex matches (0 = must not
+    // exist), checked where no other durable write can come between.
+    if (enforce_index) {
+      const uint64_t have = before.job ? before.job->job_modify_index : 0;
+      if (*enforce_index != have) {
+        return absl::FailedPreconditionError(
+            *enforce_index == 0
+                ? "Enforcing job modify index 0: job already exists"
+                : "Enforcing job modify index " + std::to_string(*enforce_index) +
+                      ": job exists with conflicting job modify index: " + std::to_string(have));
+      }
+    }
     return RegisterJob(std::move(job));
   };
   std::function<void()> undo = [&] { state_.RestoreJob(before); };
@@ -166,6 +182,23 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::DeregisterJobDurably(std::
   std::function<void()> undo = [&] {
     state_.RestoreAllocs(allocs_before, allocs_after);
     state_.RestoreJob(before);
+  };
+  co_return co_await Durably(write, undo);
+}
+
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::StopAllocDurably(std::string alloc_id,
+                                                                       bool no_shutdown_delay) {
+  AllocPtr before;
+  AllocPtr after;
+  std::function<absl::StatusOr<EvalResponse>()> write = [&] {
+    before = state_.GetAlloc(alloc_id);
+    auto resp = StopAlloc(alloc_id, no_shutdown_delay);
+    after = state_.GetAlloc(alloc_id);
+    return resp;
+  };
+  std::function<void()> undo = [&] {
+    if (before)
+      state_.RestoreAllocs({before}, {after});
   };
   co_return co_await Durably(write, undo);
 }
@@ -233,6 +266,9 @@ asio::awaitable<void> Server::EvalWorker() {
     if (!eval || eval->status != model::kEvalPending) {
       continue;
     }
+    // Not while a write waits to be durable: a pass could otherwise schedule from what
+    // that write may yet undo.
+    auto guard = co_await durable_writes_.Lock();
     co_await ProcessEval(*eval);
   }
 }

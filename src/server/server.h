@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,10 @@ class Server {
   // changed is durable (with a state DB). A change that cannot be made durable is
   // undone: the job is as it was, its evaluation is gone and nothing was scheduled
   // from it; the error is returned. One such write at a time.
-  asio::awaitable<absl::StatusOr<EvalResponse>> RegisterJobDurably(PreparedJob job);
+  // With `enforce_index`, only if the job's JobModifyIndex is that (0: the job must not
+  // exist); FailedPrecondition with Nomad's message otherwise.
+  asio::awaitable<absl::StatusOr<EvalResponse>> RegisterJobDurably(
+      PreparedJob job, std::optional<uint64_t> enforce_index = std::nullopt);
   asio::awaitable<absl::StatusOr<EvalResponse>> DeregisterJobDurably(std::string ns, std::string id,
                                                                      bool purge,
                                                                      bool no_shutdown_delay);
@@ -92,6 +96,8 @@ class Server {
   // which the scheduler stops it and places a replacement. NotFound "alloc not found".
   absl::StatusOr<EvalResponse> StopAlloc(const std::string& alloc_id,
                                          bool no_shutdown_delay = false);
+  asio::awaitable<absl::StatusOr<EvalResponse>> StopAllocDurably(std::string alloc_id,
+                                                                 bool no_shutdown_delay);
 
   // Client-facing calls (through ServerRpc).
   absl::Status RegisterNode(model::Node node);

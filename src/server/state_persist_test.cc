@@ -196,6 +196,64 @@ TEST_F(StatePersistTest, AFailedWriteFailsEveryFlushUntilTheStateIsWrittenAgain)
   EXPECT_TRUE(jobs->empty());
 }
 
+// Defect 19 of issue 16: a registration the disk refused answered 500, yet the job was
+// live and scheduled. Now it is undone: the job as it was, no evaluation, nothing queued.
+TEST_F(StatePersistTest, AWriteThatCannotBeMadeDurableIsUndone) {
+  asio::thread_pool pool(1);
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  Server server(io_.get_executor(), pool, clock_, ServerConfig{});
+  ASSERT_TRUE(server.state()
+                  .Attach(std::make_unique<state::Store>(std::make_unique<FlakyBackend>(failing)))
+                  .ok());
+  auto run = [&](auto awaitable) {
+    std::optional<absl::StatusOr<EvalResponse>> out;
+    asio::co_spawn(
+        io_,
+        [&out, a = std::move(awaitable)]() mutable -> asio::awaitable<void> {
+          out = co_await std::move(a);
+        },
+        asio::detached);
+    EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
+    return out.value_or(absl::DeadlineExceededError("did not finish"));
+  };
+  auto v1 = Server::PrepareJob(test::MakeJob("web", 1), "global");
+  ASSERT_TRUE(v1.ok());
+  ASSERT_TRUE(run(server.RegisterJobDurably(*std::move(v1))).ok());
+  const uint64_t evals = server.state().ListEvals("*", "").size();
+  const size_t queued = server.pending_evals();
+
+  *failing = true;
+  auto v2 = Server::PrepareJob(test::MakeJob("web", 3), "global");
+  ASSERT_TRUE(v2.ok());
+  auto failed = run(server.RegisterJobDurably(*std::move(v2)));
+  EXPECT_TRUE(absl::IsUnavailable(failed.status())) << failed.status();
+  EXPECT_EQ(server.state().GetJob("default", "web")->task_groups[0].count, 1);
+  EXPECT_EQ(server.state().JobVersions("default", "web").size(), 1u);
+  EXPECT_EQ(server.state().ListEvals("*", "").size(), evals);
+  EXPECT_EQ(server.pending_evals(), queued);
+  auto fresh = Server::PrepareJob(test::MakeJob("new", 1), "global");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(run(server.RegisterJobDurably(*std::move(fresh))).ok());
+  EXPECT_EQ(server.state().GetJob("default", "new"), nullptr);
+  EXPECT_FALSE(run(server.DeregisterJobDurably("default", "web", true, false)).ok());
+  EXPECT_NE(server.state().GetJob("default", "web"), nullptr);
+
+  // With the disk back, the same writes go through.
+  *failing = false;
+  auto again = Server::PrepareJob(test::MakeJob("web", 3), "global");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(run(server.RegisterJobDurably(*std::move(again))).ok());
+  EXPECT_EQ(server.state().GetJob("default", "web")->task_groups[0].count, 3);
+  // EnforceIndex is checked with the write: a stale index is refused.
+  auto stale = Server::PrepareJob(test::MakeJob("web", 4), "global");
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      run(server.RegisterJobDurably(*std::move(stale), uint64_t{1})).status()));
+  io_.restart();
+  io_.poll();
+  pool.join();
+}
+
 TEST_F(StatePersistTest, IndexesNeverGoBackEvenWithoutTheIndexRecord) {
   uint64_t latest = 0;
   {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include <gtest/gtest.h>
 
@@ -23,6 +24,15 @@ void Overwrite(const fs::path& file, size_t offset, const std::string& bytes) {
   f.seekp(static_cast<std::streamoff>(offset));
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
+
+// Prints the agent's log when the test has failed (however it ended).
+struct LogOnFailure {
+  AgentProcess& agent;
+  ~LogOnFailure() {
+    if (::testing::Test::HasFailure())
+      std::cerr << "---- agent log ----\n" << agent.log();
+  }
+};
 
 // The page that holds the root of LMDB's main tree, from the newer of its two meta
 // pages (LMDB's on-disk layout: a 16-byte page header, then MDB_meta).
@@ -48,6 +58,7 @@ size_t RootPageOffset(const fs::path& file) {
 TEST(StateAttackTest, Defect09_ADamagedStateDbIsAClearErrorAndResetRecovers) {
   AgentProcess agent;
   ASSERT_TRUE(agent.ok()) << agent.log();
+  LogOnFailure log{agent};
   const std::string job = RawExecJob("corruptme-job", "service", "sleep 60");
   ASSERT_EQ(agent.Cli({"job", "run", "-detach", agent.WriteFile("j.json", job)}).exit_code, 0);
   ASSERT_EQ(agent.Stop(), 0);
@@ -101,6 +112,7 @@ TEST(StateAttackTest, ROOT_Defect19_AWriteThatIsNotDurableIsNotLive) {
     ASSERT_EQ(mount("tmpfs", server_dir.c_str(), "tmpfs", 0, "size=4m"), 0) << strerror(errno);
   });
   ASSERT_TRUE(agent.ok()) << agent.log();
+  LogOnFailure log{agent};
   // Fill the file system the server's DB is on.
   const fs::path filler = server_dir / "filler";
   {
