@@ -6,6 +6,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -174,6 +175,15 @@ const char* RestrictPrivileges(const Hardening& h) {
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     return "clear ambient capabilities";
+  // Nor inheritable ones (carried across exec for files that ask for them).
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0)
+    return "read capabilities";
+  data[0].inheritable = 0;
+  data[1].inheritable = 0;
+  if (syscall(SYS_capset, &header, data) != 0)
+    return "clear inheritable capabilities";
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return "set no_new_privs";
   return nullptr;

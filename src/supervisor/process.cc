@@ -23,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/fds.h"
 #include "supervisor/hardening.h"
 #include "supervisor/isolation.h"
 
@@ -255,6 +256,12 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
     c.creds.gid = gr.gr_gid;
     c.creds.change_group = true;
   }
+  // An isolated task never runs as root, whatever its user is called: root could leave
+  // the chroot and ignore every other limit.
+  if (spec.isolation.enabled && (!c.creds.change || c.creds.uid == 0 || c.creds.gid == 0)) {
+    return absl::PermissionDeniedError("an isolated task may not run as root (user \"" + spec.user +
+                                       "\" is uid 0 or gid 0, or no user is set)");
+  }
   for (const Rlimit& r : spec.rlimits) {
     auto resource = RlimitResource(r.resource);
     if (!resource.ok())
@@ -334,8 +341,9 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
     ChildFail(report, "setgid");
   if (creds.change && setuid(creds.uid) != 0)
     ChildFail(report, "setuid");
-  // Nothing of the supervisor's leaks into the task (the report pipe is CLOEXEC).
-  syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+  // Nothing of the supervisor's leaks into the task: above all not its sockets, through
+  // which a task could ask for anything. The report pipe closes at exec (CLOEXEC).
+  common::CloseDescriptorsFrom(3, report);
   // Last: the filter refuses calls the setup above needs (mount).
   if (c.hardening != nullptr) {
     if (const char* failed = LoadSeccomp(*c.hardening); failed != nullptr)

@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/clock.h"
+#include "common/fds.h"
 #include "common/logging.h"
 #include "common/offload.h"
 #include "common/signals.h"
@@ -201,6 +202,7 @@ absl::Status Server::Start() {
                                   "': " + e.what());
   }
   umask(old);
+  common::SetCloseOnExec(acceptor_->native_handle());
   struct stat st {};
   if (stat(config_.socket_path.c_str(), &st) == 0)
     socket_inode_ = st.st_ino;
@@ -276,6 +278,7 @@ asio::awaitable<void> Server::AcceptLoop() {
       DROVER_LOG_WARN("supervisor: accept: {}", ec.message());
       continue;
     }
+    common::SetCloseOnExec(socket.native_handle());
     auto conn = std::make_shared<Connection>(std::move(socket));
     connections_.insert(conn);
     common::SpawnDetached(io_.get_executor(), ReadLoop(conn), "supervisor connection");

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/fds.h"
 #include "common/logging.h"
 #include "common/offload.h"
 #include "common/status_macros.h"
@@ -243,7 +244,8 @@ absl::Status SupervisorLink::Launch() {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig = 1; sig < NSIG; ++sig)
       signal(sig, SIG_DFL);
-    syscall(SYS_close_range, 3U, ~0U, 0U);
+    common::CloseDescriptorsFrom(3, -1);
+    common::RestoreDescriptorLimit();  // the supervisor and its tasks: the agent's own
     execve(argv[0], argv.data(), environ);
     _exit(127);
   }
