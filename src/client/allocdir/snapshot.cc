@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <string_view>
 
 #include "common/beneath.h"
 #include "common/status_macros.h"
@@ -49,7 +51,9 @@ absl::Status Header(const std::string& name, char type, uint64_t size, uint32_t 
     return absl::InvalidArgumentError("symlink target too long for the archive: " + link);
   }
   std::memcpy(h, base.data(), base.size());
-  Octal(h + 100, 8, mode & 07777);
+  // No setuid or setgid bit: an archive extracted as root must not make a task's file a
+  // root-owned setuid binary.
+  Octal(h + 100, 8, mode & 01777);
   Octal(h + 108, 8, 0);  // uid
   Octal(h + 116, 8, 0);  // gid
   Octal(h + 124, 12, size);
@@ -74,8 +78,32 @@ size_t PadFor(uint64_t size) {
   return static_cast<size_t>((512 - size % 512) % 512);
 }
 
-// Directory levels below a root: ustar names (at most 255 bytes) end long before.
-constexpr size_t kMaxDepth = 128;
+// Directory levels below a root (each holds two descriptors while it is walked).
+constexpr size_t kMaxDepth = 32;
+
+// Whether the symlink `target`, stored at `entry` (a name in the archive), stays inside
+// the archived tree: relative, and never climbing above the alloc dir. Others would
+// point the receiver's extraction outside its own tree, and are left out.
+bool LinkStaysInside(const std::string& entry, const std::string& target) {
+  if (target.empty() || target.front() == '/')
+    return false;
+  int depth = static_cast<int>(std::count(entry.begin(), entry.end(), '/'));
+  size_t start = 0;
+  while (start <= target.size()) {
+    size_t end = target.find('/', start);
+    if (end == std::string::npos)
+      end = target.size();
+    const std::string_view part(target.data() + start, end - start);
+    if (part == "..") {
+      if (--depth < 0)
+        return false;
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+    start = end + 1;
+  }
+  return true;
+}
 
 struct Level {
   common::UniqueFd fd;
@@ -111,6 +139,11 @@ struct SnapshotStream::Impl {
   uint64_t file_size = 0;
   uint64_t file_left = 0;
   bool finished = false;
+  // Bytes of file data the archive may carry (the allocation's ephemeral disk), and so
+  // far; a file with more than one link is sent once, its other names as hard links.
+  uint64_t max_data = 0;
+  uint64_t data = 0;
+  std::map<std::pair<dev_t, ino_t>, std::string> linked;
 };
 
 // Writes the next entry's header (opening its directory or file), or the end of the
@@ -157,8 +190,10 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
     if (n < 0)
       return errno == ENOENT ? absl::OkStatus()
                              : common::ErrnoStatus(errno, "readlink '" + shown + "'");
-    return Header(shown, '2', 0, st.st_mode, st.st_mtime,
-                  std::string(target, static_cast<size_t>(n)), &out);
+    const std::string link(target, static_cast<size_t>(n));
+    if (!LinkStaysInside(shown, link))
+      return absl::OkStatus();
+    return Header(shown, '2', 0, st.st_mode, st.st_mtime, link, &out);
   }
   // Directories and files are opened without following anything, then checked again
   // on the descriptor: the entry may have been swapped since the stat.
@@ -186,7 +221,18 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
       openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return absl::OkStatus();
+  if (st.st_nlink > 1) {
+    auto [it, first] = linked.emplace(std::make_pair(st.st_dev, st.st_ino), shown);
+    if (!first)
+      return Header(shown, '1', 0, st.st_mode, st.st_mtime, it->second, &out);
+  }
   const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > max_data - std::min(data, max_data)) {
+    return absl::ResourceExhaustedError(
+        "the data to archive is larger than the allocation's ephemeral disk (" +
+        std::to_string(max_data >> 20) + " MB)");
+  }
+  data += size;
   DROVER_RETURN_IF_ERROR(Header(shown, '0', size, st.st_mode, st.st_mtime, "", &out));
   file = std::move(fd);
   file_size = size;
@@ -230,9 +276,12 @@ absl::Status SnapshotStream::Impl::CopyFile(std::string& out, size_t max_bytes) 
 SnapshotStream::SnapshotStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SnapshotStream::~SnapshotStream() = default;
 
-absl::StatusOr<std::unique_ptr<SnapshotStream>> SnapshotStream::Open(
-    const AllocDir& dir, std::string alloc_id, std::vector<std::string> tasks) {
+absl::StatusOr<std::unique_ptr<SnapshotStream>> SnapshotStream::Open(const AllocDir& dir,
+                                                                     std::string alloc_id,
+                                                                     std::vector<std::string> tasks,
+                                                                     uint64_t max_data) {
   auto impl = std::make_unique<Impl>();
+  impl->max_data = max_data;
   auto alloc = common::OpenDirectory(dir.dir());
   if (!alloc.ok())
     return absl::NotFoundError("allocation directory is gone");

@@ -8,12 +8,16 @@
 // the one above it without following a symlink (symlinks are stored as links, a
 // top-level one included), only regular files are read, a FIFO never blocks, and the
 // archive is made piece by piece so it never sits in memory whole, however large the
-// files (sparse ones included) are.
+// files (sparse ones included) are. What a receiver extracts is kept harmless too: no
+// setuid or setgid bits, no symlink that is absolute or climbs out of the tree, a file
+// with several links sent once (its other names as hard links), and no more file data
+// than the allocation's ephemeral disk holds.
 //
 // Blocking file-system work: call Next on the pool, one call at a time.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,10 +31,12 @@ namespace drover::allocdir {
 
 class SnapshotStream {
  public:
-  // Opens the alloc dir. NotFound if it is gone.
+  // Opens the alloc dir. NotFound if it is gone. More than `max_data` bytes of file data
+  // ends the archive with the error entry.
   static absl::StatusOr<std::unique_ptr<SnapshotStream>> Open(const AllocDir& dir,
                                                               std::string alloc_id,
-                                                              std::vector<std::string> tasks);
+                                                              std::vector<std::string> tasks,
+                                                              uint64_t max_data);
   ~SnapshotStream();
   SnapshotStream(const SnapshotStream&) = delete;
   SnapshotStream& operator=(const SnapshotStream&) = delete;

@@ -20,7 +20,7 @@ absl::Status WritePayload(const std::filesystem::path& task_dir, const std::stri
                           const std::string& payload) {
   const std::filesystem::path rel = std::filesystem::path(file).lexically_normal();
   if (file.empty() || rel.is_absolute() || rel.empty() || *rel.begin() == ".." ||
-      !rel.has_filename()) {
+      !rel.has_filename() || rel.filename() == "." || rel.filename() == "..") {
     return absl::InvalidArgumentError("dispatch_payload file \"" + file +
                                       "\" must be a relative path inside the task's local dir");
   }
