@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include <boost/asio/signal_set.hpp>
 
@@ -16,7 +18,11 @@
 #include "api/api_context.h"
 #include "api/http_server.h"
 #include "client/client.h"
+#include "common/async_mutex.h"
+#include "common/beneath.h"
+#include "common/fds.h"
 #include "common/logging.h"
+#include "common/mounts.h"
 #include "common/offload.h"
 #include "drivers/exec/exec_driver.h"
 #include "drivers/mock/mock_driver.h"
@@ -32,14 +38,18 @@ namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-// Removes a -dev temp data dir on the way out.
+// Removes a -dev temp data dir on the way out. Tasks wrote into it (and may still be
+// running after a second Ctrl-C): nothing mounted in it is entered and no link is
+// followed.
 struct TempDirGuard {
   fs::path path;
   ~TempDirGuard() {
-    if (!path.empty()) {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
+    if (path.empty())
+      return;
+    if (absl::Status s = common::UnmountUnder(path); !s.ok())
+      DROVER_LOG_WARN("agent: {}; leaving {} in place", s.ToString(), path.string());
+    else if (absl::Status r = common::RemoveTree(path); !r.ok())
+      DROVER_LOG_WARN("agent: {}", r.ToString());
   }
 };
 
@@ -66,6 +76,69 @@ absl::StatusOr<T> OpenStateFile(const fs::path& file, bool reset,
   return open();
 }
 
+bool IsLoopback(const std::string& address) {
+  unsigned char b[16];
+  if (inet_pton(AF_INET, address.c_str(), b) == 1)
+    return b[0] == 127;
+  return address == "::1" || address == "localhost";
+}
+
+// Creates (or, for -dev without one, makes a temporary) data dir and gives it its
+// mode. Prints why and returns nothing on failure.
+std::optional<fs::path> PrepareDataDir(const AgentConfig& config, TempDirGuard& temp_guard) {
+  fs::path data_dir = config.data_dir;
+  if (data_dir.empty()) {
+    if (!config.dev_mode) {
+      std::fprintf(stderr, "Must specify either a data directory or -dev\n");
+      return std::nullopt;
+    }
+    std::string tmpl = (fs::temp_directory_path() / "drover-dev-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::perror("failed to create a temporary data dir");
+      return std::nullopt;
+    }
+    data_dir = tmpl;
+    temp_guard.path = data_dir;
+  }
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "Error: failed to create data dir '%s': %s\n", data_dir.c_str(),
+                 ec.message().c_str());
+    return std::nullopt;
+  }
+  data_dir = fs::absolute(data_dir);
+  // Others may pass through (a task running as another user reaches its own dirs) but
+  // not list: allocation dirs are not for other local users to find (docs/security.md).
+  fs::permissions(data_dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                  ec);
+  if (ec) {
+    std::fprintf(stderr, "Error: failed to chmod data dir '%s': %s\n", data_dir.c_str(),
+                 ec.message().c_str());
+    return std::nullopt;
+  }
+  return data_dir;
+}
+
+// The configured limits, with connections capped by the descriptors this process may
+// open (the limit is raised to its hard maximum first): never so many connections that
+// nothing is left for state files, tasks' log pipes and the like.
+api::HttpLimits HttpLimitsFor(const AgentConfig& config) {
+  const long descriptors = common::RaiseDescriptorLimit();
+  api::HttpLimits limits = config.http_limits;
+  limits.max_conns =
+      std::min<size_t>(limits.max_conns, static_cast<size_t>(std::max(descriptors / 2, 16L)));
+  return limits;
+}
+
+// An agent on loopback is a developer's: every request's Host is checked, as a
+// DNS-rebinding page's reads may carry no header saying they come from a browser.
+api::BrowserPolicy BrowserPolicyFor(const AgentConfig& config) {
+  api::BrowserPolicy browser = config.browser;
+  browser.check_every_host = IsLoopback(config.bind_addr);
+  return browser;
+}
+
 void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::path& data_dir) {
   std::printf(
       "==> Drover agent configuration:\n\n"
@@ -88,39 +161,12 @@ void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::p
 int RunAgent(const AgentConfig& config) {
   common::InitLogging(config.log_level);
   TempDirGuard temp_guard;
-  fs::path data_dir = config.data_dir;
   // A data dir the user chose keeps the agent's state; a temp -dev dir does not.
-  const bool persistent = !data_dir.empty();
-  if (data_dir.empty()) {
-    if (!config.dev_mode) {
-      std::fprintf(stderr, "Must specify either a data directory or -dev\n");
-      return 1;
-    }
-    std::string tmpl = (fs::temp_directory_path() / "drover-dev-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      std::perror("failed to create a temporary data dir");
-      return 1;
-    }
-    data_dir = tmpl;
-    temp_guard.path = data_dir;
-  }
-  std::error_code ec;
-  fs::create_directories(data_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "Error: failed to create data dir '%s': %s\n", data_dir.c_str(),
-                 ec.message().c_str());
+  const bool persistent = !config.data_dir.empty();
+  std::optional<fs::path> prepared = PrepareDataDir(config, temp_guard);
+  if (!prepared)
     return 1;
-  }
-  data_dir = fs::absolute(data_dir);
-  // Others may pass through (a task running as another user reaches its own dirs) but
-  // not list: allocation dirs are not for other local users to find (docs/security.md).
-  fs::permissions(data_dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
-                  ec);
-  if (ec) {
-    std::fprintf(stderr, "Error: failed to chmod data dir '%s': %s\n", data_dir.c_str(),
-                 ec.message().c_str());
-    return 1;
-  }
+  const fs::path data_dir = *prepared;
 
   asio::io_context io;
   asio::thread_pool pool(2);
@@ -194,8 +240,11 @@ int RunAgent(const AgentConfig& config) {
   api::ApiContext ctx;
   ctx.server = &server;
   ctx.pool = &pool;
+  // API requests take turns on the pool: the scheduler always has a thread.
+  common::AsyncMutex request_work(io.get_executor());
+  ctx.request_work = &request_work;
   ctx.clock = &clock;
-  api::HttpServer http(io.get_executor(), router, config.http_limits, config.browser);
+  api::HttpServer http(io.get_executor(), router, HttpLimitsFor(config), BrowserPolicyFor(config));
   auto port = http.Listen(config.bind_addr, static_cast<uint16_t>(config.http_port));
   if (!port.ok()) {
     std::fprintf(stderr, "Error starting agent: %s\n",

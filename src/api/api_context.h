@@ -4,9 +4,12 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "api/router.h"
+#include "common/async_mutex.h"
 #include "common/clock.h"
+#include "common/offload.h"
 
 namespace drover::server {
 class Server;
@@ -34,7 +37,20 @@ struct ApiContext {
   AgentInfo info;
   asio::thread_pool* pool = nullptr;
   common::Clock* clock = nullptr;
+  // Held by the pool work of requests (OffloadRequestWork): one at a time, so however
+  // many requests wait for the pool, a thread stays free for the scheduler. Optional.
+  common::AsyncMutex* request_work = nullptr;
 };
+
+// Runs a request's blocking work (file reads, large decodes and encodings) on the pool,
+// one request's work at a time (ctx.request_work). Pass a named callable (see Offload).
+template <typename Fn>
+asio::awaitable<std::invoke_result_t<Fn>> OffloadRequestWork(ApiContext& ctx, Fn fn) {
+  common::AsyncMutex::Guard turn;
+  if (ctx.request_work != nullptr)
+    turn = co_await ctx.request_work->Lock();
+  co_return co_await common::Offload(*ctx.pool, std::move(fn));
+}
 
 // Registers every /v1 route. `ctx` must outlive the router.
 void RegisterRoutes(Router& router, ApiContext& ctx);

@@ -1,6 +1,7 @@
 #include "api/browser_policy.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -31,6 +32,17 @@ std::string HostOnly(const std::string& host) {
   return colon == std::string::npos ? host : host.substr(0, colon);
 }
 
+// The machine's own host name, which tools may use to reach the agent.
+const std::string& OwnHostName() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0)
+      return std::string();
+    return Lower(buf);
+  }();
+  return name;
+}
+
 bool IsIpLiteral(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
@@ -40,7 +52,7 @@ bool HostAllowed(const std::string& host_header, const BrowserPolicy& policy) {
   const std::string host = Lower(HostOnly(host_header));
   if (host.empty())
     return false;
-  if (host == "localhost" || IsIpLiteral(host))
+  if (host == "localhost" || IsIpLiteral(host) || host == OwnHostName())
     return true;
   return std::any_of(policy.allowed_hosts.begin(), policy.allowed_hosts.end(),
                      [&](const std::string& h) { return Lower(h) == host; });
@@ -79,13 +91,13 @@ bool IsRead(const std::string& method) {
 }  // namespace
 
 absl::Status CheckBrowserRequest(const Request& req, const BrowserPolicy& policy) {
-  if (FromBrowser(req)) {
+  if (FromBrowser(req) || policy.check_every_host) {
     const std::string host = Header(req, "host");
     if (!HostAllowed(host, policy)) {
       return absl::PermissionDeniedError(
-          "refusing a browser request for Host \"" + host.substr(0, 256) +
-          "\": not an address of this agent (a DNS-rebinding page?). Add the name to "
-          "http.allowed_hosts in the agent configuration to allow it");
+          "refusing a request for Host \"" + host.substr(0, 256) +
+          "\": not an address of this agent (a DNS-rebinding page?). Use the agent's IP "
+          "address, or add the name to http.allowed_hosts in the agent configuration");
     }
     const std::string origin = Header(req, "origin");
     if (req.headers.contains("origin") &&

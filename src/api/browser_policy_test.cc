@@ -1,5 +1,7 @@
 #include "api/browser_policy.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 namespace drover::api {
@@ -42,6 +44,22 @@ TEST(BrowserPolicyTest, CrossSiteWritesAreRefused) {
   }
   EXPECT_TRUE(absl::IsPermissionDenied(
       CheckBrowserRequest(Make("POST", {{"host", "127.0.0.1:4646"}, {"origin", "null"}}), none)));
+}
+
+// On loopback every Host is checked: a rebinding page's same-origin GET to plain http
+// carries neither Origin nor Sec-Fetch-* (browsers send those only to trustworthy
+// origins).
+TEST(BrowserPolicyTest, OnLoopbackEveryRequestNamesTheAgent) {
+  const BrowserPolicy loopback{.check_every_host = true};
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      CheckBrowserRequest(Make("GET", {{"host", "rebind.evil:4646"}}), loopback)));
+  EXPECT_TRUE(CheckBrowserRequest(Make("GET", {{"host", "127.0.0.1:4646"}}), loopback).ok());
+  EXPECT_TRUE(CheckBrowserRequest(Make("GET", {{"host", "localhost:4646"}}), loopback).ok());
+  char name[256] = {};
+  ASSERT_EQ(gethostname(name, sizeof name - 1), 0);
+  EXPECT_TRUE(
+      CheckBrowserRequest(Make("GET", {{"host", std::string(name) + ":4646"}}), loopback).ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(CheckBrowserRequest(Make("GET", {}), loopback)));
 }
 
 TEST(BrowserPolicyTest, ToolsAndTheAgentsOwnOriginPass) {

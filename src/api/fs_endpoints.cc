@@ -24,6 +24,18 @@ using allocdir::SnapshotStream;
 
 constexpr size_t kSnapshotPieceBytes = 64 << 10;
 
+// Snapshots sent at once: each holds two descriptors per directory level it is in.
+constexpr int kMaxSnapshots = 4;
+int snapshots_open = 0;  // on the control loop
+
+// Counts a snapshot while it exists (the response's stream holds it).
+struct SnapshotSlot {
+  SnapshotSlot() { ++snapshots_open; }
+  ~SnapshotSlot() { --snapshots_open; }
+  SnapshotSlot(const SnapshotSlot&) = delete;
+  SnapshotSlot& operator=(const SnapshotSlot&) = delete;
+};
+
 // Where the allocation's directory is; paths only, as the runner may be collected while
 // the pool works on it.
 struct AllocLocation {
@@ -73,6 +85,8 @@ absl::StatusOr<Position> ParsePosition(const Request& req) {
   auto offset = IntQuery(req, "offset", 0);
   if (!offset.ok())
     return offset.status();
+  if (*offset < 0)
+    return absl::InvalidArgumentError("offset must not be negative");
   return Position{*offset, origin == "end"};
 }
 
@@ -111,12 +125,25 @@ Response Streamed(ApiContext& ctx, FollowSpec spec) {
   return r;
 }
 
+// What an allocation's archive may carry: its group's ephemeral disk (Nomad's default
+// of 300 MB when the job says nothing).
+uint64_t EphemeralDiskBytes(const model::Allocation& alloc) {
+  int64_t mb = 300;
+  if (alloc.job) {
+    if (const model::TaskGroup* g = alloc.job->FindGroup(alloc.task_group);
+        g != nullptr && g->ephemeral_disk && g->ephemeral_disk->size_mb > 0) {
+      mb = g->ephemeral_disk->size_mb;
+    }
+  }
+  return static_cast<uint64_t>(mb) << 20;
+}
+
 // Sends the archive a piece at a time, each made on the pool.
 asio::awaitable<void> SendSnapshot(ApiContext& ctx, std::shared_ptr<SnapshotStream> snap,
                                    std::string id, StreamWriter& out) {
   for (;;) {
     auto next = [snap] { return snap->Next(kSnapshotPieceBytes); };
-    std::string piece = co_await common::Offload(*ctx.pool, std::move(next));  // named: see Offload
+    std::string piece = co_await OffloadRequestWork(ctx, std::move(next));  // named: see Offload
     if (piece.empty())
       break;
     if (!co_await out.Write(std::move(piece)))
@@ -139,22 +166,30 @@ void AddSnapshotRoute(Router& router, ApiContext& ctx) {
                auto loc = Locate(ctx, req.Param("id"));
                if (!loc.ok())
                  co_return ErrorResponse(loc.status());
+               if (snapshots_open >= kMaxSnapshots) {
+                 Response busy = Response::Error(503, "Too many snapshots being sent; retry");
+                 busy.headers["Retry-After"] = "1";
+                 co_return busy;
+               }
+               auto slot = std::make_shared<SnapshotSlot>();
+               allocrunner::AllocRunner* runner = ctx.client->GetAllocRunner(loc->id);
                std::vector<std::string> tasks;
-               for (auto* tr : ctx.client->GetAllocRunner(loc->id)->task_runners())
+               for (auto* tr : runner->task_runners())
                  tasks.push_back(tr->name());
-               auto open = [loc = *loc,
-                            tasks]() -> absl::StatusOr<std::shared_ptr<SnapshotStream>> {
-                 auto s = SnapshotStream::Open(AllocDir(loc.root, loc.id), loc.id, tasks);
+               const uint64_t max_data = EphemeralDiskBytes(*runner->alloc());
+               auto open = [loc = *loc, tasks,
+                            max_data]() -> absl::StatusOr<std::shared_ptr<SnapshotStream>> {
+                 auto s = SnapshotStream::Open(AllocDir(loc.root, loc.id), loc.id, tasks, max_data);
                  if (!s.ok())
                    return s.status();
                  return std::shared_ptr<SnapshotStream>(std::move(*s));
                };
-               auto stream = co_await common::Offload(*ctx.pool, std::move(open));
+               auto stream = co_await OffloadRequestWork(ctx, std::move(open));
                if (!stream.ok())
                  co_return ErrorResponse(stream.status());
                Response r;
                r.content_type = "application/x-tar";
-               r.stream = [&ctx, snap = *stream, id = loc->id](StreamWriter& out) {
+               r.stream = [&ctx, snap = *stream, id = loc->id, slot](StreamWriter& out) {
                  return SendSnapshot(ctx, snap, id, out);
                };
                co_return r;
@@ -168,7 +203,7 @@ void AddListAndStatRoutes(Router& router, ApiContext& ctx) {
       co_return ErrorResponse(loc.status());
     const std::string path = req.HasQuery("path") ? req.Query("path") : "/";
     auto work = [loc = *loc, path] { return allocdir::ListDir(AllocDir(loc.root, loc.id), path); };
-    auto listed = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload()
+    auto listed = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload()
     if (!listed.ok())
       co_return ErrorResponse(listed.status());
     codec::Json out = codec::Json::array();
@@ -185,7 +220,7 @@ void AddListAndStatRoutes(Router& router, ApiContext& ctx) {
                auto work = [loc = *loc, path] {
                  return allocdir::StatPath(AllocDir(loc.root, loc.id), path);
                };
-               auto info = co_await common::Offload(*ctx.pool, std::move(work));
+               auto info = co_await OffloadRequestWork(ctx, std::move(work));
                if (!info.ok())
                  co_return ErrorResponse(info.status());
                co_return JsonResponse(req, FileInfoJson(*info), 0);
@@ -212,7 +247,7 @@ void AddReadRoutes(Router& router, ApiContext& ctx) {
                  if (ranged && *offset < 0)
                    co_return Response::Error(400, "offset must not be negative");
                  auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
-                 auto info = co_await common::Offload(*ctx.pool, std::move(work));
+                 auto info = co_await OffloadRequestWork(ctx, std::move(work));
                  if (!info.ok())
                    co_return ErrorResponse(info.status());
                  if (info->is_dir)
@@ -248,7 +283,7 @@ void AddStreamRoute(Router& router, ApiContext& ctx) {
                  co_return ErrorResponse(pos.status());
                // Readable at all (secrets are not): checked while a status can say so.
                auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
-               auto info = co_await common::Offload(*ctx.pool, std::move(work));
+               auto info = co_await OffloadRequestWork(ctx, std::move(work));
                if (!info.ok()) {
                  // A missing file is a bad request here (there is nothing to stream); an
                  // escape is still forbidden.
@@ -288,7 +323,7 @@ void AddLogsRoute(Router& router, ApiContext& ctx) {
                // Errors (an unknown task) while a status can still say so; without
                // follow, what there is now is all that is sent.
                auto size = [loc = *loc, task, type] { return LogSize(loc, task, type); };
-               auto total = co_await common::Offload(*ctx.pool, std::move(size));
+               auto total = co_await OffloadRequestWork(ctx, std::move(size));
                if (!total.ok())
                  co_return ErrorResponse(total.status());
                int64_t limit = -1;

@@ -15,6 +15,7 @@ namespace {
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
 constexpr int64_t kChunkBytes = 64 << 10;
+constexpr common::Duration kMaxPoll = std::chrono::seconds(1);
 
 struct Cursor {
   std::string rel_path;  // file being read ("" before the first)
@@ -105,7 +106,7 @@ std::string Frame(const Chunk& c) {
                        {"Data", absl::Base64Escape(c.data)},
                        {"File", c.file},
                        {"FileEvent", ""}};
-  return frame.dump();
+  return codec::Dump(frame);  // a file name that is not UTF-8 is replaced, not thrown
 }
 
 }  // namespace
@@ -114,13 +115,16 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
   auto cursor = std::make_shared<Cursor>();
   common::Clock& clock = *ctx.clock;
   auto last_write = clock.Now();
+  // A stream with nothing to send polls less and less often (up to kMaxPoll), so many
+  // idle followers cost the pool little; data brings it back to spec.poll.
+  common::Duration poll = spec.poll;
   for (;;) {
     if (spec.limit >= 0 && cursor->sent >= spec.limit)
       co_return;
     // Decided before reading: data written just before the task died is still read.
     const bool may_grow = spec.follow && (spec.may_grow ? spec.may_grow() : MayGrow(ctx, spec));
     auto work = [spec, cursor] { return ReadNext(spec, *cursor); };
-    auto chunk = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload()
+    auto chunk = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload()
     if (!chunk.ok()) {
       // Mid-stream there is no status to change any more: end the body.
       co_return;
@@ -131,6 +135,7 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
       if (!co_await out.Write(std::move(piece)))
         co_return;
       last_write = clock.Now();
+      poll = spec.poll;
       continue;
     }
     if (!may_grow || out.ClientGone())
@@ -141,7 +146,8 @@ asio::awaitable<void> FollowFiles(ApiContext& ctx, FollowSpec spec, StreamWriter
         co_return;
       last_write = clock.Now();
     }
-    co_await clock.Sleep(spec.poll);
+    co_await clock.Sleep(poll);
+    poll = std::min<common::Duration>(poll * 2, std::max<common::Duration>(spec.poll, kMaxPoll));
   }
 }
 

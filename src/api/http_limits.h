@@ -31,12 +31,17 @@ struct HttpLimits {
 };
 
 // Which browsers may talk to the agent (docs/security.md, "Browsers"). The agent's own
-// origin (the Host the request names, when that is an IP address, "localhost" or one of
-// `allowed_hosts`) is always allowed; `allowed_origins` ("https://ui.example.com") adds
-// others, which also get CORS answers so a UI served there works.
+// origin (the Host the request names, when that is an IP address, "localhost", the
+// machine's host name or one of `allowed_hosts`) is always allowed; `allowed_origins`
+// ("https://ui.example.com") adds others, which also get CORS answers so a UI served
+// there works.
 struct BrowserPolicy {
   std::vector<std::string> allowed_origins;
   std::vector<std::string> allowed_hosts;  // host names, without port
+  // Check the Host of every request, not only of those a browser marks as its own: an
+  // agent on loopback is a developer's, and a DNS-rebinding page's same-origin GET may
+  // carry no Origin and no Sec-Fetch-* header.
+  bool check_every_host = false;
 };
 
 }  // namespace drover::api

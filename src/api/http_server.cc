@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +16,7 @@
 
 #include "api/browser_policy.h"
 #include "api/request_decode.h"
+#include "common/fds.h"
 #include "common/logging.h"
 #include "common/offload.h"
 
@@ -25,13 +28,6 @@ using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
 namespace {
-
-// Asio does not open sockets with close-on-exec; task processes must not inherit them.
-void SetCloseOnExec(int fd) {
-  const int flags = fcntl(fd, F_GETFD);
-  if (flags >= 0)
-    fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
 
 // Chunks onto the connection, each write bounded by the write timeout; remembers a
 // failed write so the producer stops.
@@ -77,6 +73,18 @@ http::response<http::string_body> PlainResponse(http::status status, std::string
   return res;
 }
 
+// Who a connection counts against: its IPv4 address, or its IPv6 /64 (one host gets a
+// whole /64, so counting single IPv6 addresses would give it any number of "clients").
+std::string ClientKey(const asio::ip::address& a) {
+  if (a.is_v6() && !a.to_v6().is_v4_mapped()) {
+    asio::ip::address_v6::bytes_type b = a.to_v6().to_bytes();
+    std::fill(b.begin() + 8, b.end(), 0);
+    return asio::ip::address_v6(b).to_string() + "/64";
+  }
+  return a.is_v6() ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
+                   : a.to_string();
+}
+
 bool OutOfDescriptors(const boost::system::error_code& ec) {
   return ec == asio::error::no_descriptors || ec.value() == ENFILE ||
          ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
@@ -95,6 +103,10 @@ struct HttpServer::Impl {
   asio::awaitable<bool> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                     http::request<http::string_body>& in, size_t& reserved);
   asio::awaitable<Response> Handle(Request& req);
+  // After refusing a request whose body is still coming: stops sending, then reads and
+  // drops what the client sends for a moment, so the refusal reaches it instead of
+  // being lost to a reset.
+  static asio::awaitable<void> Linger(beast::tcp_stream& stream);
   asio::awaitable<bool> WriteStreamed(beast::tcp_stream& stream, Response& out,
                                       const http::request<http::string_body>& in,
                                       const Request& req);
@@ -140,7 +152,7 @@ absl::StatusOr<uint16_t> HttpServer::Listen(const std::string& address, uint16_t
     impl_->acceptor.close();
     return absl::UnavailableError("failed to bind " + where + ": " + ec.message());
   }
-  SetCloseOnExec(impl_->acceptor.native_handle());
+  common::SetCloseOnExec(impl_->acceptor.native_handle());
   return impl_->acceptor.local_endpoint().port();
 }
 
@@ -190,9 +202,9 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
       continue;
     }
     backoff = std::chrono::milliseconds(0);
-    SetCloseOnExec(socket.native_handle());
+    common::SetCloseOnExec(socket.native_handle());
     boost::system::error_code rec;
-    const std::string client = socket.remote_endpoint(rec).address().to_string();
+    const std::string client = ClientKey(socket.remote_endpoint(rec).address());
     if (sessions.size() >= limits.max_conns || per_client[client] >= limits.max_conns_per_client) {
       if (per_client[client] == 0)
         per_client.erase(client);
@@ -233,7 +245,7 @@ Request HttpServer::Impl::ToRequest(http::request<http::string_body>& in) {
 asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
                                                     beast::flat_buffer& buffer,
                                                     http::request<http::string_body>& in,
-                                                    size_t& reserved) {
+                                                    size_t& charged) {
   http::request_parser<http::string_body> parser;
   parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
   parser.body_limit(limits.max_body_bytes);
@@ -242,37 +254,51 @@ asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
       co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
   boost::system::error_code ec = hec;
   const unsigned version = ec ? 11 : parser.get().version();
+  std::optional<http::status> refuse;
+  std::string why;
   if (!ec) {
-    // The body counts against the budget of all bodies in flight before it is read.
     const auto length = parser.content_length();
-    const size_t want =
-        length ? static_cast<size_t>(std::min<std::uint64_t>(*length, limits.max_body_bytes))
-               : (parser.chunked() ? limits.max_body_bytes : 0);
+    const bool has_body = parser.chunked() || (length && *length > 0);
+    const auto method = parser.get().method();
     if (length && *length > limits.max_body_bytes) {
-      ec = http::error::body_limit;
-    } else if (inflight_body_bytes + want > limits.max_inflight_body_bytes) {
-      auto res = PlainResponse(http::status::service_unavailable,
-                               "Too many request bodies in flight; retry", version, false);
-      res.set(http::field::retry_after, "1");
-      stream.expires_after(limits.write_timeout);
-      co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
-      co_return false;
-    } else {
-      reserved = want;
-      inflight_body_bytes += want;
+      ec = http::error::body_limit;  // refused from its length, before it is read
+    } else if (has_body && (method == http::verb::get || method == http::verb::head)) {
+      refuse = http::status::bad_request;
+      why = "GET and HEAD requests take no body";
     }
   }
-  if (!ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+  if (!ec && !refuse && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
     // curl and others wait for this before sending a body.
     http::response<http::empty_body> cont{http::status::continue_, version};
     auto [cec, cn] = co_await http::async_write(stream, cont, asio::as_tuple(asio::use_awaitable));
     ec = cec;
   }
-  if (!ec) {
-    stream.expires_after(limits.read_timeout);
+  // The body, charged to the budget of all bodies in flight as its bytes arrive: what
+  // is held is what was sent, and a request that would pass the budget is turned away.
+  stream.expires_after(limits.read_timeout);
+  while (!ec && !refuse && !parser.is_done()) {
     auto [bec, bn] =
-        co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+        co_await http::async_read_some(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     ec = bec;
+    const size_t now = parser.get().body().size();
+    if (now > charged) {
+      if (inflight_body_bytes + (now - charged) > limits.max_inflight_body_bytes) {
+        refuse = http::status::service_unavailable;
+        why = "Too many request bodies in flight; retry";
+        break;
+      }
+      inflight_body_bytes += now - charged;
+      charged = now;
+    }
+  }
+  if (refuse) {
+    auto res = PlainResponse(*refuse, why, version, false);
+    if (*refuse == http::status::service_unavailable)
+      res.set(http::field::retry_after, "1");
+    stream.expires_after(limits.write_timeout);
+    co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+    co_await Linger(stream);
+    co_return false;
   }
   if (ec) {
     const bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
@@ -291,12 +317,29 @@ asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
                                11, false);
       stream.expires_after(limits.write_timeout);
       co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+      co_await Linger(stream);
     }
     co_return false;
   }
   stream.expires_never();
   in = parser.release();
   co_return true;
+}
+
+asio::awaitable<void> HttpServer::Impl::Linger(beast::tcp_stream& stream) {
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.expires_after(2s);
+  std::array<char, 16384> sink;
+  size_t drained = 0;
+  while (drained < (size_t{4} << 20)) {
+    auto [ec, n] =
+        co_await stream.async_read_some(asio::buffer(sink), asio::as_tuple(asio::use_awaitable));
+    if (ec)
+      break;
+    drained += n;
+  }
+  stream.expires_never();
 }
 
 asio::awaitable<Response> HttpServer::Impl::Handle(Request& req) {
@@ -340,7 +383,6 @@ asio::awaitable<bool> HttpServer::Impl::WriteStreamed(beast::tcp_stream& stream,
   if (hwec)
     co_return false;
   ChunkWriter writer(stream, limits.write_timeout);
-  ++streams;
   bool ok = true;
   try {
     co_await out.stream(writer);
@@ -348,7 +390,6 @@ asio::awaitable<bool> HttpServer::Impl::WriteStreamed(beast::tcp_stream& stream,
     DROVER_LOG_ERROR("http: streaming {} {} failed: {}", req.method, req.path, e.what());
     ok = false;  // mid-body: the only honest end is closing the connection
   }
-  --streams;
   if (!ok || writer.failed())
     co_return false;
   auto last = http::make_chunk_last();
@@ -379,8 +420,12 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
       }
       // The body is handled: what it held is released before the answer is sent.
       inflight_body_bytes -= reserved;
+      reserved = 0;
       if (out.stream) {
-        if (!co_await WriteStreamed(*stream, out, in, req))
+        ++streams;  // counted at once: sessions that checked together cannot all pass
+        const bool more = co_await WriteStreamed(*stream, out, in, req);
+        --streams;
+        if (!more)
           break;
         continue;
       }

@@ -118,7 +118,7 @@ void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
     auto work = [body = req.body] { return ParseRequest(body); };
     ParseResult result;
     if (ctx.pool != nullptr) {
-      result = co_await common::Offload(*ctx.pool, std::move(work));  // named: see Offload
+      result = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
     } else {
       result = work();
     }
@@ -132,7 +132,7 @@ void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
                auto work = [body = req.body] { return ValidateRequest(body); };
                absl::StatusOr<codec::Json> result;
                if (ctx.pool != nullptr) {
-                 result = co_await common::Offload(*ctx.pool, std::move(work));
+                 result = co_await OffloadRequestWork(ctx, std::move(work));
                } else {
                  result = work();
                }

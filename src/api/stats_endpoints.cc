@@ -143,7 +143,7 @@ void RegisterStatsRoutes(Router& router, ApiContext& ctx) {
     }
     client::HostStatsCollector* collector = &ctx.client->host_stats();
     auto work = [collector] { return collector->Collect(); };
-    const client::HostStats s = co_await common::Offload(*ctx.pool, std::move(work));
+    const client::HostStats s = co_await OffloadRequestWork(ctx, std::move(work));
     codec::Json cpus = codec::Json::array();
     for (const auto& c : s.cpus) {
       cpus.push_back({{"CPU", c.cpu},
