@@ -143,6 +143,7 @@ TEST_F(ExecAttackTest, ROOT_CGROUPS_NetworkModeNoneIsolatesAndBridgeIsRefused) {
                                                  {{"Content-Type", "application/json"}}));
   EXPECT_EQ(r.status, 500) << r.body;
   EXPECT_NE(r.body.find("network mode \"bridge\" is not supported"), std::string::npos) << r.body;
+  ExpectServing(*agent_);
 }
 
 // Defect 14: exec tasks' directories belong to the user they run as; secrets are that
@@ -161,6 +162,7 @@ TEST_F(ExecAttackTest, ROOT_CGROUPS_Defect14_TaskDirsBelongToTheTaskUser) {
     EXPECT_EQ(st.st_uid, uid) << dir;
     EXPECT_EQ(st.st_mode & 07777, mode) << dir;
   }
+  ExpectServing(*agent_);
 }
 
 // Defect 1 as the review found it: a task confined by exec (nobody, chroot) replaced

@@ -105,6 +105,7 @@ TEST_F(FsAttackTest, Defect03_AFifoNeverBlocksTheAgent) {
   const std::string file = agent_.WriteFile("after.json", RawExecJob("after", "batch", "true"));
   ASSERT_EQ(agent_.Cli({"job", "run", "-detach", file}).exit_code, 0);
   WaitAlloc("after", "complete");
+  ExpectServing(agent_);
 }
 
 // Defect 6: readat with a huge limit allocated it, and cat read a 1.5 GB sparse file
@@ -168,6 +169,7 @@ TEST_F(FsAttackTest, Defect14_DirectoriesAreNotOpenToOtherUsers) {
     ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
     EXPECT_EQ(st.st_mode & 07777, mode) << path;
   }
+  ExpectServing(agent_);
 }
 
 // Defect 18: the log rotator opened files a task had planted without checking their

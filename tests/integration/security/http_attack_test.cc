@@ -115,6 +115,7 @@ TEST_F(HttpAttackTest, Defect07_BrowsersCannotWriteFromOtherSites) {
   EXPECT_EQ(r.status, 200) << r.body;
   r = Send("GET", "/v1/jobs", "", {});
   EXPECT_EQ(r.status, 200) << r.body;
+  ExpectServing(agent_);
 }
 
 // Defect 12: job IDs with '/' were accepted and run, and then no route could read,
@@ -144,6 +145,7 @@ TEST_F(HttpAttackTest, Defect16_NamespacesMustBeValidAndExist) {
     EXPECT_EQ(r.status, 500) << r.body;
   }
   EXPECT_EQ(agent_.Get("/v1/jobs?namespace=*").size(), 0u);
+  ExpectServing(agent_);
 }
 
 // Defect 10: any exec job could raise its own memory limit to 2 PB with MemoryMaxMB;
@@ -162,6 +164,7 @@ TEST_F(HttpAttackTest, Defect10_MemoryMaxNeedsOversubscriptionEnabled) {
            WithTaskField(RawExecJob("mem2", "service", "sleep 60"), "Resources",
                          {{"CPU", 100}, {"MemoryMB", 32}, {"MemoryMaxMB", 2'000'000'000}}));
   EXPECT_EQ(r.status, 500) << r.body;
+  ExpectServing(agent_);
 }
 
 // Defect 11: 64 MiB bodies with no limit on how many at once (12 requests held 2.2 GB).
