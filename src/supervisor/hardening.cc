@@ -58,7 +58,10 @@ constexpr const char* kDeniedSyscalls[] = {"kexec_load",
                                            "ioperm",
                                            "vhangup",
                                            "nfsservctl",
-                                           "uselib"};
+                                           "uselib",
+                                           "io_uring_setup",
+                                           "io_uring_enter",
+                                           "io_uring_register"};
 
 struct CapName {
   const char* name;

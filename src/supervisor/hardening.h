@@ -1,14 +1,14 @@
 // What an isolated (exec) task may not do, applied in its process just before exec
 // (docs/security.md, "What an exec task cannot do"):
 //   - PR_SET_NO_NEW_PRIVS: no setuid binary or file capability raises its privileges;
-//   - a capability bounding set reduced to kAllowedCaps (Nomad's exec defaults), and
-//     no ambient capabilities;
+//   - a capability bounding set reduced to Nomad's exec defaults (hardening.cc), and
+//     no ambient or inheritable capabilities;
 //   - a seccomp filter that refuses (EPERM) the obvious escapes: loading kernel modules
 //     or kernels, mounting, pivot_root, ptrace and cross-process memory access, keyrings,
-//     bpf, perf events, userfaultfd, handle-based opens ("shocker"), new user namespaces
-//     and joining other namespaces, swap, reboot, accounting and quotas. Every syscall
-//     ABI of the machine (on x86-64 also i386 and x32) is filtered, so a 32-bit call
-//     does not slip past.
+//     bpf, perf events, userfaultfd, handle-based opens ("shocker"), io_uring (whose
+//     operations no filter sees), new namespaces and joining others, swap, reboot,
+//     accounting and quotas. Every syscall ABI of the machine (on x86-64 also i386 and
+//     x32) is filtered, so a 32-bit call does not slip past.
 #pragma once
 
 #include <linux/filter.h>
@@ -34,10 +34,5 @@ const char* RestrictPrivileges(const Hardening& h);
 // In the child, right before execve: loads the seccomp filter (which refuses mount, so
 // it must come after the isolation is set up). Async-signal-safe.
 const char* LoadSeccomp(const Hardening& h);
-
-// Capability names kept in an exec task's bounding set.
-inline constexpr const char* kAllowedCaps[] = {
-    "audit_write",      "chown",   "dac_override", "fowner",  "fsetid", "kill",      "mknod",
-    "net_bind_service", "setfcap", "setgid",       "setpcap", "setuid", "sys_chroot"};
 
 }  // namespace drover::supervisor
