@@ -88,8 +88,12 @@ absl::Status MakeMountPoint(int root, const std::string& rel, bool dir) {
 InsideCheck CheckBeneath(int dir, const std::string& rel) {
   auto fd = common::OpenBeneath(dir, rel, O_PATH);
   if (!fd.ok()) {
-    if (absl::IsNotFound(fd.status()))
-      return InsideCheck::kMissing;
+    if (absl::IsNotFound(fd.status())) {
+      // Missing for sure only if no link was on the way: one may lead into a bind
+      // target, empty here and filled only inside the task's root.
+      auto direct = common::OpenBeneath(dir, rel, O_PATH, common::Links::kRefuse);
+      return absl::IsNotFound(direct.status()) ? InsideCheck::kMissing : InsideCheck::kUnknown;
+    }
     return absl::IsPermissionDenied(fd.status()) ? InsideCheck::kUnknown
                                                  : InsideCheck::kNotExecutable;
   }
@@ -161,12 +165,8 @@ const char* ProcFdPath(int fd, char (&buf)[40]) {
   return buf;
 }
 
-// Opens `rel` beneath `root`, through mounts made so far, following no symlink.
 int OpenMountPoint(int root, const char* rel) {
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(syscall(SYS_openat2, root, rel[0] == '\0' ? "." : rel, &how, sizeof how));
+  return OpenMountPointInChild(root, rel, /*walk=*/false);
 }
 
 // mount(2) onto the open `fd` rather than onto a path.
@@ -176,6 +176,64 @@ int MountOnto(const char* source, int fd, const char* type, unsigned long flags,
 }
 
 }  // namespace
+
+int OpenMountPointInChild(int root, const char* rel, bool walk) {
+  const char* path = rel[0] == '\0' ? "." : rel;
+  if (!walk) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const int fd = static_cast<int>(syscall(SYS_openat2, root, path, &how, sizeof how));
+    // No openat2 (before Linux 5.6, or filtered by a container's seccomp): walk.
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != E2BIG))
+      return fd;
+  }
+  // One component at a time, never following a link: directories on the way are opened
+  // O_DIRECTORY|O_NOFOLLOW (a link there is ENOTDIR), the last is checked not to be one.
+  int cur = root;
+  const char* p = path;
+  for (;;) {
+    while (*p == '/')
+      ++p;
+    const char* end = p;
+    while (*end != '\0' && *end != '/')
+      ++end;
+    const char* next = end;
+    while (*next == '/')
+      ++next;
+    const bool last = *next == '\0';
+    char name[256];
+    const size_t len = static_cast<size_t>(end - p);
+    const bool dotdot = len == 2 && p[0] == '.' && p[1] == '.';
+    if (len == 0 || dotdot || len >= sizeof name) {
+      if (cur != root)
+        close(cur);
+      errno = len >= sizeof name ? ENAMETOOLONG : EINVAL;
+      return -1;
+    }
+    std::memcpy(name, p, len);
+    name[len] = '\0';
+    const int fd = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (last ? 0 : O_DIRECTORY));
+    const int saved = errno;
+    if (cur != root)
+      close(cur);
+    if (fd < 0) {
+      errno = saved;
+      return -1;
+    }
+    if (last) {
+      struct stat st {};
+      if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+        close(fd);
+        errno = ELOOP;
+        return -1;
+      }
+      return fd;
+    }
+    cur = fd;
+    p = next;
+  }
+}
 
 InsideCheck CheckInside(const IsolationSpec& spec, const std::string& inside) {
   // The longest bind target that contains the path wins (binds may nest).

@@ -27,8 +27,8 @@ namespace drover::supervisor {
 // exec only async-signal-safe calls are made, so nothing may be allocated there. The
 // root's descriptor closes with the plan in the supervisor, and at exec in the task.
 // Mount points are opened in the child, just before each mount, with openat2
-// (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a bind nested in an earlier one is found
-// through it.
+// (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) or, without it, a no-follow component walk
+// (OpenMountPointInChild), so a bind nested in an earlier one is found through it.
 struct IsolationPlan {
   struct Mount {
     std::string source;
@@ -66,6 +66,12 @@ absl::StatusOr<IsolationPlan> PrepareIsolation(const IsolationSpec& spec);
 // private, mounts the binds, /proc and /dev, and chroots into the root (cwd "/").
 // Returns nullptr on success, else the step that failed (errno is set).
 const char* EnterIsolation(const IsolationPlan& plan);
+
+// In the child (async-signal-safe): opens `rel` (relative, no "." or ".." parts; ""
+// is `root` itself) beneath `root` with O_PATH, through mounts, following no symlink.
+// openat2 where the kernel has it and `walk` is false, else one component at a time.
+// The descriptor, or -1 with errno.
+int OpenMountPointInChild(int root, const char* rel, bool walk);
 
 // Whether the absolute path `inside` of the task's root names an executable, checked
 // on the host before the task starts (through the binds, or beneath the root without
