@@ -82,12 +82,16 @@ size_t PadFor(uint64_t size) {
 constexpr size_t kMaxDepth = 32;
 
 // Whether the symlink `target`, stored at `entry` (a name in the archive), stays inside
-// the archived tree: relative, and never climbing above the alloc dir. Others would
-// point the receiver's extraction outside its own tree, and are left out.
+// the archived tree: relative, climbing (with leading "..") no higher than the alloc dir,
+// and never climbing after a name. The leading ".." climb real directories (the walk
+// never goes through links); a ".." after a name could climb from wherever another
+// link in the archive leads (`y -> .`, `x -> y/y/../..`). Others would point the
+// receiver's extraction outside its own tree, and are left out.
 bool LinkStaysInside(const std::string& entry, const std::string& target) {
   if (target.empty() || target.front() == '/')
     return false;
   int depth = static_cast<int>(std::count(entry.begin(), entry.end(), '/'));
+  bool named = false;
   size_t start = 0;
   while (start <= target.size()) {
     size_t end = target.find('/', start);
@@ -95,10 +99,10 @@ bool LinkStaysInside(const std::string& entry, const std::string& target) {
       end = target.size();
     const std::string_view part(target.data() + start, end - start);
     if (part == "..") {
-      if (--depth < 0)
+      if (named || --depth < 0)
         return false;
     } else if (!part.empty() && part != ".") {
-      ++depth;
+      named = true;
     }
     start = end + 1;
   }

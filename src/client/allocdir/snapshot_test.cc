@@ -117,6 +117,10 @@ TEST(SnapshotTest, WhatAReceiverExtractsStaysHarmless) {
   fs::permissions(ad.data_dir() / "suid", static_cast<fs::perms>(04755));
   fs::create_symlink("../../../../etc", ad.data_dir() / "climb");
   fs::create_symlink("suid", ad.data_dir() / "near");
+  // Chained links: each climbs no higher than its place on paper, together they leave.
+  fs::create_symlink(".", ad.data_dir() / "y");
+  fs::create_symlink("y/y/y/../../../../..", ad.data_dir() / "chain");
+  fs::create_symlink("../data/suid", ad.data_dir() / "up");  // leading "..": kept
   Write(ad.data_dir() / "big", std::string(4096, 'b'));
   for (int i = 0; i < 50; ++i)
     fs::create_hard_link(ad.data_dir() / "big", ad.data_dir() / ("link" + std::to_string(i)));
@@ -129,6 +133,8 @@ TEST(SnapshotTest, WhatAReceiverExtractsStaysHarmless) {
             fs::perms::none);
   EXPECT_FALSE(fs::exists(fs::symlink_status(out / "alloc" / "data" / "climb")));
   EXPECT_EQ(fs::read_symlink(out / "alloc" / "data" / "near"), "suid");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out / "alloc" / "data" / "chain")));
+  EXPECT_EQ(fs::read_symlink(out / "alloc" / "data" / "up"), "../data/suid");
   EXPECT_EQ(testing::ReadFile(out / "alloc" / "data" / "link7"), std::string(4096, 'b'));
   // A cap on the data: the archive ends with the error entry.
   auto small = SnapshotStream::Open(ad, "a1", {}, 1024);
