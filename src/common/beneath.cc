@@ -264,7 +264,8 @@ absl::StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel, mode_t 
   return cur;
 }
 
-absl::StatusOr<std::vector<DirEntry>> ReadDirAt(int dir, size_t max_entries) {
+absl::StatusOr<std::vector<DirEntry>> ReadDirAt(int dir, size_t max_entries,
+                                                const std::function<bool(std::string_view)>& keep) {
   const int copy = fcntl(dir, F_DUPFD_CLOEXEC, 0);
   DIR* d = copy < 0 ? nullptr : fdopendir(copy);
   if (d == nullptr) {
@@ -279,7 +280,7 @@ absl::StatusOr<std::vector<DirEntry>> ReadDirAt(int dir, size_t max_entries) {
   errno = 0;
   while (const dirent* e = readdir(d)) {
     const std::string_view name = e->d_name;
-    if (name == "." || name == "..")
+    if (name == "." || name == ".." || (keep && !keep(name)))
       continue;
     if (out.size() >= max_entries) {
       status = absl::ResourceExhaustedError("directory has more than " +

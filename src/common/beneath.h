@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,10 +64,12 @@ struct DirEntry {
   std::string name;
   struct stat st {};
 };
-// The entries of the open directory `dir` (without "." and ".."), in directory order.
-// More than `max_entries` fails (ResourceExhausted) rather than growing without bound.
+// The entries of the open directory `dir` (without "." and ".."), in directory order;
+// with `keep`, only the names it keeps (others are neither stat'ed nor counted). More
+// than `max_entries` fails (ResourceExhausted) rather than growing without bound.
 // Entries removed while listing are left out.
-absl::StatusOr<std::vector<DirEntry>> ReadDirAt(int dir, size_t max_entries);
+absl::StatusOr<std::vector<DirEntry>> ReadDirAt(
+    int dir, size_t max_entries, const std::function<bool(std::string_view)>& keep = nullptr);
 
 // Up to `max_bytes` from `offset` of the open file `fd` (fewer at end of file).
 absl::StatusOr<std::string> ReadAt(int fd, int64_t offset, size_t max_bytes);

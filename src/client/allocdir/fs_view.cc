@@ -222,7 +222,10 @@ absl::StatusOr<std::vector<LogFile>> LogFiles(const AllocDir& dir, const std::st
   auto o = OpenInAlloc(dir, "alloc/logs", O_RDONLY | O_DIRECTORY);
   if (!o.ok())
     return absl::IsNotFound(o.status()) ? absl::StatusOr<std::vector<LogFile>>(out) : o.status();
-  auto entries = common::ReadDirAt(o->fd.get(), kMaxListEntries);
+  // The directory holds every task's logs (and whatever tasks put there): only this
+  // log's files count against the limit.
+  auto entries = common::ReadDirAt(o->fd.get(), kMaxListEntries,
+                                   [&](std::string_view name) { return name.starts_with(prefix); });
   if (!entries.ok())
     return ForUser(entries.status(), "alloc/logs");
   for (const common::DirEntry& e : *entries) {

@@ -80,5 +80,17 @@ TEST_F(FsViewTest, LogFilesInRotationOrder) {
   EXPECT_FALSE(LogFiles(dir_, "../web", "stdout").ok());
 }
 
+// alloc/logs holds every task's files: other tasks' logs do not count against the
+// listing limit of one task's.
+TEST_F(FsViewTest, LogFilesCountOnlyTheirOwnFiles) {
+  for (size_t i = 0; i <= kMaxListEntries; ++i)
+    std::ofstream(dir_.logs_dir() / ("api.stdout." + std::to_string(i)));
+  auto files = LogFiles(dir_, "web", "stdout");
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(files->size(), 3u);
+  // One task's own files past the limit still fail rather than grow without bound.
+  EXPECT_TRUE(absl::IsInvalidArgument(LogFiles(dir_, "api", "stdout").status()));
+}
+
 }  // namespace
 }  // namespace drover::allocdir
