@@ -75,8 +75,8 @@ absl::StatusOr<Chunk> ReadNext(const FollowSpec& spec, Cursor& cursor) {
   for (const auto& f : *files) {
     if (f.index < cursor.index)
       continue;
-    if (f.index > cursor.index)  // the current file was exhausted or purged
-      cursor = Cursor{f.rel_path, f.index, 0};
+    if (f.index > cursor.index)  // the current file was exhausted or purged: the limit
+      cursor = Cursor{f.rel_path, f.index, 0, cursor.sent};  // counts across files
     auto data = allocdir::ReadFileAt(dir, cursor.rel_path, cursor.offset, ChunkFor(spec, cursor));
     if (!data.ok())
       return data.status();

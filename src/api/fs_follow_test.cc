@@ -122,5 +122,19 @@ TEST_F(FollowTest, OneFileWithoutFollowingStopsAtItsEnd) {
   EXPECT_EQ(writer_.chunks, std::vector<std::string>{"hello"});
 }
 
+// A read without follow is limited to the log's size when it came; a task that keeps
+// writing and rotating does not make it longer.
+TEST_F(FollowTest, TheLimitCountsAcrossRotatedFiles) {
+  Append("web.stdout.0", "abcd");
+  Append("web.stdout.1", "efgh");
+  Append("web.stdout.2", "ijkl");
+  Follow(FollowSpec{.task = "web", .type = "stdout", .limit = 6, .plain = true, .follow = false});
+  ASSERT_TRUE(RunUntil([&] { return done_; }));
+  std::string all;
+  for (const auto& c : writer_.chunks)
+    all += c;
+  EXPECT_EQ(all, "abcdef");
+}
+
 }  // namespace
 }  // namespace drover::api
