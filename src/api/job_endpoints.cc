@@ -91,9 +91,10 @@ absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const st
   return out;
 }
 
-asio::awaitable<Response> Register(ApiContext& ctx, const Request& req, std::string path_id) {
-  auto work = [body = req.body, path_id, ns = NamespaceOf(req), region = req.Query("region"),
-               server_region = ctx.server->config().region] {
+asio::awaitable<Response> Register(ApiContext& ctx, Request& req, std::string path_id) {
+  // The body moves to the pool (nothing reads it here again): never held twice.
+  auto work = [body = std::move(req.body), path_id, ns = NamespaceOf(req),
+               region = req.Query("region"), server_region = ctx.server->config().region] {
     return DecodeRegister(body, path_id, ns, region, server_region);
   };
   auto decoded = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload

@@ -1,6 +1,7 @@
 // POST /v1/jobs/parse (HCL job file → bare API job) and PUT /v1/validate/job (what
 // `drover job validate` asks the server). Parsing runs on the blocking pool: a job
 // file may be megabytes.
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -115,7 +116,8 @@ absl::StatusOr<codec::Json> ValidateRequest(const std::string& body) {
 
 void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
   router.Add({"PUT", "POST"}, "/v1/jobs/parse", [&ctx](Request& req) -> asio::awaitable<Response> {
-    auto work = [body = req.body] { return ParseRequest(body); };
+    // The body moves to the pool (nothing reads it here again): never held twice.
+    auto work = [body = std::move(req.body)] { return ParseRequest(body); };
     ParseResult result;
     if (ctx.pool != nullptr) {
       result = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
@@ -125,11 +127,17 @@ void RegisterJobspecRoutes(Router& router, ApiContext& ctx) {
     if (result.status != 200) {
       co_return Response::Error(result.status, result.error);
     }
-    co_return JsonResponse(req, result.job, 0);
+    if (ctx.pool == nullptr)
+      co_return JsonResponse(req, result.job, 0);
+    // Encoded on the pool too: the job is as large as the body was.
+    std::function<codec::Json()> build = [job = std::move(result.job)]() mutable {
+      return std::move(job);
+    };
+    co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), 0);
   });
   router.Add({"PUT", "POST"}, "/v1/validate/job",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto work = [body = req.body] { return ValidateRequest(body); };
+               auto work = [body = std::move(req.body)] { return ValidateRequest(body); };
                absl::StatusOr<codec::Json> result;
                if (ctx.pool != nullptr) {
                  result = co_await OffloadRequestWork(ctx, std::move(work));
