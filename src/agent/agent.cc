@@ -1,6 +1,5 @@
 #include "agent/agent.h"
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <iostream>
 #include <optional>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include "agent/device_plugin_config.h"
@@ -77,10 +77,9 @@ absl::StatusOr<T> OpenStateFile(const fs::path& file, bool reset,
 }
 
 bool IsLoopback(const std::string& address) {
-  unsigned char b[16];
-  if (inet_pton(AF_INET, address.c_str(), b) == 1)
-    return b[0] == 127;
-  return address == "::1" || address == "localhost";
+  boost::system::error_code ec;
+  const asio::ip::address ip = asio::ip::make_address(address, ec);
+  return !ec && ip.is_loopback();
 }
 
 // Creates (or, for -dev without one, makes a temporary) data dir and gives it its

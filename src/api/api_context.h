@@ -3,6 +3,7 @@
 // pool for encoding large responses.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -40,6 +41,8 @@ struct ApiContext {
   // Held by the pool work of requests (OffloadRequestWork): one at a time, so however
   // many requests wait for the pool, a thread stays free for the scheduler. Optional.
   common::AsyncMutex* request_work = nullptr;
+  // Snapshots being sent (fs_endpoints.cc caps them); on the control loop.
+  std::shared_ptr<int> snapshots_open = std::make_shared<int>(0);
 };
 
 // Runs a request's blocking work (file reads, large decodes and encodings) on the pool,

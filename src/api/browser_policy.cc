@@ -4,18 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+
+#include "absl/strings/ascii.h"
 
 namespace drover::api {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string Header(const Request& req, const std::string& name) {
   auto it = req.headers.find(name);
@@ -38,7 +32,7 @@ const std::string& OwnHostName() {
     char buf[256] = {};
     if (gethostname(buf, sizeof buf - 1) != 0)
       return std::string();
-    return Lower(buf);
+    return absl::AsciiStrToLower(buf);
   }();
   return name;
 }
@@ -49,13 +43,13 @@ bool IsIpLiteral(const std::string& host) {
 }
 
 bool HostAllowed(const std::string& host_header, const BrowserPolicy& policy) {
-  const std::string host = Lower(HostOnly(host_header));
+  const std::string host = absl::AsciiStrToLower(HostOnly(host_header));
   if (host.empty())
     return false;
   if (host == "localhost" || IsIpLiteral(host) || host == OwnHostName())
     return true;
   return std::any_of(policy.allowed_hosts.begin(), policy.allowed_hosts.end(),
-                     [&](const std::string& h) { return Lower(h) == host; });
+                     [&](const std::string& h) { return absl::AsciiStrToLower(h) == host; });
 }
 
 bool FromBrowser(const Request& req) {
@@ -66,7 +60,7 @@ bool FromBrowser(const Request& req) {
 }
 
 std::string Normalize(std::string origin) {
-  origin = Lower(origin);
+  origin = absl::AsciiStrToLower(origin);
   while (!origin.empty() && origin.back() == '/')
     origin.pop_back();
   return origin;
@@ -80,7 +74,7 @@ bool OriginConfigured(const std::string& origin, const BrowserPolicy& policy) {
 
 bool SameOrigin(const std::string& origin, const std::string& host) {
   const std::string o = Normalize(origin);
-  const std::string h = Lower(host);
+  const std::string h = absl::AsciiStrToLower(host);
   return o == "http://" + h || o == "https://" + h;
 }
 
@@ -109,7 +103,7 @@ absl::Status CheckBrowserRequest(const Request& req, const BrowserPolicy& policy
     }
   }
   if (!IsRead(req.method) && !req.headers.contains("x-nomad-token")) {
-    std::string type = Lower(Header(req, "content-type"));
+    std::string type = absl::AsciiStrToLower(Header(req, "content-type"));
     type = type.substr(0, type.find(';'));
     while (!type.empty() && (type.back() == ' ' || type.back() == '\t'))
       type.pop_back();

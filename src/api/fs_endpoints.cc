@@ -26,14 +26,18 @@ constexpr size_t kSnapshotPieceBytes = 64 << 10;
 
 // Snapshots sent at once: each holds two descriptors per directory level it is in.
 constexpr int kMaxSnapshots = 4;
-int snapshots_open = 0;  // on the control loop
 
-// Counts a snapshot while it exists (the response's stream holds it).
-struct SnapshotSlot {
-  SnapshotSlot() { ++snapshots_open; }
-  ~SnapshotSlot() { --snapshots_open; }
+// Counts a snapshot in ctx.snapshots_open while it exists (the response's stream holds
+// it, and may be destroyed after the context, with the io_context).
+class SnapshotSlot {
+ public:
+  explicit SnapshotSlot(std::shared_ptr<int> open) : open_(std::move(open)) { ++*open_; }
+  ~SnapshotSlot() { --*open_; }
   SnapshotSlot(const SnapshotSlot&) = delete;
   SnapshotSlot& operator=(const SnapshotSlot&) = delete;
+
+ private:
+  std::shared_ptr<int> open_;
 };
 
 // Where the allocation's directory is; paths only, as the runner may be collected while
@@ -166,12 +170,12 @@ void AddSnapshotRoute(Router& router, ApiContext& ctx) {
                auto loc = Locate(ctx, req.Param("id"));
                if (!loc.ok())
                  co_return ErrorResponse(loc.status());
-               if (snapshots_open >= kMaxSnapshots) {
+               if (*ctx.snapshots_open >= kMaxSnapshots) {
                  Response busy = Response::Error(503, "Too many snapshots being sent; retry");
                  busy.headers["Retry-After"] = "1";
                  co_return busy;
                }
-               auto slot = std::make_shared<SnapshotSlot>();
+               auto slot = std::make_shared<SnapshotSlot>(ctx.snapshots_open);
                allocrunner::AllocRunner* runner = ctx.client->GetAllocRunner(loc->id);
                std::vector<std::string> tasks;
                for (auto* tr : runner->task_runners())
