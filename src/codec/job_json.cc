@@ -411,6 +411,9 @@ absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::strin
   }
   r.Read("Name", g.name);
   r.Read("Count", g.count);
+  // The sentinel is for an absent count only: a count sent as its value is negative.
+  if (r.Get("Count") != nullptr && g.count == model::TaskGroup::kUnsetCount)
+    g.count = -1;
   r.ReadList("Constraints", g.constraints, DecodeConstraint);
   r.ReadList("Tasks", g.tasks, DecodeTask);
   r.ReadOptional("RestartPolicy", g.restart_policy, DecodeRestartPolicy);

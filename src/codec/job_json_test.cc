@@ -261,6 +261,18 @@ TEST(JobJsonTest, DecodesMinimalJobKeepingUnsetMarkers) {
   EXPECT_EQ(t.resources.devices[0].count, 1u);
 }
 
+// The decoder marks an absent count with INT_MIN; a request that sends INT_MIN gets a
+// negative count (refused by validation), never the default of 1.
+TEST(JobJsonTest, ACountOfIntMinIsNotTakenForAnAbsentOne) {
+  absl::StatusOr<model::Job> job = JobFromJson(MustParse(R"({
+    "ID": "example",
+    "TaskGroups": [{"Name": "web", "Count": -2147483648, "Tasks": [{"Name": "t"}]}]
+  })"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_LT(job->task_groups[0].count, 0);
+  EXPECT_NE(job->task_groups[0].count, model::TaskGroup::kUnsetCount);
+}
+
 TEST(JobJsonTest, NullMeansAbsentAndUnknownFieldsAreIgnored) {
   absl::StatusOr<model::Job> job = JobFromJson(MustParse(R"({
     "ID": "x", "Region": null, "Priority": null, "Meta": null, "Datacenters": null,

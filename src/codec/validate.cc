@@ -289,11 +289,7 @@ void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
                               " to accommodate ", p.attempts, " attempts"));
 }
 
-// Port labels and static ports must be unique across the group's and its tasks'
-// networks (static ports per host network).
-// Modes Drover carries out: the host's network (the default), or "none" (an empty
-// network namespace, which only the exec driver makes). Anything else is refused by
-// name rather than run on the host network.
+// A valid name, and a namespace that exists.
 void CheckNamespace(const model::Job& job, Errors& errs) {
   if (job.namespace_.empty()) {
     errs.push_back("Job must be in a namespace");
@@ -307,6 +303,9 @@ void CheckNamespace(const model::Job& job, Errors& errs) {
   }
 }
 
+// Modes Drover carries out: the host's network (the default), or "none" (an empty
+// network namespace, which only the exec driver makes). Anything else is refused by
+// name rather than run on the host network.
 void CheckNetworkModes(const model::TaskGroup& group, Errors& errs) {
   for (const model::NetworkResource& net : group.networks) {
     if (net.mode.empty() || net.mode == "host")
@@ -335,6 +334,8 @@ void CheckNetworkModes(const model::TaskGroup& group, Errors& errs) {
   }
 }
 
+// Port labels and static ports must be unique across the group's and its tasks'
+// networks (static ports per host network).
 void CheckNetworks(const model::TaskGroup& group, Errors& errs) {
   if (group.networks.size() > 1) {
     errs.push_back("Only one network resource is allowed");
