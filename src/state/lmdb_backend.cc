@@ -27,6 +27,18 @@ bool IsDamage(int rc) {
          rc == MDB_VERSION_MISMATCH;
 }
 
+absl::Status SyncFile(const std::filesystem::path& p, int flags) {
+  const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0)
+      ::close(fd);
+    return absl::InternalError("failed to sync '" + p.string() + "': " + std::strerror(err));
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
 absl::Status LmdbError(const std::string& what, int rc) {
   std::string msg = what + ": " + mdb_strerror(rc);
   return IsDamage(rc) ? absl::DataLossError(msg) : absl::InternalError(msg);
@@ -47,18 +59,13 @@ std::string_view View(const MDB_val& v) {
 // when it is opened (every value rewritten in one transaction).
 constexpr char kFramed = '\xd7';
 constexpr size_t kFrameHeader = 1 + 8;
-constexpr std::string_view kFramedMarker = "\x01drover/framed";
+constexpr std::string_view kFramedMarker =
+    "\x01"
+    "drover/framed";
 
+// The value's hash seeded with the key's: a value moved to another key fails too.
 uint64_t RecordHash(std::string_view key, std::string_view value) {
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_64bits_reset(st);
-  XXH3_64bits_update(st, key.data(), key.size());
-  const char sep = '\0';
-  XXH3_64bits_update(st, &sep, 1);
-  XXH3_64bits_update(st, value.data(), value.size());
-  const uint64_t h = XXH3_64bits_digest(st);
-  XXH3_freeState(st);
-  return h;
+  return XXH3_64bits_withSeed(value.data(), value.size(), XXH3_64bits(key.data(), key.size()));
 }
 
 std::string Frame(std::string_view key, std::string_view value) {
@@ -90,6 +97,15 @@ absl::StatusOr<std::string_view> Unframe(std::string_view key, std::string_view 
   return value;
 }
 
+// How long the open file must be for every page its meta page says it has.
+uint64_t BytesItsPagesNeed(MDB_env* env) {
+  MDB_envinfo info;
+  MDB_stat stat;
+  mdb_env_info(env, &info);
+  mdb_env_stat(env, &stat);
+  return (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+}
+
 // Reads every record once (and checks its frame, in a framed file). 0, or the LMDB
 // error; a record that fails its frame is MDB_CORRUPTED, with `detail` naming it.
 int VerifyRecords(MDB_env* env, std::string& detail) {
@@ -110,9 +126,10 @@ int VerifyRecords(MDB_env* env, std::string& detail) {
     rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
     uint64_t touched = 0;
     while (rc == 0) {
-      // Every value is read, framed or not: a page past the end of the file faults here,
-      // in the child, not later in the agent.
-      touched ^= XXH3_64bits(v.mv_data, v.mv_size);
+      // Every value is read (its frame checked, or else hashed): a page past the end of
+      // the file faults here, in the child, not later in the agent.
+      if (!framed)
+        touched ^= XXH3_64bits(v.mv_data, v.mv_size);
       if (framed && View(k) != kFramedMarker) {
         if (auto value = Unframe(View(k), View(v), ""); !value.ok()) {
           detail = "record '" + std::string(View(k)) + "' fails its checksum";
@@ -152,11 +169,7 @@ constexpr int kVerifySeconds = 60;
   std::string detail;
   if (rc == 0) {
     // A file shorter than its last page: reading those pages would fault.
-    MDB_envinfo info;
-    MDB_stat stat;
-    mdb_env_info(env, &info);
-    mdb_env_stat(env, &stat);
-    const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+    const uint64_t needed = BytesItsPagesNeed(env);
     std::error_code size_ec;
     const uint64_t size = std::filesystem::file_size(path, size_ec);
     if (!size_ec && size < needed) {
@@ -382,6 +395,14 @@ class LmdbBackend final : public KvBackend {
                                    " is damaged: its records are framed but the marker is gone");
       }
     }
+    // Every record is rewritten: the file as it was is kept first (nothing else writes
+    // while this transaction is open).
+    if (rc == 0 && !legacy.empty()) {
+      if (absl::Status s = BackupStateFile(path_, path_ + ".backup-unframed"); !s.ok()) {
+        mdb_txn_abort(txn);
+        return s;
+      }
+    }
     std::vector<KvOp> ops;
     for (auto& [key, value] : legacy)
       ops.push_back(KvOp{.kind = KvOp::Kind::kPut, .key = key, .value = std::move(value)});
@@ -494,11 +515,7 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
     return fail("failed to open state DB", rc);
   // A file shorter than its last page: reading those pages through the map would be
   // SIGBUS, not an error.
-  MDB_envinfo info;
-  MDB_stat stat;
-  mdb_env_info(env, &info);
-  mdb_env_stat(env, &stat);
-  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  const uint64_t needed = BytesItsPagesNeed(env);
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) {
     mdb_env_close(env);
@@ -513,6 +530,22 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path&
   if (absl::Status s = backend->EnsureFramed(); !s.ok())
     return s;
   return std::unique_ptr<KvBackend>(std::move(backend));
+}
+
+absl::Status BackupStateFile(const std::filesystem::path& file,
+                             const std::filesystem::path& backup) {
+  std::error_code ec;
+  std::filesystem::copy_file(file, backup, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec)
+    return absl::InternalError("failed to back up '" + file.string() + "' to '" + backup.string() +
+                               "': " + ec.message());
+  std::filesystem::permissions(
+      backup, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  if (ec)
+    return absl::InternalError("failed to restrict '" + backup.string() + "': " + ec.message());
+  if (absl::Status s = SyncFile(backup, O_RDONLY); !s.ok())
+    return s;
+  return SyncFile(backup.parent_path(), O_RDONLY | O_DIRECTORY);
 }
 
 }  // namespace drover::state

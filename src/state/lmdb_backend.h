@@ -17,8 +17,14 @@ struct LmdbOptions {
 
 // Opens (creating, mode 0600) the database file `path`. Errors name the file; a file
 // another process holds open for writing is not detected by LMDB itself, so callers
-// keep one agent per data dir.
+// keep one agent per data dir. A file written before records were framed is copied to
+// `<path>.backup-unframed` before its records are framed.
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path& path,
                                                     LmdbOptions options = {});
+
+// Copies the DB file `file` to `backup` (mode 0600, synced with its directory) between
+// commits, when LMDB's file is consistent.
+absl::Status BackupStateFile(const std::filesystem::path& file,
+                             const std::filesystem::path& backup);
 
 }  // namespace drover::state

@@ -13,34 +13,11 @@ namespace drover::state {
 
 namespace {
 
-absl::Status SyncFile(const std::filesystem::path& p, int flags) {
-  const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int err = errno;
-    if (fd >= 0)
-      ::close(fd);
-    return absl::InternalError("failed to sync '" + p.string() + "': " + std::strerror(err));
-  }
-  ::close(fd);
-  return absl::OkStatus();
-}
-
 // A copy of the DB file as it is before any upgrade step (the DB is open, but nothing
-// writes to it while we copy: LMDB's file is consistent between commits).
+// writes to it while we copy).
 absl::Status Backup(const std::filesystem::path& file, int version, std::filesystem::path& backup) {
   backup = file.string() + ".backup-v" + std::to_string(version);
-  std::error_code ec;
-  std::filesystem::copy_file(file, backup, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec)
-    return absl::InternalError("failed to back up '" + file.string() + "' to '" + backup.string() +
-                               "': " + ec.message());
-  std::filesystem::permissions(
-      backup, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
-  if (ec)
-    return absl::InternalError("failed to restrict '" + backup.string() + "': " + ec.message());
-  if (absl::Status s = SyncFile(backup, O_RDONLY); !s.ok())
-    return s;
-  return SyncFile(backup.parent_path(), O_RDONLY | O_DIRECTORY);
+  return BackupStateFile(file, backup);
 }
 
 }  // namespace
