@@ -13,21 +13,16 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "agent/device_plugin_config.h"
-#include "agent/in_process_rpc.h"
+#include "agent/client_role.h"
 #include "api/api_context.h"
+#include "api/forward.h"
 #include "api/http_server.h"
-#include "client/client.h"
 #include "common/async_mutex.h"
 #include "common/beneath.h"
 #include "common/fds.h"
 #include "common/logging.h"
 #include "common/mounts.h"
 #include "common/offload.h"
-#include "drivers/exec/exec_driver.h"
-#include "drivers/mock/mock_driver.h"
-#include "drivers/raw_exec/raw_exec_driver.h"
-#include "drivers/supervised/supervisor_link.h"
 #include "server/server.h"
 #include "state/state_db.h"
 
@@ -138,21 +133,64 @@ api::BrowserPolicy BrowserPolicyFor(const AgentConfig& config) {
   return browser;
 }
 
-void PrintBanner(const AgentConfig& c, const std::string& http_addr, const fs::path& data_dir) {
+void PrintBanner(const AgentConfig& c, const std::string& http_addr, const std::string& rpc_addr,
+                 const fs::path& data_dir) {
   std::printf(
       "==> Drover agent configuration:\n\n"
-      "       Advertise Addrs: HTTP: %s\n"
+      "       Advertise Addrs: HTTP: %s%s%s\n"
       "            Bind Addrs: HTTP: %s\n"
-      "                Client: true\n"
+      "                Client: %s\n"
       "              Data Dir: %s\n"
       "             Log Level: %s\n"
       "                Region: %s (DC: %s)\n"
-      "                Server: true\n"
+      "                Server: %s\n"
       "               Version: %s\n\n"
       "==> Drover agent started! Log data will stream in below:\n\n",
-      http_addr.c_str(), http_addr.c_str(), data_dir.c_str(), c.log_level.c_str(), c.region.c_str(),
-      c.datacenter.c_str(), kVersion);
+      http_addr.c_str(), rpc_addr.empty() ? "" : "; RPC: ", rpc_addr.c_str(), http_addr.c_str(),
+      c.client_enabled ? "true" : "false", data_dir.c_str(), c.log_level.c_str(), c.region.c_str(),
+      c.datacenter.c_str(), c.server_enabled ? "true" : "false", kVersion);
   std::fflush(stdout);
+}
+
+// Writes `content` to <dir>/<name> through a rename: a reader sees all of it or nothing.
+void WriteReadyFile(const fs::path& dir, const std::string& name, const std::string& content) {
+  {
+    std::ofstream out(dir / (name + ".tmp"), std::ios::trunc);
+    out << content << "\n";
+  }
+  std::error_code ec;
+  fs::rename(dir / (name + ".tmp"), dir / name, ec);
+}
+
+int Refuse(asio::thread_pool& pool, const absl::Status& s) {
+  std::fprintf(stderr, "Error starting agent: %s%s\n", s.ToString().c_str(),
+               absl::IsDataLoss(s) ? " (-reset-corrupt-state moves it aside)" : "");
+  pool.join();
+  return 1;
+}
+
+// Opens the server's state DB into `server` (a damaged one stops the agent unless
+// config.reset_corrupt_state).
+absl::Status OpenServerState(const AgentConfig& config, const fs::path& data_dir,
+                             server::Server& server) {
+  // Opened and loaded as one step: a record that cannot be decoded is damage too.
+  std::function<absl::StatusOr<bool>()> open = [&data_dir, &server]() -> absl::StatusOr<bool> {
+    auto db = server::OpenServerStore(data_dir.string());
+    if (!db.ok())
+      return db.status();
+    if (absl::Status s = server.state().Attach(std::move(*db)); !s.ok())
+      return s;
+    return true;
+  };
+  return OpenStateFile(data_dir / "server" / "state.db", config.reset_corrupt_state, open).status();
+}
+
+server::ServerConfig ServerConfigFor(const AgentConfig& config) {
+  return server::ServerConfig{.region = config.region,
+                              .min_heartbeat_ttl = config.min_heartbeat_ttl,
+                              .max_heartbeats_per_second = config.max_heartbeats_per_second,
+                              .heartbeat_grace = config.heartbeat_grace,
+                              .memory_oversubscription = config.memory_oversubscription};
 }
 
 }  // namespace
@@ -171,73 +209,30 @@ int RunAgent(const AgentConfig& config) {
   asio::thread_pool pool(2);
   common::RealClock clock;
 
-  server::Server server(
-      io.get_executor(), pool, clock,
-      server::ServerConfig{.region = config.region,
-                           .memory_oversubscription = config.memory_oversubscription});
+  std::unique_ptr<server::Server> server;
+  if (config.server_enabled) {
+    server =
+        std::make_unique<server::Server>(io.get_executor(), pool, clock, ServerConfigFor(config));
+    if (persistent) {
+      if (absl::Status s = OpenServerState(config, data_dir, *server); !s.ok())
+        return Refuse(pool, s);
+    }
+  }
   std::unique_ptr<state::StateDb> client_db;
-  if (persistent) {
-    // Opened and loaded as one step: a record that cannot be decoded is damage too.
-    std::function<absl::StatusOr<bool>()> open_server = [&data_dir,
-                                                         &server]() -> absl::StatusOr<bool> {
-      auto db = server::OpenServerStore(data_dir.string());
-      if (!db.ok())
-        return db.status();
-      if (absl::Status s = server.state().Attach(std::move(*db)); !s.ok())
-        return s;
-      return true;
-    };
-    auto server_db =
-        OpenStateFile(data_dir / "server" / "state.db", config.reset_corrupt_state, open_server);
-    const auto refuse = [&pool](const absl::Status& s) {
-      std::fprintf(stderr, "Error starting agent: %s%s\n", s.ToString().c_str(),
-                   absl::IsDataLoss(s) ? " (-reset-corrupt-state moves it aside)" : "");
-      pool.join();
-      return 1;
-    };
-    if (!server_db.ok())
-      return refuse(server_db.status());
+  if (config.client_enabled && persistent) {
     std::function<absl::StatusOr<std::unique_ptr<state::StateDb>>()> open_client = [&data_dir] {
       return state::OpenStateDb(data_dir);
     };
     auto opened =
         OpenStateFile(state::StateDbFile(data_dir), config.reset_corrupt_state, open_client);
     if (!opened.ok())
-      return refuse(opened.status());
+      return Refuse(pool, opened.status());
     client_db = std::move(*opened);
   }
-  // The node's drover-supervisor holds every task process (docs/supervisor.md).
-  drivers::SupervisorLink supervisor(
-      io.get_executor(),
-      drivers::SupervisorLinkOptions{.binary = drivers::DefaultSupervisorBinary(),
-                                     .dir = data_dir / "supervisor",
-                                     .log_level = config.log_level});
-  drivers::RawExecDriver raw_exec(io.get_executor(), clock, supervisor);
-  drivers::ExecDriverOptions exec_options;
-  if (config.chroot_env) {
-    exec_options.chroot_env = *config.chroot_env;
-  }
-  drivers::ExecDriver exec(io.get_executor(), clock, supervisor, exec_options);
-  drivers::MockDriver mock(io.get_executor(), clock);
-  std::map<std::string, drivers::Driver*> drivers;
-  // exec is on wherever it can work (root, cgroups); its fingerprint says whether.
-  drivers["exec"] = &exec;
-  // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
-  // default; `plugin "raw_exec" { config { enabled = ... } }` decides otherwise.
-  if (config.raw_exec_enabled.value_or(config.dev_mode)) {
-    drivers["raw_exec"] = &raw_exec;
-  }
-  if (config.dev_mode) {
-    drivers["mock_driver"] = &mock;
-  }
-  std::erase_if(drivers, [&config](const auto& entry) {
-    return config.driver_denylist.contains(entry.first) ||
-           (!config.driver_allowlist.empty() && !config.driver_allowlist.contains(entry.first));
-  });
 
   api::Router router;
   api::ApiContext ctx;
-  ctx.server = &server;
+  ctx.server = server.get();
   ctx.pool = &pool;
   // API requests take turns on the pool: the scheduler always has a thread.
   common::AsyncMutex request_work(io.get_executor());
@@ -245,44 +240,32 @@ int RunAgent(const AgentConfig& config) {
   ctx.clock = &clock;
   api::HttpServer http(io.get_executor(), router, HttpLimitsFor(config), BrowserPolicyFor(config));
   auto port = http.Listen(config.bind_addr, static_cast<uint16_t>(config.http_port));
-  if (!port.ok()) {
-    std::fprintf(stderr, "Error starting agent: %s\n",
-                 std::string(port.status().message()).c_str());
-    pool.join();
-    return 1;
-  }
+  if (!port.ok())
+    return Refuse(pool, port.status());
   const std::string http_addr = config.bind_addr + ":" + std::to_string(*port);
-
-  // Device plugins run from the start: the node registers with its devices.
-  std::unique_ptr<devices::DeviceManager> device_manager;
-  if (!config.device_plugins.empty()) {
-    device_manager = std::make_unique<devices::DeviceManager>(
-        io.get_executor(), clock, MakeDevicePlugins(config.device_plugins),
-        devices::DeviceManagerConfig{.stats_interval = config.stats_interval});
-    device_manager->Start();
+  // A server's RPC port serves clients on other machines: the client protocol, and the
+  // API for client-only agents that forward to it (docs/cluster.md).
+  api::Router rpc_router;
+  std::unique_ptr<api::HttpServer> rpc_http;
+  std::string rpc_addr;
+  if (server != nullptr && !config.dev_mode) {
+    rpc_http = std::make_unique<api::HttpServer>(io.get_executor(), rpc_router,
+                                                 HttpLimitsFor(config), BrowserPolicyFor(config));
+    auto rpc_port = rpc_http->Listen(config.bind_addr, static_cast<uint16_t>(config.rpc_port));
+    if (!rpc_port.ok())
+      return Refuse(pool, rpc_port.status());
+    rpc_addr = config.bind_addr + ":" + std::to_string(*rpc_port);
   }
 
-  InProcessRpc rpc(server);
-  client::ClientConfig cc;
-  cc.data_dir = data_dir;
-  cc.node_name = config.node_name;
-  cc.datacenter = config.datacenter;
-  cc.region = config.region;
-  cc.http_addr = http_addr;
-  cc.dev_mode = config.dev_mode;
-  cc.node_class = config.node_class;
-  cc.node_pool = config.node_pool;
-  cc.meta = config.meta;
-  cc.reserved = config.reserved;
-  cc.gc = config.gc;
-  cc.stats_interval = config.stats_interval;
-  cc.state_db = client_db.get();  // null: nothing is kept (a temp -dev dir)
-  cc.device_manager = device_manager.get();
-  client::Client client(io.get_executor(), pool, clock, rpc, drivers, cc);
+  std::unique_ptr<ClientRole> client;
+  if (config.client_enabled) {
+    client = std::make_unique<ClientRole>(io, pool, clock, config, data_dir, client_db.get(),
+                                          server.get(), http_addr);
+    ctx.client = &client->client();
+  }
 
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  ctx.client = &client;
   ctx.info.name = config.node_name.empty() ? host : config.node_name;
   ctx.info.region = config.region;
   ctx.info.datacenter = config.datacenter;
@@ -291,7 +274,21 @@ int RunAgent(const AgentConfig& config) {
   ctx.info.version = kVersion;
   ctx.info.data_dir = data_dir.string();
   ctx.info.dev_mode = config.dev_mode;
+  ctx.info.rpc_port = config.rpc_port;
+  ctx.info.rpc_addr = config.bind_addr + ":" + std::to_string(config.rpc_port);
+  if (!rpc_addr.empty()) {
+    ctx.info.rpc_addr = rpc_addr;
+    ctx.info.rpc_port = std::stoi(rpc_addr.substr(rpc_addr.rfind(':') + 1));
+  }
+  if (server == nullptr)
+    ctx.info.servers = config.servers;
   api::RegisterRoutes(router, ctx);
+  if (server == nullptr)
+    router.SetFallback(api::ForwardToServers(config.servers));
+  if (rpc_http != nullptr) {
+    api::RegisterRoutes(rpc_router, ctx);
+    api::RegisterRpcRoutes(rpc_router, ctx);
+  }
 
   int exit_code = 0;
   bool shutting_down = false;
@@ -301,63 +298,43 @@ int RunAgent(const AgentConfig& config) {
     shutting_down = true;
     DROVER_LOG_INFO("agent: shutting down");
     http.Stop();
+    if (rpc_http != nullptr)
+      rpc_http->Stop();
     // No new placements while the client winds down.
-    server.Stop();
-    if (!config.dev_mode) {
-      // Tasks keep running under the supervisor; the next agent on this data dir
-      // re-attaches them from the state DBs.
-      co_await client.Shutdown();
-    } else {
-      // A dev agent owns its tasks (as Nomad's -dev does): stop them all first.
-      co_await client.ShutdownAndDestroy();
-      // Nothing runs any more: the supervisor goes too (its dir may be removed next).
-      if (absl::Status s = co_await supervisor.Shutdown(); !s.ok())
-        DROVER_LOG_WARN("agent: supervisor left running: {}", s.ToString());
+    if (server != nullptr)
+      server->Stop();
+    if (client != nullptr)
+      co_await client->Shutdown(/*destroy=*/config.dev_mode);
+    if (server != nullptr) {
+      if (absl::Status s = co_await server->state().Flush(); !s.ok())
+        DROVER_LOG_ERROR("agent: {}", s.ToString());
     }
-    if (device_manager != nullptr)
-      co_await device_manager->Stop();
-    if (absl::Status s = co_await server.state().Flush(); !s.ok())
-      DROVER_LOG_ERROR("agent: {}", s.ToString());
-    supervisor.Close();
     io.stop();
   };
 
-  server.Start();
-  std::vector<drivers::SupervisedDriver*> supervised = {&raw_exec, &exec};
-  common::SpawnDetached(
-      io.get_executor(),
-      [](client::Client& c, api::HttpServer& h, drivers::SupervisorLink& sup,
-         std::vector<drivers::SupervisedDriver*> supervised, std::string addr, fs::path dir,
-         const AgentConfig& cfg, int& code, asio::io_context& ioc) -> asio::awaitable<void> {
-        // Before the client restores anything: drivers re-attach through its task list.
-        // A supervisor that cannot start leaves its drivers unhealthy, not the agent down.
-        (void)co_await sup.Start();
-        absl::Status started = co_await c.Start();
-        if (!started.ok()) {
-          std::fprintf(stderr, "Error starting agent: %s\n", started.ToString().c_str());
-          code = 1;
-          ioc.stop();
-          co_return;
-        }
-        // Every task the client still owns is re-attached by now: whatever else the
-        // supervisor holds belongs to allocations this agent no longer knows.
-        if (sup.connected()) {
-          const int reaped = co_await drivers::ReapUnownedTasks(sup, std::move(supervised));
-          if (reaped > 0)
-            DROVER_LOG_WARN("agent: killed {} tasks that no allocation owns", reaped);
-        }
-        h.Start();
-        // Ready-file for tests and scripts: written once the API accepts requests.
-        {
-          std::ofstream out(dir / "http.addr.tmp", std::ios::trunc);
-          out << addr << "\n";
-        }
-        std::error_code rename_ec;
-        fs::rename(dir / "http.addr.tmp", dir / "http.addr", rename_ec);
-        PrintBanner(cfg, addr, dir);
-        DROVER_LOG_INFO("agent: HTTP API listening on http://{}", addr);
-      }(client, http, supervisor, supervised, http_addr, data_dir, config, exit_code, io),
-      "agent startup");
+  if (server != nullptr)
+    server->Start();
+  auto startup = [&]() -> asio::awaitable<void> {
+    if (client != nullptr) {
+      if (absl::Status s = co_await client->Start(); !s.ok()) {
+        std::fprintf(stderr, "Error starting agent: %s\n", s.ToString().c_str());
+        exit_code = 1;
+        io.stop();
+        co_return;
+      }
+    }
+    http.Start();
+    if (rpc_http != nullptr) {
+      rpc_http->Start();
+      WriteReadyFile(data_dir, "rpc.addr", rpc_addr);
+      DROVER_LOG_INFO("agent: RPC listening on {}", rpc_addr);
+    }
+    // Ready-file for tests and scripts: written once the API accepts requests.
+    WriteReadyFile(data_dir, "http.addr", http_addr);
+    PrintBanner(config, http_addr, rpc_addr, data_dir);
+    DROVER_LOG_INFO("agent: HTTP API listening on http://{}", http_addr);
+  };
+  common::SpawnDetached(io.get_executor(), startup(), "agent startup");
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   std::function<void(const boost::system::error_code&, int)> on_signal =
@@ -379,6 +356,7 @@ int RunAgent(const AgentConfig& config) {
   pool.join();
   std::error_code rm;
   fs::remove(data_dir / "http.addr", rm);
+  fs::remove(data_dir / "rpc.addr", rm);
   return exit_code;
 }
 

@@ -31,9 +31,23 @@ struct DevicePluginConfig {
 };
 
 struct AgentConfig {
+  // Roles (docs/cluster.md): -dev is both in one process; otherwise -server
+  // (server.enabled), -client (client.enabled) or both. A client-only agent reaches
+  // `servers` over the network.
   bool dev_mode = false;
+  bool server_enabled = false;
+  bool client_enabled = false;
+  // The servers' RPC addresses ("host:port", default port 4647): -servers or
+  // client.servers.
+  std::vector<std::string> servers;
   std::string bind_addr = "127.0.0.1";
   int http_port = 4646;  // 0 = pick a free port (written to <data_dir>/http.addr)
+  // A server's RPC listener, for clients on other machines (not opened in -dev).
+  int rpc_port = 4647;  // 0 = pick a free port (written to <data_dir>/rpc.addr)
+  // The server block's heartbeat settings (server::ServerConfig).
+  common::Duration min_heartbeat_ttl = std::chrono::seconds(10);
+  double max_heartbeats_per_second = 50;
+  common::Duration heartbeat_grace = std::chrono::seconds(10);
   // Empty in -dev: a fresh temp dir, removed on exit. Given, the server and client
   // state are kept there (docs/state.md): an agent that was killed, or (without -dev)
   // stopped, starts again where it was and re-attaches the tasks that kept running.

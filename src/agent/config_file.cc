@@ -38,6 +38,9 @@ const BlockSpec kServer{
     "server",
     {{"enabled", "enabled", F::kBool},
      {"bootstrap_expect", "bootstrap_expect", F::kInt},
+     {"heartbeat_grace", "heartbeat_grace", F::kDuration},
+     {"min_heartbeat_ttl", "min_heartbeat_ttl", F::kDuration},
+     {"max_heartbeats_per_second", "max_heartbeats_per_second", F::kNumber},
      {"default_scheduler_config", "default_scheduler_config", F::kBlock, &kSchedulerConfig}}};
 const BlockSpec kReserved{"reserved",
                           {{"cpu", "cpu", F::kInt},
@@ -202,17 +205,29 @@ absl::Status ApplyHttp(const Json& h, AgentConfig& config) {
   return absl::OkStatus();
 }
 
+absl::Status ApplyHeartbeats(const Json& s, AgentConfig& config) {
+  if (s.contains("min_heartbeat_ttl")) {
+    config.min_heartbeat_ttl = common::Duration(s["min_heartbeat_ttl"].get<int64_t>());
+    if (config.min_heartbeat_ttl < std::chrono::milliseconds(100))
+      return Unsupported("server.min_heartbeat_ttl", "must be at least 100ms");
+  }
+  if (s.contains("heartbeat_grace")) {
+    config.heartbeat_grace = common::Duration(s["heartbeat_grace"].get<int64_t>());
+    if (config.heartbeat_grace < std::chrono::milliseconds(0))
+      return Unsupported("server.heartbeat_grace", "must not be negative");
+  }
+  if (s.contains("max_heartbeats_per_second")) {
+    config.max_heartbeats_per_second = s["max_heartbeats_per_second"].get<double>();
+    if (!(config.max_heartbeats_per_second > 0))
+      return Unsupported("server.max_heartbeats_per_second", "must be above 0");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyClient(const Json& c, AgentConfig& config) {
-  if (c.contains("enabled") && !c["enabled"].get<bool>()) {
-    return Unsupported("client.enabled = false",
-                       "a server-only agent is not supported by Drover yet; every agent runs "
-                       "its own client");
-  }
-  if (c.contains("servers") && !c["servers"].empty()) {
-    return Unsupported("client.servers",
-                       "joining remote servers is not supported by Drover yet; the agent runs "
-                       "its own server");
-  }
+  config.client_enabled = c.value("enabled", config.client_enabled);
+  if (c.contains("servers"))
+    config.servers = c["servers"].get<std::vector<std::string>>();
   if (c.contains("host_volume") && !c["host_volume"].empty()) {
     return Unsupported("client.host_volume", "host volumes are not supported by Drover yet");
   }
@@ -417,18 +432,19 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
       }
     }
     config.http_port = merged["ports"].value("http", config.http_port);
+    config.rpc_port = merged["ports"].value("rpc", config.rpc_port);
+    // ports.serf is accepted and unused: Drover has no gossip layer (docs/cluster.md).
   }
   if (merged.contains("server")) {
     const Json& s = merged["server"];
-    if (s.contains("enabled") && !s["enabled"].get<bool>()) {
-      return Unsupported("server.enabled = false",
-                         "a client-only agent is not supported by Drover yet; every agent runs "
-                         "its own server");
-    }
+    config.server_enabled = s.value("enabled", config.server_enabled);
     if (s.value("bootstrap_expect", 1) > 1) {
       return Unsupported("server.bootstrap_expect",
-                         "clusters of several servers are not supported by Drover yet");
+                         "clusters of several servers are not supported by Drover yet (one "
+                         "server per cluster)");
     }
+    if (absl::Status st = ApplyHeartbeats(s, config); !st.ok())
+      return st;
     if (s.contains("default_scheduler_config")) {
       config.memory_oversubscription = s["default_scheduler_config"].value(
           "memory_oversubscription_enabled", config.memory_oversubscription);
@@ -467,6 +483,35 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
         return Unsupported("telemetry.collection_interval", "must be at least 100ms");
       }
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NormalizeServerAddresses(std::vector<std::string>& servers) {
+  for (std::string& address : servers) {
+    const auto bad = [&address](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid server address \"", address, "\": ", why));
+    };
+    if (address.empty())
+      return bad("empty");
+    const bool bracketed = address.front() == '[';
+    const size_t close = bracketed ? address.find(']') : std::string::npos;
+    if (bracketed && close == std::string::npos)
+      return bad("unterminated [");
+    const size_t colon = address.rfind(':');
+    const bool has_port =
+        bracketed ? colon != std::string::npos && colon > close : colon != std::string::npos;
+    if (!bracketed && has_port && address.find(':') != colon)
+      return bad("an IPv6 address must be written in brackets, as [::1]:4647");
+    if (!has_port) {
+      address += ":4647";
+      continue;
+    }
+    uint32_t port = 0;
+    if (colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0 ||
+        port > 65535)
+      return bad("the port must be 1-65535");
   }
   return absl::OkStatus();
 }

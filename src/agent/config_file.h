@@ -26,9 +26,13 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(const std::string& path, const std
 void MergeConfig(nlohmann::json& base, const nlohmann::json& overlay);
 
 // Applies a merged configuration to `config`. InvalidArgument for settings Drover
-// cannot honour (a client-only agent, remote servers, host volumes, unknown plugins
-// or client options), naming the setting.
+// cannot honour (several servers, serf, host volumes, unknown plugins or client
+// options), naming the setting.
 absl::Status ApplyConfig(const nlohmann::json& merged, AgentConfig& config);
+
+// Checks the servers' RPC addresses ("host:port" or "[v6]:port"; a bare host gets the
+// default RPC port 4647). InvalidArgument naming the first bad one.
+absl::Status NormalizeServerAddresses(std::vector<std::string>& servers);
 
 // All of the above for the -config arguments, in order.
 absl::Status ApplyConfigFiles(const std::vector<std::string>& paths, AgentConfig& config);

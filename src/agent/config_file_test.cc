@@ -54,12 +54,16 @@ ports {
 }
 
 server {
-  enabled          = true
-  bootstrap_expect = 1
+  enabled                   = true
+  bootstrap_expect          = 1
+  heartbeat_grace           = "3s"
+  min_heartbeat_ttl         = "2s"
+  max_heartbeats_per_second = 20.5
 }
 
 client {
   enabled    = true
+  servers    = ["10.0.0.1:4647", "10.0.0.2"]
   node_class = "compute"
   node_pool  = "batch"
   meta {
@@ -101,6 +105,13 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.bind_addr, "0.0.0.0");
   EXPECT_EQ(config.log_level, "debug");
   EXPECT_EQ(config.http_port, 5646);
+  EXPECT_EQ(config.rpc_port, 5647);
+  EXPECT_TRUE(config.server_enabled);
+  EXPECT_TRUE(config.client_enabled);
+  EXPECT_EQ(config.servers, (std::vector<std::string>{"10.0.0.1:4647", "10.0.0.2"}));
+  EXPECT_EQ(config.heartbeat_grace, std::chrono::seconds(3));
+  EXPECT_EQ(config.min_heartbeat_ttl, std::chrono::seconds(2));
+  EXPECT_EQ(config.max_heartbeats_per_second, 20.5);
   EXPECT_EQ(config.node_class, "compute");
   EXPECT_EQ(config.node_pool, "batch");
   EXPECT_EQ(config.meta, (std::map<std::string, std::string>{{"rack", "r1"}, {"zone", "3"}}));
@@ -149,10 +160,10 @@ TEST_F(ConfigFileTest, UnknownKeysAreErrorsNamingFileAndLine) {
 }
 
 TEST_F(ConfigFileTest, SettingsDroverCannotHonourAreRefused) {
-  EXPECT_THAT(Error({Write("a.hcl", "server {\n  enabled = false\n}\n")}),
-              HasSubstr("server.enabled = false: a client-only agent is not supported"));
-  EXPECT_THAT(Error({Write("b.hcl", "client {\n  servers = [\"10.0.0.1\"]\n}\n")}),
-              HasSubstr("client.servers: joining remote servers is not supported"));
+  EXPECT_THAT(Error({Write("a.hcl", "server {\n  min_heartbeat_ttl = \"1ms\"\n}\n")}),
+              HasSubstr("server.min_heartbeat_ttl: must be at least 100ms"));
+  EXPECT_THAT(Error({Write("b.hcl", "server {\n  max_heartbeats_per_second = 0\n}\n")}),
+              HasSubstr("server.max_heartbeats_per_second: must be above 0"));
   EXPECT_THAT(Error({Write("c.hcl",
                            "client {\n  host_volume \"data\" {\n    path = \"/d\"\n"
                            "  }\n}\n")}),
@@ -258,6 +269,19 @@ TEST_F(ConfigFileTest, BadDevicePluginSettingsAreRefusedByName) {
               HasSubstr("must be an absolute path"));
   EXPECT_THAT(Error({Write("f.hcl", "plugin \"nvidia\" {\n  args = [\"-x\"]\n}\n")}),
               HasSubstr("only external plugins (with a command) take args"));
+}
+
+TEST(ServerAddressesTest, BareHostsGetTheRpcPortAndBadOnesAreNamed) {
+  std::vector<std::string> servers = {"10.0.0.1", "srv.example:5647", "[::1]:4647", "[fe80::1]"};
+  ASSERT_TRUE(NormalizeServerAddresses(servers).ok());
+  EXPECT_EQ(servers, (std::vector<std::string>{"10.0.0.1:4647", "srv.example:5647", "[::1]:4647",
+                                               "[fe80::1]:4647"}));
+  for (const char* bad : {"", "h:0", "h:70000", "h:x", "::1", "[::1", ":4647"}) {
+    std::vector<std::string> one = {bad};
+    const absl::Status s = NormalizeServerAddresses(one);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("Invalid server address")) << bad;
+  }
 }
 
 }  // namespace

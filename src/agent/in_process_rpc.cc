@@ -2,34 +2,31 @@
 
 namespace drover::agent {
 
-asio::awaitable<absl::Status> InProcessRpc::RegisterNode(model::Node node) {
+asio::awaitable<absl::StatusOr<common::Duration>> InProcessRpc::RegisterNode(model::Node node) {
   co_return server_.RegisterNode(std::move(node));
 }
 
-asio::awaitable<absl::Status> InProcessRpc::Heartbeat(std::string node_id) {
+asio::awaitable<absl::StatusOr<common::Duration>> InProcessRpc::Heartbeat(std::string node_id) {
   co_return server_.Heartbeat(node_id);
 }
 
 asio::awaitable<absl::StatusOr<client::NodeAllocations>> InProcessRpc::GetNodeAllocations(
     std::string node_id, uint64_t min_index, common::Duration max_wait) {
-  std::vector<server::Table> tables{server::Table::kAllocs};
-  const uint64_t index = co_await server_.state().BlockUntil(tables, min_index, max_wait);
-  client::NodeAllocations out;
-  out.allocs = server_.state().AllocsByNode(node_id);
-  out.index = index;
-  // What a client runs must be on the servers' disk first (as with a Raft commit
-  // index): a crash cannot forget an allocation whose tasks already started.
-  if (absl::Status durable = co_await server_.state().Flush(); !durable.ok())
-    co_return durable;
-  co_return out;
+  absl::StatusOr<server::NodeAllocs> got =
+      co_await server_.WatchNodeAllocs(std::move(node_id), min_index, max_wait);
+  if (!got.ok())
+    co_return got.status();
+  co_return client::NodeAllocations{.allocs = {got->allocs.begin(), got->allocs.end()},
+                                    .index = got->index};
 }
 
 asio::awaitable<absl::Status> InProcessRpc::UpdateAllocations(
     std::vector<model::AllocClientUpdate> updates) {
-  server_.UpdateAllocsFromClient(updates);
-  // Acknowledged only once durable, as a Raft apply would be: the client records the
-  // acknowledgement and does not send the same state again after a restart.
-  co_return co_await server_.state().Flush();
+  // Every update comes from the node this agent runs (one client per agent).
+  if (updates.empty())
+    co_return absl::OkStatus();
+  std::string node_id = updates.front().node_id;
+  co_return co_await server_.UpdateAllocsDurably(std::move(node_id), std::move(updates));
 }
 
 }  // namespace drover::agent

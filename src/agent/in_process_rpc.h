@@ -13,8 +13,8 @@ class InProcessRpc final : public client::ServerRpc {
   explicit InProcessRpc(server::Server& server) : server_(server) {}
 
   // client::ServerRpc
-  asio::awaitable<absl::Status> RegisterNode(model::Node node) override;
-  asio::awaitable<absl::Status> Heartbeat(std::string node_id) override;
+  asio::awaitable<absl::StatusOr<common::Duration>> RegisterNode(model::Node node) override;
+  asio::awaitable<absl::StatusOr<common::Duration>> Heartbeat(std::string node_id) override;
   asio::awaitable<absl::StatusOr<client::NodeAllocations>> GetNodeAllocations(
       std::string node_id, uint64_t min_index, common::Duration max_wait) override;
   asio::awaitable<absl::Status> UpdateAllocations(

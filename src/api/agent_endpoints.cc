@@ -1,5 +1,6 @@
 // /v1/status/*, /v1/regions, /v1/agent/*: what Nomad's CLI and API clients ask of the
 // agent itself.
+#include "absl/strings/str_join.h"
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
@@ -10,8 +11,6 @@
 namespace drover::api {
 namespace {
 
-constexpr char kServerRpcAddr[] = "127.0.0.1:4647";
-
 codec::Json Member(const AgentInfo& info) {
   return {{"Name", info.name + "." + info.region},
           {"Addr", info.bind_addr},
@@ -21,7 +20,7 @@ codec::Json Member(const AgentInfo& info) {
             {"region", info.region},
             {"dc", info.datacenter},
             {"build", info.version},
-            {"port", "4647"},
+            {"port", std::to_string(info.rpc_port)},
             {"bootstrap", "1"}}},
           {"Status", "alive"},
           {"ProtocolMin", 1},
@@ -32,6 +31,13 @@ codec::Json Member(const AgentInfo& info) {
           {"DelegateCur", 4}};
 }
 
+// The servers this agent knows: itself when it is one, else those it was given.
+std::vector<std::string> KnownServers(const AgentInfo& info) {
+  if (info.servers.empty())
+    return {info.rpc_addr};
+  return info.servers;
+}
+
 uint64_t Index(ApiContext& ctx) {
   return ctx.server ? ctx.server->state().LatestIndex() : 1;
 }
@@ -39,12 +45,22 @@ uint64_t Index(ApiContext& ctx) {
 }  // namespace
 
 void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
-  router.Add({"GET"}, "/v1/status/leader", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return JsonResponse(req, kServerRpcAddr, Index(ctx));
-  });
-  router.Add({"GET"}, "/v1/status/peers", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return JsonResponse(req, codec::Json::array({kServerRpcAddr}), Index(ctx));
-  });
+  if (ctx.server != nullptr) {
+    // A client-only agent forwards these to its servers.
+    router.Add({"GET"}, "/v1/status/leader", [&ctx](Request& req) -> asio::awaitable<Response> {
+      co_return JsonResponse(req, ctx.info.rpc_addr, Index(ctx));
+    });
+    router.Add({"GET"}, "/v1/status/peers", [&ctx](Request& req) -> asio::awaitable<Response> {
+      co_return JsonResponse(req, codec::Json::array({ctx.info.rpc_addr}), Index(ctx));
+    });
+    router.Add({"GET"}, "/v1/agent/members", [&ctx](Request& req) -> asio::awaitable<Response> {
+      codec::Json body = {{"ServerName", ctx.info.name},
+                          {"ServerRegion", ctx.info.region},
+                          {"ServerDC", ctx.info.datacenter},
+                          {"Members", codec::Json::array({Member(ctx.info)})}};
+      co_return JsonResponse(req, body, Index(ctx));
+    });
+  }
   router.Add({"GET"}, "/v1/regions", [&ctx](Request& req) -> asio::awaitable<Response> {
     co_return JsonResponse(req, codec::Json::array({ctx.info.region}), Index(ctx));
   });
@@ -56,15 +72,11 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
       body["server"] = {{"ok", true}, {"message", "ok"}};
     co_return JsonResponse(req, body, Index(ctx));
   });
-  router.Add({"GET"}, "/v1/agent/members", [&ctx](Request& req) -> asio::awaitable<Response> {
-    codec::Json body = {{"ServerName", ctx.info.name},
-                        {"ServerRegion", ctx.info.region},
-                        {"ServerDC", ctx.info.datacenter},
-                        {"Members", codec::Json::array({Member(ctx.info)})}};
-    co_return JsonResponse(req, body, Index(ctx));
-  });
   router.Add({"GET"}, "/v1/agent/servers", [&ctx](Request& req) -> asio::awaitable<Response> {
-    co_return JsonResponse(req, codec::Json::array({kServerRpcAddr}), Index(ctx));
+    codec::Json servers = codec::Json::array();
+    for (const std::string& s : KnownServers(ctx.info))
+      servers.push_back(s);
+    co_return JsonResponse(req, servers, Index(ctx));
   });
   router.Add({"GET"}, "/v1/agent/self", [&ctx](Request& req) -> asio::awaitable<Response> {
     const AgentInfo& i = ctx.info;
@@ -76,7 +88,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
         {"BindAddr", i.bind_addr},
         {"DevMode", i.dev_mode},
         {"Version", {{"Version", i.version}, {"VersionPrerelease", ""}, {"VersionMetadata", ""}}},
-        {"Ports", {{"HTTP", i.http_port}, {"RPC", 4647}, {"Serf", 4648}}},
+        {"Ports", {{"HTTP", i.http_port}, {"RPC", i.rpc_port}, {"Serf", 4648}}},
         {"Server", {{"Enabled", ctx.server != nullptr}}},
         {"Client",
          {{"Enabled", ctx.client != nullptr}, {"NodeID", ctx.client ? ctx.client->node().id : ""}}},
@@ -89,7 +101,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
                            {"known_regions", "1"}}}};
     if (ctx.client) {
       stats["client"] = {{"node_id", ctx.client->node().id},
-                         {"known_servers", kServerRpcAddr},
+                         {"known_servers", absl::StrJoin(KnownServers(i), ",")},
                          {"num_allocations", std::to_string(ctx.client->num_allocs())}};
     }
     codec::Json body = {{"config", config}, {"member", Member(i)}, {"stats", stats}};

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "api/router.h"
 #include "common/async_mutex.h"
@@ -27,6 +28,11 @@ struct AgentInfo {
   std::string datacenter = "dc1";
   std::string bind_addr = "127.0.0.1";
   int http_port = 4646;
+  // A server's RPC address and port (as configured in -dev, which opens none).
+  std::string rpc_addr = "127.0.0.1:4647";
+  int rpc_port = 4647;
+  // A client-only agent's servers (their RPC addresses); empty on a server.
+  std::vector<std::string> servers;
   std::string version;
   std::string data_dir;
   bool dev_mode = false;
@@ -55,7 +61,8 @@ asio::awaitable<std::invoke_result_t<Fn>> OffloadRequestWork(ApiContext& ctx, Fn
   co_return co_await common::Offload(*ctx.pool, std::move(fn));
 }
 
-// Registers every /v1 route. `ctx` must outlive the router.
+// Registers the /v1 routes the agent's roles can answer: the server's only with
+// ctx.server. `ctx` must outlive the router.
 void RegisterRoutes(Router& router, ApiContext& ctx);
 
 // Per-resource registration (one file each).
@@ -68,5 +75,9 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx);
 void RegisterClientRoutes(Router& router, ApiContext& ctx);
 void RegisterFsRoutes(Router& router, ApiContext& ctx);
 void RegisterStatsRoutes(Router& router, ApiContext& ctx);
+
+// Drover's client protocol (rpc/protocol.h), for the servers' RPC port. REQUIRES:
+// ctx.server.
+void RegisterRpcRoutes(Router& router, ApiContext& ctx);
 
 }  // namespace drover::api

@@ -45,8 +45,9 @@ std::string StringField(const codec::Json& j, const char* key) {
 }
 
 Response Ok(const Request& req, ApiContext& ctx) {
-  return JsonResponse(req, codec::Json{{"Index", ctx.server->state().LatestIndex()}},
-                      ctx.server->state().LatestIndex());
+  // A client-only agent has no index of its own to report.
+  const uint64_t index = ctx.server != nullptr ? ctx.server->state().LatestIndex() : 0;
+  return JsonResponse(req, codec::Json{{"Index", index}}, index);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ class EndpointsTest : public ::testing::Test {
     RegisterRoutes(router_, ctx_);
     model::Node node;
     node.id = "node-1";
+    node.secret_id = "secret-1";
     node.name = "n1";
     node.datacenter = "dc1";
     node.node_resources.cpu_shares = 4000;

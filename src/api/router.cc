@@ -80,6 +80,8 @@ asio::awaitable<Response> Router::Dispatch(Request& req) const {
   if (path_matched) {
     co_return Response::Error(405, "Invalid method");
   }
+  if (fallback_)
+    co_return co_await fallback_(req);
   co_return Response::Error(404, "Invalid URL");
 }
 

@@ -24,6 +24,9 @@ class Router {
   // A check every request passes before it is routed; an answer from it is sent instead.
   using Check = std::function<std::optional<Response>(const Request&)>;
   void AddCheck(Check check) { checks_.push_back(std::move(check)); }
+  // Answers requests whose path matches no route (instead of 404): a client-only agent
+  // forwards them to its servers.
+  void SetFallback(Handler handler) { fallback_ = std::move(handler); }
   asio::awaitable<Response> Dispatch(Request& req) const;
 
  private:
@@ -34,6 +37,7 @@ class Router {
   };
   std::vector<Route> routes_;
   std::vector<Check> checks_;
+  Handler fallback_;
 };
 
 }  // namespace drover::api

@@ -15,11 +15,14 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
     return Response::Error(400, "invalid namespace: names are 1-128 letters, digits and dashes");
   });
   RegisterAgentRoutes(router, ctx);
-  RegisterJobRoutes(router, ctx);
   RegisterJobspecRoutes(router, ctx);
-  RegisterAllocRoutes(router, ctx);
-  RegisterEvalRoutes(router, ctx);
-  RegisterNodeRoutes(router, ctx);
+  // What only a server can answer; a client-only agent forwards it (forward.h).
+  if (ctx.server != nullptr) {
+    RegisterJobRoutes(router, ctx);
+    RegisterAllocRoutes(router, ctx);
+    RegisterEvalRoutes(router, ctx);
+    RegisterNodeRoutes(router, ctx);
+  }
   RegisterClientRoutes(router, ctx);
   RegisterFsRoutes(router, ctx);
   RegisterStatsRoutes(router, ctx);

@@ -4,6 +4,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cli/commands.h"
 
 #include "agent/agent.h"
@@ -17,11 +19,39 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   if (absl::Status s = agent::ApplyConfigFiles(options.config_paths, config); !s.ok()) {
     return s;
   }
+  config.server_enabled = config.server_enabled || options.server;
+  config.client_enabled = config.client_enabled || options.client;
+  if (!options.servers.empty()) {
+    config.servers.clear();
+    for (absl::string_view s : absl::StrSplit(options.servers, ',', absl::SkipWhitespace()))
+      config.servers.emplace_back(absl::StripAsciiWhitespace(s));
+  }
+  if (options.rpc_port >= 0) {
+    if (options.rpc_port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid -rpc-port ", options.rpc_port, ": must be 0-65535"));
+    }
+    config.rpc_port = options.rpc_port;
+  }
   if (!options.data_dir.empty()) {
     config.data_dir = options.data_dir;
   }
   if (!options.dev && config.data_dir.empty()) {
     return absl::InvalidArgumentError("Must specify either a data directory or -dev");
+  }
+  if (config.dev_mode) {
+    config.server_enabled = config.client_enabled = true;
+  } else if (!config.server_enabled && !config.client_enabled) {
+    return absl::InvalidArgumentError(
+        "Must specify either server, client or dev mode for the agent (-server, -client or "
+        "-dev)");
+  }
+  if (absl::Status s = agent::NormalizeServerAddresses(config.servers); !s.ok())
+    return s;
+  if (config.client_enabled && !config.server_enabled && config.servers.empty()) {
+    return absl::InvalidArgumentError(
+        "A client-only agent needs its servers: -servers host:port[,host:port] or "
+        "client { servers = [...] }");
   }
   config.reset_corrupt_state = options.reset_corrupt_state;
   if (!options.bind.empty()) {

@@ -94,6 +94,12 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   AgentOptions agent_options;
   CLI::App* agent = app.add_subcommand("agent", "Runs a Drover agent");
   agent->add_flag("--dev", agent_options.dev, "Development mode: server and client in one agent");
+  agent->add_flag("--server", agent_options.server, "Run a server");
+  agent->add_flag("--client", agent_options.client, "Run a client");
+  agent->add_option("--servers", agent_options.servers,
+                    "A client's servers: RPC addresses host:port, comma separated");
+  agent->add_option("--rpc-port", agent_options.rpc_port,
+                    "A server's RPC port for clients (default 4647; 0 picks a free one)");
   agent->add_option("--bind", agent_options.bind, "Address to bind the HTTP API to");
   agent->add_option("--http-port", agent_options.http_port, "HTTP API port (0 picks a free one)");
   agent->add_option("--data-dir", agent_options.data_dir, "Directory for agent state");

@@ -122,6 +122,10 @@ int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 // defaults.
 struct AgentOptions {
   bool dev = false;
+  bool server = false;
+  bool client = false;
+  std::string servers;  // -servers host:port[,host:port]
+  int rpc_port = -1;
   std::vector<std::string> config_paths;  // -config FILE|DIR, in order
   std::string bind;
   int http_port = -1;
@@ -133,7 +137,8 @@ struct AgentOptions {
   bool reset_corrupt_state = false;
 };
 // Defaults, then -config files in order, then flags. InvalidArgument: neither -dev nor a
-// data dir, a bad -http-port or -log-level, or a configuration file error.
+// data dir, no role (-dev, -server or -client), a client-only agent without servers, a
+// bad -http-port, -rpc-port or -log-level, or a configuration file error.
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options);
 // Validates the options and hands the config to `run_agent` (agent::RunAgent in the
 // binary), whose result is the exit code.

@@ -543,7 +543,29 @@ TEST(AgentCommandTest, BuildsTheAgentConfig) {
   EXPECT_EQ(c->region, "global");
   EXPECT_FALSE(BuildAgentConfig({.dev = true, .log_level = "loud"}).ok());
   EXPECT_FALSE(BuildAgentConfig({.dev = true, .http_port = 70000}).ok());
-  EXPECT_TRUE(BuildAgentConfig({.data_dir = "/var/lib/drover"}).ok());
+  EXPECT_TRUE(c->server_enabled && c->client_enabled);  // -dev is both
+  EXPECT_TRUE(BuildAgentConfig({.server = true, .client = true, .data_dir = "/d"}).ok());
+}
+
+TEST(AgentCommandTest, RolesAreChosenAndAClientOnlyAgentNeedsServers) {
+  EXPECT_EQ(BuildAgentConfig({.data_dir = "/d"}).status().message(),
+            "Must specify either server, client or dev mode for the agent (-server, -client or "
+            "-dev)");
+  absl::StatusOr<agent::AgentConfig> server =
+      BuildAgentConfig({.server = true, .rpc_port = 0, .data_dir = "/d"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_TRUE(server->server_enabled);
+  EXPECT_FALSE(server->client_enabled);
+  EXPECT_EQ(server->rpc_port, 0);
+  EXPECT_EQ(BuildAgentConfig({.client = true, .data_dir = "/d"}).status().message(),
+            "A client-only agent needs its servers: -servers host:port[,host:port] or client { "
+            "servers = [...] }");
+  absl::StatusOr<agent::AgentConfig> client =
+      BuildAgentConfig({.client = true, .servers = "10.0.0.1, 10.0.0.2:5647", .data_dir = "/d"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(client->servers, (std::vector<std::string>{"10.0.0.1:4647", "10.0.0.2:5647"}));
+  EXPECT_FALSE(BuildAgentConfig({.client = true, .servers = "h:99999", .data_dir = "/d"}).ok());
+  EXPECT_FALSE(BuildAgentConfig({.server = true, .rpc_port = 70000, .data_dir = "/d"}).ok());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::
       pool_(pool),
       clock_(clock),
       rpc_(rpc),
+      heartbeat_ttl_(config.heartbeat_interval),
       drivers_(std::move(drivers)),
       config_(std::move(config)),
       host_env_(taskrunner::HostEnvironment()),
@@ -28,40 +29,6 @@ Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::
       noop_db_(config_.state_db == nullptr ? state::NewNoopStateDb() : nullptr),
       db_(config_.state_db != nullptr ? config_.state_db : noop_db_.get()),
       servers_contacted_(executor) {}
-
-namespace {
-
-// The acknowledged state record: the update's fields in the allocation's JSON form.
-codec::Json AckToJson(const model::AllocClientUpdate& u) {
-  model::Allocation a;
-  a.id = u.id;
-  a.node_id = u.node_id;
-  a.client_status = u.client_status;
-  a.client_description = u.client_description;
-  a.task_states = u.task_states;
-  a.deployment_status = u.deployment_status;
-  const codec::Json full = codec::ToJson(a);
-  codec::Json out = codec::Json::object();
-  for (const char* field :
-       {"ID", "NodeID", "ClientStatus", "ClientDescription", "TaskStates", "DeploymentStatus"}) {
-    out[field] = full[field];
-  }
-  return out;
-}
-
-absl::StatusOr<model::AllocClientUpdate> AckFromJson(const codec::Json& j) {
-  auto a = codec::AllocationFromJson(j);
-  if (!a.ok())
-    return a.status();
-  return model::AllocClientUpdate{.id = a->id,
-                                  .node_id = a->node_id,
-                                  .task_states = a->task_states,
-                                  .client_status = a->client_status,
-                                  .client_description = a->client_description,
-                                  .deployment_status = a->deployment_status};
-}
-
-}  // namespace
 
 asio::awaitable<absl::Status> Client::Start() {
   fingerprint::FingerprintConfig fc;
@@ -92,9 +59,16 @@ asio::awaitable<absl::Status> Client::Start() {
   }
   ++node_version_;
   if (absl::Status s = co_await RegisterCurrentNode(); !s.ok()) {
-    co_return common::Annotate(s, "failed to register node");
+    // No server answers: the node restores and keeps running its allocations, and
+    // registers once one does (the heartbeat loop retries). A server that refuses the
+    // node is a configuration error.
+    if (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s))
+      co_return common::Annotate(s, "failed to register node");
+    DROVER_LOG_WARN("client: no server answered ({}); running without one until one does",
+                    s.ToString());
+  } else {
+    DROVER_LOG_INFO("client: node {} ({}) registered", node_.id, node_.name);
   }
-  DROVER_LOG_INFO("client: node {} ({}) registered", node_.id, node_.name);
   co_await RestoreAllocs();
   auto spawn = [this](asio::awaitable<void> loop, const char* what) {
     ++loops_running_;
@@ -117,8 +91,11 @@ asio::awaitable<absl::Status> Client::Start() {
 }
 
 asio::awaitable<void> Client::HeartbeatLoop() {
+  // Due within the TTL the servers gave; sooner after a failure, so that a server that
+  // comes back hears from the node before the node's deadline passes.
+  common::Duration next = heartbeat_ttl_;
   while (!stop_->cancelled()) {
-    auto r = co_await (clock_.Sleep(config_.heartbeat_interval) || stop_->Wait());
+    auto r = co_await (clock_.Sleep(next) || stop_->Wait());
     if (r.index() == 1)
       break;
     // A driver's health can change (its supervisor went away and came back): the
@@ -129,21 +106,30 @@ asio::awaitable<void> Client::HeartbeatLoop() {
     if (registered_version_ < node_version_) {
       s = co_await RegisterCurrentNode();
     } else {
-      s = co_await rpc_.Heartbeat(node_.id);
+      absl::StatusOr<common::Duration> ttl = co_await rpc_.Heartbeat(node_.id);
+      if (ttl.ok())
+        heartbeat_ttl_ = *ttl;
+      s = ttl.status();
       if (absl::IsNotFound(s))
         s = co_await RegisterCurrentNode();
     }
-    if (!s.ok())
+    next = heartbeat_ttl_;
+    if (!s.ok()) {
       DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
+      next = std::min(next, config_.retry_interval);
+    }
   }
 }
 
 asio::awaitable<absl::Status> Client::RegisterCurrentNode() {
   const uint64_t version = node_version_;
-  absl::Status s = co_await rpc_.RegisterNode(node_);  // a copy of the node as it is now
-  if (s.ok())
-    registered_version_ = std::max(registered_version_, version);
-  co_return s;
+  // A copy of the node as it is now.
+  absl::StatusOr<common::Duration> ttl = co_await rpc_.RegisterNode(node_);
+  if (!ttl.ok())
+    co_return ttl.status();
+  heartbeat_ttl_ = *ttl;
+  registered_version_ = std::max(registered_version_, version);
+  co_return absl::OkStatus();
 }
 
 asio::awaitable<void> Client::DeviceWatch() {
@@ -318,7 +304,7 @@ asio::awaitable<void> Client::RestoreAllocs() {
     }
     if (auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
         ack.ok() && ack->has_value()) {
-      if (auto u = AckFromJson(**ack); u.ok())
+      if (auto u = codec::AllocClientUpdateFromJson(**ack); u.ok())
         acknowledged_[alloc->id] = std::move(*u);
     }
     auto runner = MakeRunner(alloc, nullptr);
@@ -441,7 +427,7 @@ asio::awaitable<void> Client::SyncLoop() {
     for (auto& [id, u] : sent) {
       if (forgotten_.contains(id))
         continue;
-      Persist(id, [this, id = id, ack = AckToJson(u)]() {
+      Persist(id, [this, id = id, ack = codec::ToJson(u)]() {
         return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, ack);
       });
       acknowledged_[id] = std::move(u);

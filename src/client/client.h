@@ -33,6 +33,7 @@ struct ClientConfig {
   std::string region = "global";
   std::string http_addr;
   bool dev_mode = false;
+  // Until a server gives the node its heartbeat TTL.
   common::Duration heartbeat_interval = std::chrono::seconds(10);
   common::Duration sync_interval = std::chrono::milliseconds(200);
   common::Duration retry_interval = std::chrono::seconds(5);
@@ -122,6 +123,7 @@ class Client {
   asio::thread_pool& pool_;
   common::Clock& clock_;
   ServerRpc& rpc_;
+  common::Duration heartbeat_ttl_;  // as the servers last said
   std::map<std::string, drivers::Driver*> drivers_;
   ClientConfig config_;
   model::Node node_;

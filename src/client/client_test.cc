@@ -22,18 +22,18 @@ class FakeRpc final : public ServerRpc {
  public:
   explicit FakeRpc(asio::any_io_executor ex) : changed_(ex) {}
 
-  asio::awaitable<absl::Status> RegisterNode(model::Node node) override {
+  asio::awaitable<absl::StatusOr<common::Duration>> RegisterNode(model::Node node) override {
     if (fail_registrations > 0) {
       --fail_registrations;
       ++failed_registrations;
       co_return absl::UnavailableError("no leader");
     }
     registered.push_back(node);
-    co_return absl::OkStatus();
+    co_return ttl;
   }
-  asio::awaitable<absl::Status> Heartbeat(std::string) override {
+  asio::awaitable<absl::StatusOr<common::Duration>> Heartbeat(std::string) override {
     ++heartbeats;
-    co_return absl::OkStatus();
+    co_return ttl;
   }
   asio::awaitable<absl::StatusOr<NodeAllocations>> GetNodeAllocations(std::string, uint64_t min,
                                                                       common::Duration) override {
@@ -56,6 +56,7 @@ class FakeRpc final : public ServerRpc {
     changed_.Notify();
   }
 
+  common::Duration ttl = std::chrono::seconds(10);
   std::vector<model::Node> registered;
   int fail_registrations = 0;  // the next this many fail
   int failed_registrations = 0;
@@ -372,4 +373,24 @@ TEST_F(ClientTest, ANodeUpdateThatFailedIsRetriedWithTheNextHeartbeat) {
 }
 
 }  // namespace
+// The TTL the servers answer with sets the pace: here 3 s, instead of the 10 s the
+// client starts with.
+TEST_F(ClientTest, HeartbeatsFollowTheTtlTheServersGive) {
+  rpc_.ttl = 3s;
+  StartClient();
+  const common::Time start = clock_.Now();
+  ASSERT_TRUE(RunUntil([&] { return rpc_.heartbeats >= 3; }));
+  EXPECT_EQ(clock_.Now() - start, 9s);
+}
+
+// A node whose servers are all unreachable when its agent starts still starts, and
+// registers as soon as one answers.
+TEST_F(ClientTest, StartsWithoutAServerAndRegistersWhenOneAnswers) {
+  rpc_.fail_registrations = 2;
+  StartClient();
+  EXPECT_TRUE(rpc_.registered.empty());
+  ASSERT_TRUE(RunUntil([&] { return rpc_.registered.size() == 1; }));
+  EXPECT_EQ(rpc_.failed_registrations, 2);
+}
+
 }  // namespace drover::client

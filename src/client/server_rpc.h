@@ -1,7 +1,11 @@
 // How a client talks to the servers. In -dev mode the implementation calls the
-// embedded server directly (agent/in_process_rpc.h); a networked implementation over
-// the HTTP API comes with multi-node support. Methods are coroutines on the caller's
-// control loop.
+// embedded server directly (agent/in_process_rpc.h); a client-only agent reaches them
+// over the network (rpc/remote_server_rpc.h, docs/cluster.md). Methods are coroutines
+// on the caller's control loop.
+//
+// Errors: Unavailable when no server could be reached (the client keeps running its
+// tasks and retries); NotFound from Heartbeat when the servers do not know the node (it
+// must register again); PermissionDenied when they refuse the node's identity.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +35,9 @@ class ServerRpc {
   ServerRpc(const ServerRpc&) = delete;
   ServerRpc& operator=(const ServerRpc&) = delete;
 
-  virtual asio::awaitable<absl::Status> RegisterNode(model::Node node) = 0;
-  // NotFound when the server does not know the node (it must register again).
-  virtual asio::awaitable<absl::Status> Heartbeat(std::string node_id) = 0;
+  // Both answer with the node's heartbeat TTL: the next heartbeat is due within it.
+  virtual asio::awaitable<absl::StatusOr<common::Duration>> RegisterNode(model::Node node) = 0;
+  virtual asio::awaitable<absl::StatusOr<common::Duration>> Heartbeat(std::string node_id) = 0;
   // Blocking query for the node's allocations: returns once the allocation table index
   // exceeds `min_index` or `max_wait` passes.
   virtual asio::awaitable<absl::StatusOr<NodeAllocations>> GetNodeAllocations(

@@ -475,4 +475,33 @@ absl::StatusOr<model::Allocation> AllocationFromJson(const Json& j) {
   });
 }
 
+Json ToJson(const model::AllocClientUpdate& u) {
+  model::Allocation a;
+  a.id = u.id;
+  a.node_id = u.node_id;
+  a.client_status = u.client_status;
+  a.client_description = u.client_description;
+  a.task_states = u.task_states;
+  a.deployment_status = u.deployment_status;
+  const Json full = ToJson(a);
+  Json out = Json::object();
+  for (const char* field :
+       {"ID", "NodeID", "ClientStatus", "ClientDescription", "TaskStates", "DeploymentStatus"}) {
+    out[field] = full[field];
+  }
+  return out;
+}
+
+absl::StatusOr<model::AllocClientUpdate> AllocClientUpdateFromJson(const Json& j) {
+  absl::StatusOr<model::Allocation> a = AllocationFromJson(j);
+  if (!a.ok())
+    return a.status();
+  return model::AllocClientUpdate{.id = a->id,
+                                  .node_id = a->node_id,
+                                  .task_states = std::move(a->task_states),
+                                  .client_status = std::move(a->client_status),
+                                  .client_description = std::move(a->client_description),
+                                  .deployment_status = std::move(a->deployment_status)};
+}
+
 }  // namespace drover::codec

@@ -71,6 +71,10 @@ absl::StatusOr<model::Allocation> AllocationFromJson(const Json& j);
 Json ToJson(const model::TaskState& s);
 absl::StatusOr<model::TaskState> TaskStateFromJson(const Json& j);
 Json ToJson(const model::TaskEvent& e);
+// A client's status update for one allocation: the allocation's JSON fields that it
+// sets (ID, NodeID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus).
+Json ToJson(const model::AllocClientUpdate& u);
+absl::StatusOr<model::AllocClientUpdate> AllocClientUpdateFromJson(const Json& j);
 
 // Evaluations.
 Json ToJson(const model::Evaluation& e);

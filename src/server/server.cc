@@ -24,7 +24,8 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       queue_changed_(executor),
       durable_writes_(executor),
       stop_(common::CancellationScope::Create(executor)),
-      seed_(std::random_device{}()) {}
+      seed_(std::random_device{}()),
+      rng_(std::random_device{}()) {}
 
 void Server::Start() {
   // A restarted server picks up where it left off: pending evaluations are processed
@@ -40,7 +41,7 @@ void Server::Start() {
   for (const EvalPtr& e : pending)
     Enqueue(e->id);
   for (const NodePtr& n : state_.ListNodes(""))
-    last_heartbeat_[n->id] = clock_.Now();
+    heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
   common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
   common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
 }
@@ -352,36 +353,80 @@ void Server::UnblockEvals() {
     Enqueue(id);
 }
 
-absl::Status Server::RegisterNode(model::Node node) {
+common::Duration Server::NextHeartbeatTtl() {
+  // Nomad's rate-scaled interval: with many nodes, heartbeats spread out so the servers
+  // see at most max_heartbeats_per_second of them.
+  common::Duration ttl = config_.min_heartbeat_ttl;
+  if (config_.max_heartbeats_per_second > 0) {
+    const double seconds =
+        static_cast<double>(state_.ListNodes("").size()) / config_.max_heartbeats_per_second;
+    ttl = std::max(
+        ttl, std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(seconds)));
+  }
+  // A random stagger of up to one more TTL, so nodes registered together do not
+  // heartbeat together.
+  std::uniform_int_distribution<int64_t> stagger(0, std::max<int64_t>(ttl.count() - 1, 0));
+  return ttl + common::Duration(stagger(rng_));
+}
+
+absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
   if (node.id.empty()) {
     return absl::InvalidArgumentError("missing node ID for client registration");
   }
   if (node.datacenter.empty()) {
     return absl::InvalidArgumentError("missing datacenter for client registration");
   }
+  if (node.secret_id.empty()) {
+    return absl::InvalidArgumentError("missing secret ID for client registration");
+  }
+  NodePtr prev = state_.GetNode(node.id);
+  if (prev && !prev->secret_id.empty() && prev->secret_id != node.secret_id) {
+    return absl::PermissionDeniedError("node secret ID does not match the registered node " +
+                                       node.id);
+  }
+  // What the server decides, never what the client says.
   node.status = model::kNodeStatusReady;
   node.computed_class = model::ComputeNodeClass(node);
   node.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
-  last_heartbeat_[node.id] = clock_.Now();
-  NodePtr prev = state_.GetNode(node.id);
+  if (prev) {
+    node.drain = prev->drain;
+    node.scheduling_eligibility = prev->scheduling_eligibility;
+  }
+  const common::Duration ttl = NextHeartbeatTtl();
+  heartbeat_deadline_[node.id] = clock_.Now() + ttl + config_.heartbeat_grace;
   const bool changed = !prev || prev->status != node.status || prev->drivers != node.drivers ||
                        prev->node_resources != node.node_resources ||
                        prev->attributes != node.attributes || prev->meta != node.meta ||
-                       prev->computed_class != node.computed_class;
+                       prev->computed_class != node.computed_class ||
+                       prev->http_addr != node.http_addr || prev->secret_id != node.secret_id;
   if (prev && !changed) {
-    return absl::OkStatus();
+    return ttl;
   }
   state_.UpsertNode(std::move(node));
   UnblockEvals();
+  return ttl;
+}
+
+absl::Status Server::AuthenticateNode(const std::string& node_id,
+                                      const std::string& secret_id) const {
+  NodePtr node = state_.GetNode(node_id);
+  if (!node || node->secret_id.empty()) {
+    return absl::NotFoundError("node not found");
+  }
+  if (node->secret_id != secret_id) {
+    return absl::PermissionDeniedError("node secret ID does not match the registered node " +
+                                       node_id);
+  }
   return absl::OkStatus();
 }
 
-absl::Status Server::Heartbeat(const std::string& node_id) {
+absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
   NodePtr node = state_.GetNode(node_id);
   if (!node) {
     return absl::NotFoundError("node not found");
   }
-  last_heartbeat_[node_id] = clock_.Now();
+  const common::Duration ttl = NextHeartbeatTtl();
+  heartbeat_deadline_[node_id] = clock_.Now() + ttl + config_.heartbeat_grace;
   if (node->status != model::kNodeStatusReady) {
     model::Node copy = *node;
     copy.status = model::kNodeStatusReady;
@@ -389,30 +434,81 @@ absl::Status Server::Heartbeat(const std::string& node_id) {
     state_.UpsertNode(std::move(copy));
     UnblockEvals();
   }
-  return absl::OkStatus();
+  return ttl;
 }
 
 asio::awaitable<void> Server::HeartbeatMonitor() {
+  // Checked often enough that a node is marked down well within a grace period of its
+  // deadline.
+  const common::Duration period = std::clamp<common::Duration>(
+      config_.heartbeat_grace / 4, std::chrono::milliseconds(100), std::chrono::seconds(1));
   while (!stop_->cancelled()) {
-    co_await (clock_.Sleep(config_.heartbeat_ttl / 3) || stop_->Wait());
+    co_await (clock_.Sleep(period) || stop_->Wait());
     const common::Time now = clock_.Now();
-    for (const auto& [id, last] : last_heartbeat_) {
-      NodePtr node = state_.GetNode(id);
-      if (node && node->status == model::kNodeStatusReady && now - last > config_.heartbeat_ttl) {
-        DROVER_LOG_WARN("node {} missed its heartbeat; marking it down", id);
+    for (auto it = heartbeat_deadline_.begin(); it != heartbeat_deadline_.end();) {
+      NodePtr node = state_.GetNode(it->first);
+      if (!node) {
+        it = heartbeat_deadline_.erase(it);
+        continue;
+      }
+      if (node->status == model::kNodeStatusReady && now > it->second) {
+        DROVER_LOG_WARN("node {} missed its heartbeat; marking it down", it->first);
         model::Node copy = *node;
         copy.status = model::kNodeStatusDown;
         copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
         state_.UpsertNode(std::move(copy));
       }
+      ++it;
     }
   }
 }
 
-void Server::UpdateAllocsFromClient(const std::vector<model::AllocClientUpdate>& updates) {
+absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
+                                            const std::vector<model::AllocClientUpdate>& updates) {
+  for (const model::AllocClientUpdate& u : updates) {
+    AllocPtr alloc = state_.GetAlloc(u.id);
+    if (alloc && alloc->node_id != node_id) {
+      return absl::PermissionDeniedError("node " + node_id + " may not update allocation " + u.id +
+                                         ", which is placed on another node");
+    }
+  }
   for (const std::string& id : state_.UpdateAllocsFromClient(updates)) {
     DROVER_LOG_WARN("client update for unknown allocation {} ignored", id);
   }
+  return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<NodeAllocs>> Server::WatchNodeAllocs(std::string node_id,
+                                                                    uint64_t min_index,
+                                                                    common::Duration max_wait) {
+  const common::Time deadline = clock_.Now() + max_wait;
+  NodeAllocs out;
+  out.index = state_.TableIndex(Table::kAllocs);
+  out.allocs = state_.AllocsByNode(node_id);
+  const size_t count = out.allocs.size();
+  auto changed = [&] {
+    if (min_index == 0 || out.allocs.size() != count)  // new, or one was removed
+      return true;
+    return std::any_of(out.allocs.begin(), out.allocs.end(),
+                       [&](const AllocPtr& a) { return a->modify_index > min_index; });
+  };
+  while (!changed() && clock_.Now() < deadline) {
+    std::vector<Table> tables{Table::kAllocs};
+    out.index =
+        co_await state_.BlockUntil(tables, std::max(out.index, min_index), deadline - clock_.Now());
+    out.allocs = state_.AllocsByNode(node_id);
+  }
+  out.index = std::max(out.index, min_index);
+  if (absl::Status durable = co_await state_.Flush(); !durable.ok())
+    co_return durable;
+  co_return out;
+}
+
+asio::awaitable<absl::Status> Server::UpdateAllocsDurably(
+    std::string node_id, std::vector<model::AllocClientUpdate> updates) {
+  if (absl::Status s = UpdateAllocsFromClient(node_id, updates); !s.ok())
+    co_return s;
+  co_return co_await state_.Flush();
 }
 
 }  // namespace drover::server

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -26,12 +27,23 @@ namespace drover::server {
 
 struct ServerConfig {
   std::string region = "global";
-  // A node that has not heartbeated for this long is marked down.
-  common::Duration heartbeat_ttl = std::chrono::seconds(30);
+  // Heartbeats, as Nomad's server block sets them: a node's TTL is min_heartbeat_ttl,
+  // or longer once the node count would make the servers see more than
+  // max_heartbeats_per_second, plus a random stagger of up to the same again. A node
+  // is marked down once TTL + heartbeat_grace passes without a heartbeat.
+  common::Duration min_heartbeat_ttl = std::chrono::seconds(10);
+  double max_heartbeats_per_second = 50;
+  common::Duration heartbeat_grace = std::chrono::seconds(10);
   // server.default_scheduler_config.memory_oversubscription_enabled: whether a task's
   // memory_max raises its hard memory limit above its memory (otherwise it is ignored,
   // with a warning at registration, as in Nomad).
   bool memory_oversubscription = false;
+};
+
+// A node's allocations as of `index` (of the allocation table).
+struct NodeAllocs {
+  std::vector<AllocPtr> allocs;
+  uint64_t index = 0;
 };
 
 struct EvalResponse {
@@ -99,10 +111,36 @@ class Server {
   asio::awaitable<absl::StatusOr<EvalResponse>> StopAllocDurably(std::string alloc_id,
                                                                  bool no_shutdown_delay);
 
-  // Client-facing calls (through ServerRpc).
-  absl::Status RegisterNode(model::Node node);
-  absl::Status Heartbeat(const std::string& node_id);
-  void UpdateAllocsFromClient(const std::vector<model::AllocClientUpdate>& updates);
+  // Client-facing calls (through ServerRpc). Registration and heartbeats answer with
+  // the node's next heartbeat TTL.
+  // A registration of a known node ID with another secret is PermissionDenied: one node
+  // cannot take over another's identity (and allocations).
+  absl::StatusOr<common::Duration> RegisterNode(model::Node node);
+  // NotFound "node not found" when the node must register (again).
+  absl::StatusOr<common::Duration> Heartbeat(const std::string& node_id);
+  // OK when `node_id` is a registered node whose secret is `secret_id`;
+  // PermissionDenied for a wrong secret; NotFound for a node the server does not know
+  // (or knows without a secret, as recorded before secrets were kept), so that its
+  // client registers.
+  absl::Status AuthenticateNode(const std::string& node_id, const std::string& secret_id) const;
+  // Takes a node's status updates for its allocations. PermissionDenied, and nothing
+  // changes, when one names an allocation placed on another node; updates for
+  // allocations the server no longer has are ignored.
+  absl::Status UpdateAllocsFromClient(const std::string& node_id,
+                                      const std::vector<model::AllocClientUpdate>& updates);
+  // A node's allocations, once one of them changed after `min_index` (at once for 0),
+  // or after `max_wait`; only once what they say is durable (as with a Raft commit
+  // index): a crash cannot forget an allocation whose tasks a client already started.
+  // Other nodes' changes do not wake the query.
+  asio::awaitable<absl::StatusOr<NodeAllocs>> WatchNodeAllocs(std::string node_id,
+                                                              uint64_t min_index,
+                                                              common::Duration max_wait);
+  // UpdateAllocsFromClient, completed once durable: the client records the
+  // acknowledgement and does not send the same state again after a restart.
+  asio::awaitable<absl::Status> UpdateAllocsDurably(std::string node_id,
+                                                    std::vector<model::AllocClientUpdate> updates);
+  // The TTL the next heartbeat of a node gets (Nomad's rate-scaled interval, staggered).
+  common::Duration NextHeartbeatTtl();
 
   // Number of evaluations waiting for the worker (for tests and metrics).
   size_t pending_evals() const { return queue_.size(); }
@@ -131,9 +169,11 @@ class Server {
   common::AsyncMutex durable_writes_;
   bool defer_enqueue_ = false;         // inside Durably's write
   std::vector<std::string> deferred_;  // evaluations that write created
-  std::map<std::string, common::Time> last_heartbeat_;
+  // When each node is marked down unless it heartbeats first (TTL + grace).
+  std::map<std::string, common::Time> heartbeat_deadline_;
   common::CancellationScopePtr stop_;
   uint64_t seed_ = 0;
+  std::mt19937_64 rng_;  // heartbeat stagger
 };
 
 }  // namespace drover::server

@@ -134,7 +134,7 @@ TEST_F(ServerTest, MissedHeartbeatsMarkNodeDown) {
       io_, clock_, [&] { return server_.state().GetNode("n1")->status == "down"; }));
   ASSERT_TRUE(server_.Heartbeat("n1").ok());
   EXPECT_EQ(server_.state().GetNode("n1")->status, "ready");
-  EXPECT_TRUE(absl::IsNotFound(server_.Heartbeat("nope")));
+  EXPECT_TRUE(absl::IsNotFound(server_.Heartbeat("nope").status()));
 }
 
 }  // namespace

@@ -110,8 +110,13 @@ void StateStore::Save(const AllocPtr& alloc) {
 }
 
 void StateStore::Save(const NodePtr& node) {
-  if (store_)
-    store_->Put(kNodePrefix + node->id, state::Encode("Node", codec::ToJson(*node)), LogFailure());
+  if (store_) {
+    // The API's encoding leaves the secret out; the server must keep it to recognise
+    // the node after a restart.
+    codec::Json j = codec::ToJson(*node);
+    j["SecretID"] = node->secret_id;
+    store_->Put(kNodePrefix + node->id, state::Encode("Node", j), LogFailure());
+  }
 }
 
 void StateStore::SaveIndexes() {

@@ -315,15 +315,18 @@ TEST_F(StatePersistTest, ARestartedServerProcessesPendingEvaluations) {
   EXPECT_TRUE(testing::RunUntil(
       io_, [&] { return server.state().GetEval(eval_id)->status == model::kEvalComplete; }));
   EXPECT_EQ(server.state().AllocsByJob("default", "web").size(), 2u);
-  // The node gets a fresh heartbeat TTL from the restart: still ready just before it
-  // ends, down once it has passed without a heartbeat.
-  const common::Duration ttl = server.config().heartbeat_ttl;
+  // The node gets a fresh heartbeat TTL (staggered up to twice the minimum) and the
+  // grace from the restart: still ready before the shortest such deadline, down once
+  // the longest has passed without a heartbeat.
+  const ServerConfig& c = server.config();
+  const common::Time earliest = started + c.min_heartbeat_ttl + c.heartbeat_grace;
+  const common::Time latest = started + 2 * c.min_heartbeat_ttl + c.heartbeat_grace;
   ASSERT_TRUE(testing::RunWithFakeClock(
-      io_, clock_, [&] { return clock_.Now() >= started + ttl - std::chrono::seconds(1); }));
+      io_, clock_, [&] { return clock_.Now() >= earliest - std::chrono::seconds(1); }));
   EXPECT_EQ(server.state().GetNode("n1")->status, model::kNodeStatusReady);
   EXPECT_TRUE(testing::RunWithFakeClock(
       io_, clock_, [&] { return server.state().GetNode("n1")->status == model::kNodeStatusDown; }));
-  EXPECT_LE(clock_.Now(), started + ttl + ttl / 2);
+  EXPECT_LE(clock_.Now(), latest + std::chrono::seconds(1));
   server.Stop();
   io_.restart();
   io_.poll();

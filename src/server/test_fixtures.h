@@ -11,6 +11,7 @@ namespace drover::server::test {
 inline model::Node MakeNode(const std::string& id, int64_t cpu = 4000, int64_t mem = 8192) {
   model::Node n;
   n.id = id;
+  n.secret_id = "secret-" + id;
   n.name = "node-" + id;
   n.datacenter = "dc1";
   n.status = model::kNodeStatusReady;

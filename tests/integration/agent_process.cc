@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -101,7 +102,7 @@ CliResult RunProcess(const std::vector<std::string>& argv_in,
   return r;
 }
 
-AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev,
+AgentProcess::AgentProcess(std::vector<std::string> extra_args, Role role,
                            const std::function<void(const fs::path&)>& before_start) {
   BecomeSubreaper();
   args_ = {testing::BinaryPath("drover").string(),
@@ -110,17 +111,39 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args, bool dev,
            "0",
            "-data-dir",
            dir_.path().string(),
-           "-node",
-           "itest-node",
            "-log-level",
            "debug"};
-  if (dev)
-    args_.insert(args_.begin() + 2, "-dev");
+  if (std::find(extra_args.begin(), extra_args.end(), "-node") == extra_args.end())
+    args_.insert(args_.end(), {"-node", "itest-node"});
+  switch (role) {
+    case Role::kDev:
+      args_.insert(args_.begin() + 2, "-dev");
+      break;
+    case Role::kServerAndClient:
+      args_.insert(args_.begin() + 2, {"-server", "-client", "-rpc-port", "0"});
+      break;
+    case Role::kServer:
+      args_.insert(args_.begin() + 2, {"-server", "-rpc-port", "0"});
+      break;
+    case Role::kClient:
+      args_.insert(args_.begin() + 2, "-client");
+      break;
+  }
   for (auto& a : extra_args)
     args_.push_back(std::move(a));
   if (before_start)
     before_start(dir_.path());
   Start({});
+}
+
+void AgentProcess::SetFlag(const std::string& flag, const std::string& value) {
+  auto it = std::find(args_.begin(), args_.end(), flag);
+  if (it != args_.end() && it + 1 != args_.end()) {
+    *(it + 1) = value;
+  } else {
+    args_.push_back(flag);
+    args_.push_back(value);
+  }
 }
 
 void AgentProcess::Restart(const std::vector<std::string>& extra_args) {
@@ -142,6 +165,7 @@ void AgentProcess::Start(const std::vector<std::string>& extra_args) {
   const fs::path ready = dir_.path() / "http.addr";
   std::error_code ec;
   fs::remove(ready, ec);  // left by a killed agent
+  fs::remove(dir_.path() / "rpc.addr", ec);
   std::vector<std::string> args = args_;
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto argv = CStrings(args);
@@ -181,6 +205,11 @@ void AgentProcess::Start(const std::vector<std::string>& extra_args) {
   std::string addr = testing::ReadFile(ready);
   addr.erase(addr.find_last_not_of("\n") + 1);
   address_ = addr;
+  rpc_address_.clear();
+  if (fs::exists(dir_.path() / "rpc.addr")) {
+    rpc_address_ = testing::ReadFile(dir_.path() / "rpc.addr");
+    rpc_address_.erase(rpc_address_.find_last_not_of("\n") + 1);
+  }
   auto parsed = cli::ParseAddress("http://" + address_);
   http_ = cli::NewHttpClient(*parsed);
 }

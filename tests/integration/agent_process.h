@@ -26,9 +26,13 @@ struct CliResult {
 
 class AgentProcess {
  public:
-  // Starts the agent (`-dev` unless `dev` is false); check ok() before use.
-  // `before_start`, when given, runs with the data dir first (to mount something there).
-  explicit AgentProcess(std::vector<std::string> extra_args = {}, bool dev = true,
+  // What the agent runs as: -dev, -server -client (one process, no -dev), or one role
+  // (a client-only agent needs -servers in the extra arguments).
+  enum class Role { kDev, kServerAndClient, kServer, kClient };
+
+  // Starts the agent; check ok() before use. `before_start`, when given, runs with the
+  // data dir first (to mount something there).
+  explicit AgentProcess(std::vector<std::string> extra_args = {}, Role role = Role::kDev,
                         const std::function<void(const std::filesystem::path&)>& before_start = {});
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
@@ -36,6 +40,8 @@ class AgentProcess {
 
   bool ok() const { return !address_.empty(); }
   const std::string& address() const { return address_; }  // "127.0.0.1:NNNNN"
+  // A server's RPC address (from <data_dir>/rpc.addr); empty for other roles.
+  const std::string& rpc_address() const { return rpc_address_; }
   const std::filesystem::path& data_dir() const { return dir_.path(); }
   std::string log() const;  // the agent's stderr so far
   int pid() const { return pid_; }
@@ -51,6 +57,8 @@ class AgentProcess {
   int Stop(std::chrono::seconds timeout = std::chrono::seconds(30));
   // SIGKILL: the agent gets no chance to clean up (its tasks and supervisor live on).
   void Kill();
+  // Sets `flag` to `value` for later restarts (replacing the value it had).
+  void SetFlag(const std::string& flag, const std::string& value);
   // Starts the agent again on the same data dir (after Stop or Kill), with
   // `extra_args` added this time only; check ok().
   void Restart(const std::vector<std::string>& extra_args = {});
@@ -65,6 +73,7 @@ class AgentProcess {
   int pid_ = -1;
   int exit_status_ = -1;
   std::string address_;
+  std::string rpc_address_;
   std::unique_ptr<cli::HttpClient> http_;
 };
 

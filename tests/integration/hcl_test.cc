@@ -73,7 +73,9 @@ plugin "raw_exec" {
 )";
     return path.string();
   }
-  HclTest() : config_(WriteConfig()), agent_({"-config", config_}, /*dev=*/false) {}
+  HclTest()
+      : config_(WriteConfig()),
+        agent_({"-config", config_}, AgentProcess::Role::kServerAndClient) {}
   ~HclTest() override { std::filesystem::remove(config_); }
 
   std::string config_;

@@ -169,7 +169,7 @@ TEST(RestoreNonDevTest, ROOT_CGROUPS_AGracefullyStoppedAgentLeavesTasksRunning) 
   if (geteuid() != 0 || supervisor::CgroupLayout::Detect().mode == supervisor::CgroupMode::kNone) {
     GTEST_SKIP() << "exec needs root and cgroups";
   }
-  AgentProcess agent({}, /*dev=*/false);
+  AgentProcess agent({}, AgentProcess::Role::kServerAndClient);
   ASSERT_TRUE(agent.ok()) << agent.log();
   // The task's pid is 1 in its namespace: it proves it lives on by counting.
   codec::Json job = codec::ParseJson(RawExecJob("count", "service",

@@ -106,7 +106,7 @@ TEST(StateAttackTest, ROOT_Defect19_AWriteThatIsNotDurableIsNotLive) {
   if (geteuid() != 0)
     GTEST_SKIP() << "needs root to mount a small file system";
   fs::path server_dir;
-  AgentProcess agent({}, true, [&](const fs::path& data_dir) {
+  AgentProcess agent({}, AgentProcess::Role::kDev, [&](const fs::path& data_dir) {
     server_dir = data_dir / "server";
     fs::create_directories(server_dir);
     ASSERT_EQ(mount("tmpfs", server_dir.c_str(), "tmpfs", 0, "size=4m"), 0) << strerror(errno);

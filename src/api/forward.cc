@@ -1,0 +1,97 @@
+#include "api/forward.h"
+
+#include "common/logging.h"
+#include "rpc/http_call.h"
+
+namespace drover::api {
+namespace {
+
+// A blocking query waits up to 5 min plus jitter on the server: a little more here.
+constexpr common::Duration kForwardTimeout = std::chrono::minutes(6);
+
+// Headers a server needs to answer as it would have answered the caller.
+constexpr const char* kForwardedHeaders[] = {"x-nomad-token", "content-type", "accept"};
+// Headers of the answer worth relaying (besides the content type): as received (lower
+// case), as sent.
+constexpr std::pair<const char*, const char*> kRelayedHeaders[] = {
+    {"x-nomad-index", "X-Nomad-Index"},
+    {"x-nomad-knownleader", "X-Nomad-KnownLeader"},
+    {"x-nomad-lastcontact", "X-Nomad-LastContact"}};
+
+std::string PercentEncode(const std::string& s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string TargetOf(const Request& req) {
+  std::string target = req.raw_path.empty() ? req.path : req.raw_path;
+  char sep = '?';
+  for (const auto& [key, value] : req.query) {
+    target += sep;
+    target += PercentEncode(key);
+    if (!value.empty()) {
+      target += '=';
+      target += PercentEncode(value);
+    }
+    sep = '&';
+  }
+  return target;
+}
+
+struct Servers {
+  std::vector<std::string> list;
+  size_t current = 0;
+};
+
+asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req) {
+  rpc::HttpCall call{.method = req.method, .target = TargetOf(req), .body = req.body};
+  for (const char* name : kForwardedHeaders) {
+    auto it = req.headers.find(name);
+    if (it != req.headers.end())
+      call.headers[name] = it->second;
+  }
+  std::string last;
+  for (size_t tried = 0; tried < servers->list.size(); ++tried) {
+    const size_t i = (servers->current + tried) % servers->list.size();
+    absl::StatusOr<rpc::HttpReply> reply =
+        co_await rpc::SendHttp(servers->list[i], call, kForwardTimeout);
+    if (!reply.ok()) {
+      if (absl::IsCancelled(reply.status()) || absl::IsResourceExhausted(reply.status()))
+        co_return Response::Error(502, std::string(reply.status().message()));
+      last = reply.status().ToString();
+      continue;
+    }
+    servers->current = i;
+    Response out;
+    out.status = reply->status;
+    auto type = reply->headers.find("content-type");
+    out.content_type = type == reply->headers.end() ? "" : type->second;
+    for (const auto& [received, sent] : kRelayedHeaders) {
+      auto it = reply->headers.find(received);
+      if (it != reply->headers.end())
+        out.headers[sent] = it->second;
+    }
+    out.body = std::move(reply->body);
+    co_return out;
+  }
+  co_return Response::Error(502, "no server answered: " + last);
+}
+
+}  // namespace
+
+Handler ForwardToServers(std::vector<std::string> servers) {
+  auto state = std::make_shared<Servers>(Servers{.list = std::move(servers)});
+  return [state](Request& req) { return Forward(state, req); };
+}
+
+}  // namespace drover::api

@@ -1,0 +1,46 @@
+// One HTTP/1.1 request from the control loop to another agent ("host:port"), as a
+// coroutine: a fresh connection, the request, the whole response, then close. The
+// only file that includes Beast on the calling side of agent-to-agent traffic.
+//
+// What the peer sends is bounded: the response head by HttpCallLimits::max_header_bytes,
+// the body by max_body_bytes, the whole call by `timeout`. Cancelling the calling
+// coroutine (e.g. with awaitable operators) closes the connection at once.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+#include "common/asio.h"
+#include "common/clock.h"
+
+namespace drover::rpc {
+
+struct HttpCall {
+  std::string method = "GET";
+  std::string target;  // origin-form: "/rpc/v1/node/allocations?index=3"
+  std::map<std::string, std::string> headers;
+  std::string body;  // sent as application/json when not empty
+};
+
+struct HttpReply {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+struct HttpCallLimits {
+  size_t max_header_bytes = 64 * 1024;
+  size_t max_body_bytes = 256 * 1024 * 1024;
+};
+
+// Unavailable when the peer cannot be reached or the exchange breaks off (naming the
+// address), DeadlineExceeded when `timeout` passes, ResourceExhausted when the answer
+// passes a limit, Cancelled when the caller was cancelled. Any HTTP status is a reply.
+asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
+                                                    common::Duration timeout,
+                                                    HttpCallLimits limits = {});
+
+}  // namespace drover::rpc

@@ -1,0 +1,101 @@
+#include "rpc/remote_server_rpc.h"
+
+#include <memory>
+#include <utility>
+
+#include "common/logging.h"
+#include "common/offload.h"
+#include "rpc/protocol.h"
+
+namespace drover::rpc {
+
+RemoteServerRpc::RemoteServerRpc(asio::thread_pool& pool, RemoteServerRpcOptions options)
+    : pool_(pool), options_(std::move(options)) {}
+
+asio::awaitable<absl::StatusOr<HttpReply>> RemoteServerRpc::Call(HttpCall call,
+                                                                 common::Duration timeout) {
+  if (options_.servers.empty())
+    co_return absl::FailedPreconditionError("no servers configured");
+  call.headers[std::string(kNodeIdHeader)] = node_id_;
+  call.headers[std::string(kNodeSecretHeader)] = secret_id_;
+  call.headers[std::string(kRegionHeader)] = options_.region;
+  absl::Status last;
+  for (size_t tried = 0; tried < options_.servers.size(); ++tried) {
+    const size_t i = (current_ + tried) % options_.servers.size();
+    absl::StatusOr<HttpReply> reply =
+        co_await SendHttp(options_.servers[i], call, timeout, options_.limits);
+    if (reply.ok() && reply->status != 503) {
+      if (i != current_) {
+        DROVER_LOG_INFO("client: now talking to server {}", options_.servers[i]);
+        current_ = i;
+      }
+      if (reply->status != 200)
+        co_return StatusFromHttp(reply->status, reply->body);
+      co_return reply;
+    }
+    if (!reply.ok() &&
+        (absl::IsCancelled(reply.status()) || absl::IsInvalidArgument(reply.status()) ||
+         absl::IsResourceExhausted(reply.status())))
+      co_return reply.status();
+    last = reply.ok() ? StatusFromHttp(reply->status, reply->body) : reply.status();
+  }
+  co_return absl::UnavailableError("no server answered; last error: " + last.ToString());
+}
+
+asio::awaitable<absl::StatusOr<common::Duration>> RemoteServerRpc::RegisterNode(model::Node node) {
+  node_id_ = node.id;
+  secret_id_ = node.secret_id;
+  HttpCall call{.method = "PUT", .target = std::string(kRegisterPath), .body = EncodeNode(node)};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  if (!reply.ok())
+    co_return reply.status();
+  co_return DecodeTtl(reply->body);
+}
+
+asio::awaitable<absl::StatusOr<common::Duration>> RemoteServerRpc::Heartbeat(std::string node_id) {
+  if (node_id != node_id_)
+    co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
+  HttpCall call{.method = "PUT", .target = std::string(kHeartbeatPath)};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  if (!reply.ok())
+    co_return reply.status();
+  co_return DecodeTtl(reply->body);
+}
+
+asio::awaitable<absl::StatusOr<client::NodeAllocations>> RemoteServerRpc::GetNodeAllocations(
+    std::string node_id, uint64_t min_index, common::Duration max_wait) {
+  if (node_id != node_id_)
+    co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
+  const common::Duration wait = std::min(max_wait, kMaxAllocationsWait);
+  HttpCall call{
+      .method = "GET",
+      .target =
+          std::string(kAllocationsPath) + "?index=" + std::to_string(min_index) + "&wait=" +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count())};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), wait + options_.call_timeout);
+  if (!reply.ok())
+    co_return reply.status();
+  // Named, not a temporary (common/offload.h): a node's allocations may be megabytes.
+  auto decode = [body = std::move(reply->body)] { return DecodeAllocations(body); };
+  absl::StatusOr<Allocations> decoded = co_await common::Offload(pool_, std::move(decode));
+  if (!decoded.ok())
+    co_return decoded.status();
+  client::NodeAllocations out;
+  out.index = decoded->index;
+  out.allocs.reserve(decoded->allocs.size());
+  for (model::Allocation& a : decoded->allocs)
+    out.allocs.push_back(std::make_shared<const model::Allocation>(std::move(a)));
+  co_return out;
+}
+
+asio::awaitable<absl::Status> RemoteServerRpc::UpdateAllocations(
+    std::vector<model::AllocClientUpdate> updates) {
+  if (node_id_.empty())
+    co_return absl::FailedPreconditionError("the node has not registered");
+  HttpCall call{
+      .method = "PUT", .target = std::string(kUpdateAllocsPath), .body = EncodeUpdates(updates)};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  co_return reply.status();
+}
+
+}  // namespace drover::rpc
