@@ -1,0 +1,146 @@
+// A server and client agents as separate processes (docs/cluster.md): jobs spread over
+// the clients, the API and CLI work through a client-only agent, and a server that is
+// killed and restarted finds its clients still running their tasks.
+#include "tests/cluster/cluster.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/agent_fixture.h"
+
+namespace drover::cluster {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT
+using integration::RawExecJob;
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(cluster_.ok()) << cluster_.Logs();
+    ASSERT_TRUE(cluster_.WaitForReadyNodes(3)) << cluster_.Logs();
+  }
+  void TearDown() override {
+    if (HasFailure())
+      std::cerr << cluster_.Logs();
+  }
+
+  // The job's allocations as the server lists them.
+  codec::Json Allocs(const std::string& job) {
+    return cluster_.server().Get("/v1/job/" + job + "/allocations");
+  }
+  // Waits until `n` allocations of `job` have `status`.
+  bool WaitAllocs(const std::string& job, size_t n, const std::string& status,
+                  std::chrono::seconds timeout = 30s) {
+    return testing::WaitFor(
+        [&] {
+          size_t matching = 0;
+          for (const auto& a : Allocs(job))
+            matching += a["ClientStatus"] == status ? 1 : 0;
+          return matching == n;
+        },
+        timeout);
+  }
+  // The client agent whose node runs `alloc`.
+  AgentProcess& ClientOf(const codec::Json& alloc) {
+    for (size_t i = 0; i < cluster_.clients(); ++i) {
+      if (cluster_.NodeId(i) == alloc["NodeID"])
+        return cluster_.client(i);
+    }
+    ADD_FAILURE() << "no client runs " << alloc.dump();
+    return cluster_.client(0);
+  }
+
+  Cluster cluster_;
+};
+
+// Each allocation on its own node (distinct_hosts), run by that node's agent; the
+// job is registered and read through a client-only agent, which forwards to the
+// server.
+TEST_F(ClusterTest, AServiceJobSpreadsOverThreeClients) {
+  const std::string job = cluster_.client(0).WriteFile(
+      "web.json",
+      RawExecJob(
+          "web", "service", "sleep 3600",
+          R"({"Count": 3, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}]})"));
+  CliResult run = cluster_.client(0).Cli({"job", "run", "-detach", job});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
+  std::set<std::string> nodes;
+  for (const auto& a : Allocs("web"))
+    nodes.insert(a["NodeID"].get<std::string>());
+  EXPECT_EQ(nodes,
+            (std::set<std::string>{cluster_.NodeId(0), cluster_.NodeId(1), cluster_.NodeId(2)}));
+  // Each node's own agent serves its allocation's client endpoints.
+  for (const auto& a : Allocs("web")) {
+    const std::string id = a["ID"];
+    codec::Json listing = ClientOf(a).Get("/v1/client/fs/ls/" + id + "?path=/");
+    EXPECT_FALSE(listing.empty()) << id;
+  }
+  // The CLI works against a client-only agent as against a server.
+  CliResult status = cluster_.client(1).Cli({"job", "status", "web"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("running"), std::string::npos) << status.out;
+  CliResult nodes_out = cluster_.client(2).Cli({"node", "status"});
+  EXPECT_EQ(nodes_out.exit_code, 0) << nodes_out.err;
+  for (const char* name : {"client-0", "client-1", "client-2"})
+    EXPECT_NE(nodes_out.out.find(name), std::string::npos) << nodes_out.out;
+}
+
+// SIGKILL of the server: the clients keep their tasks running, finish what finishes
+// meanwhile, and reconcile when it is back: no task restarts, the batch job's result
+// arrives, and new work is placed on them again.
+TEST_F(ClusterTest, AKilledServerComesBackToClientsThatKeptTheirTasks) {
+  const std::string svc = cluster_.client(0).WriteFile(
+      "svc.json",
+      RawExecJob(
+          "svc", "service", "echo $$ >> \"$NOMAD_ALLOC_DIR/starts\"; sleep 3600",
+          R"({"Count": 3, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}]})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", svc}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("svc", 3, "running")) << Allocs("svc").dump();
+  // Runs until the server is gone, and a little longer.
+  const std::string bat =
+      cluster_.client(0).WriteFile("bat.json", RawExecJob("bat", "batch", "sleep 2; exit 0"));
+  ASSERT_EQ(cluster_.server().Cli({"job", "run", "-detach", bat}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("bat", 1, "running")) << Allocs("bat").dump();
+  const codec::Json before = Allocs("svc");
+
+  cluster_.server().Kill();
+  // The batch task ends while no server answers; the clients keep going.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        for (size_t i = 0; i < cluster_.clients(); ++i) {
+          if (cluster_.client(i).log().find("no server answered") != std::string::npos)
+            return true;
+        }
+        return false;
+      },
+      30s))
+      << cluster_.Logs();
+  cluster_.server().Restart();
+  ASSERT_TRUE(cluster_.server().ok()) << cluster_.Logs();
+  ASSERT_TRUE(cluster_.WaitForReadyNodes(3)) << cluster_.Logs();
+
+  ASSERT_TRUE(WaitAllocs("bat", 1, "complete")) << Allocs("bat").dump();
+  ASSERT_TRUE(WaitAllocs("svc", 3, "running")) << Allocs("svc").dump();
+  for (const auto& a : before) {
+    const std::string id = a["ID"];
+    codec::Json now = cluster_.server().Get("/v1/allocation/" + id);
+    EXPECT_EQ(now["ClientStatus"], "running") << id;
+    EXPECT_EQ(now["TaskStates"]["t"]["Restarts"], 0) << id;
+    // One start, ever: the task was never run again.
+    auto starts = ClientOf(a).http().Do("GET", "/v1/client/fs/cat/" + id + "?path=alloc/starts");
+    ASSERT_TRUE(starts.ok()) << starts.status();
+    EXPECT_EQ(std::count(starts->body.begin(), starts->body.end(), '\n'), 1) << starts->body;
+  }
+  // The clients take new work from the restarted server.
+  const std::string more = cluster_.client(1).WriteFile(
+      "more.json", RawExecJob("more", "service", "sleep 3600", R"({"Count": 2})"));
+  ASSERT_EQ(cluster_.client(1).Cli({"job", "run", "-detach", more}).exit_code, 0);
+  EXPECT_TRUE(WaitAllocs("more", 2, "running")) << Allocs("more").dump();
+}
+
+}  // namespace
+}  // namespace drover::cluster
