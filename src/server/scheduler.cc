@@ -209,6 +209,21 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why) {
   return s;
 }
 
+// Nodes that cannot run anything: down, or no longer known.
+std::set<std::string> LostNodes(const SchedulerInput& in) {
+  std::set<std::string> live;
+  for (const NodePtr& n : in.nodes) {
+    if (n->status != model::kNodeStatusDown)
+      live.insert(n->id);
+  }
+  std::set<std::string> lost;
+  for (const AllocPtr& a : in.job_allocs) {
+    if (!live.contains(a->node_id))
+      lost.insert(a->node_id);
+  }
+  return lost;
+}
+
 }  // namespace
 
 PlanResult Schedule(const SchedulerInput& in) {
@@ -235,6 +250,7 @@ PlanResult Schedule(const SchedulerInput& in) {
   }
   const model::Job& job = *in.job;
   auto job_ptr = in.job;
+  const std::set<std::string> lost_nodes = LostNodes(in);
 
   // Pass 1: reconcile each group's live allocations against its count and spec.
   struct GroupWork {
@@ -258,6 +274,17 @@ PlanResult Schedule(const SchedulerInput& in) {
           plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
           ++plan.stopped;
         }
+        continue;
+      }
+      if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
+        // What finished on the node stays finished; what ran there is replaced.
+        model::Allocation lost = StopCopy(*a, kAllocLost);
+        lost.client_status = model::kClientLost;
+        lost.client_description = kAllocLost;
+        plan.upserts.push_back(std::move(lost));
+        ++plan.lost;
+        w.replaces[idx] = a->id;
+        w.replaced_node[idx] = a->node_id;
         continue;
       }
       if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {

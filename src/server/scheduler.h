@@ -32,6 +32,7 @@ struct PlanResult {
   std::vector<model::Allocation> upserts;
   int placed = 0;
   int stopped = 0;
+  int lost = 0;  // on a node that is down (or gone): stopped, marked lost, and replaced
   int updated_in_place = 0;
   std::map<std::string, model::AllocMetric> failed_tg_allocs;
   std::map<std::string, int> queued;
@@ -42,5 +43,6 @@ PlanResult Schedule(const SchedulerInput& input);
 inline constexpr char kAllocNotNeeded[] = "alloc not needed due to job update";
 inline constexpr char kAllocUpdating[] = "alloc is being updated due to job update";
 inline constexpr char kAllocMigrating[] = "alloc is being migrated";
+inline constexpr char kAllocLost[] = "alloc is lost since its node is down";
 
 }  // namespace drover::server

@@ -62,6 +62,60 @@ TEST_F(SchedulerTest, PlacesCountAllocsWithNamesAndResources) {
   EXPECT_EQ(plan.queued.at("web"), 0);
 }
 
+// Allocations on a node that is down are lost and replaced elsewhere; batch work that
+// already completed there stays complete.
+TEST_F(SchedulerTest, AllocationsOnADownNodeAreLostAndReplaced) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("web", 2);
+  job.constraints.push_back({.rtarget = "true", .operand = "distinct_hosts"});
+  Apply(Run(job));
+  ASSERT_EQ(allocs_.size(), 2u);
+  nodes_[0].status = model::kNodeStatusDown;
+  auto plan = Run(job);
+  EXPECT_EQ(plan.lost, 1);
+  EXPECT_EQ(plan.placed, 0);  // distinct_hosts: nowhere else to go
+  ASSERT_EQ(plan.upserts.size(), 1u);
+  EXPECT_EQ(plan.upserts[0].node_id, "n1");
+  EXPECT_EQ(plan.upserts[0].client_status, "lost");
+  EXPECT_EQ(plan.upserts[0].desired_status, "stop");
+  EXPECT_EQ(plan.queued.at("web"), 1);
+
+  // Without distinct_hosts the replacement lands on the node that is up, and names
+  // the allocation it replaces.
+  allocs_.clear();
+  nodes_[0].status = model::kNodeStatusReady;
+  model::Job spread = test::MakeJob("web", 2);
+  Apply(Run(spread));
+  for (auto& a : allocs_)
+    a.node_id = "n1";
+  nodes_[0].status = model::kNodeStatusDown;
+  auto again = Run(spread);
+  EXPECT_EQ(again.lost, 2);
+  EXPECT_EQ(again.placed, 2);
+  for (const auto& a : again.upserts) {
+    if (a.client_status == "lost")
+      continue;
+    EXPECT_EQ(a.node_id, "n2");
+    EXPECT_FALSE(a.previous_allocation.empty());
+  }
+}
+
+TEST_F(SchedulerTest, CompletedBatchWorkOnADownNodeStaysComplete) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("bat", 1, "batch");
+  Apply(Run(job));
+  ASSERT_EQ(allocs_.size(), 1u);
+  allocs_[0].client_status = "complete";
+  for (auto& n : nodes_) {
+    if (n.id == allocs_[0].node_id)
+      n.status = model::kNodeStatusDown;
+  }
+  auto plan = Run(job);
+  EXPECT_EQ(plan.lost, 0);
+  EXPECT_EQ(plan.placed, 0);
+  EXPECT_TRUE(plan.upserts.empty());
+}
+
 TEST_F(SchedulerTest, SecondPassIsANoOp) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 2);

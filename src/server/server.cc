@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "codec/canonicalize.h"
 #include "codec/validate.h"
@@ -316,9 +317,10 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
     eval.blocked_eval = blocked.id;
     evals.push_back(std::move(blocked));
   }
-  DROVER_LOG_DEBUG("eval {} for job {}: placed {}, stopped {}, in-place {}, failed groups {}",
-                   eval.id, eval.job_id, plan.placed, plan.stopped, plan.updated_in_place,
-                   plan.failed_tg_allocs.size());
+  DROVER_LOG_DEBUG(
+      "eval {} for job {}: placed {}, stopped {}, lost {}, in-place {}, failed groups {}", eval.id,
+      eval.job_id, plan.placed, plan.stopped, plan.lost, plan.updated_in_place,
+      plan.failed_tg_allocs.size());
   // Any older blocked eval of this job is superseded by this pass.
   for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
     if (e->status == model::kEvalBlocked && e->id != eval.id) {
@@ -457,9 +459,25 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
         copy.status = model::kNodeStatusDown;
         copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
         state_.UpsertNode(std::move(copy));
+        CreateNodeEvals(it->first);
       }
       ++it;
     }
+  }
+}
+
+void Server::CreateNodeEvals(const std::string& node_id) {
+  // One evaluation per job with something still running there: its scheduler pass
+  // marks those allocations lost and places replacements.
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const AllocPtr& a : state_.AllocsByNode(node_id)) {
+    if (!a->ClientTerminal())
+      jobs.emplace(a->namespace_, a->job_id);
+  }
+  for (const auto& [ns, id] : jobs) {
+    JobPtr job = state_.GetJob(ns, id);
+    if (job)
+      CreateEval(*job, model::kTriggerNodeUpdate);
   }
 }
 

@@ -158,6 +158,8 @@ class Server {
   asio::awaitable<void> EvalWorker();
   asio::awaitable<void> ProcessEval(model::Evaluation eval);
   asio::awaitable<void> HeartbeatMonitor();
+  // Evaluates every job with allocations still running on a node that went down.
+  void CreateNodeEvals(const std::string& node_id);
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;

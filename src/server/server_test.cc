@@ -137,6 +137,44 @@ TEST_F(ServerTest, MissedHeartbeatsMarkNodeDown) {
   EXPECT_TRUE(absl::IsNotFound(server_.Heartbeat("nope").status()));
 }
 
+// A node that misses its heartbeats loses its allocations to the nodes that keep
+// theirs, and what it says when it comes back does not undo that.
+TEST_F(ServerTest, ANodeThatGoesDownHasItsAllocationsReplacedElsewhere) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  auto resp = server_.RegisterJob(test::MakeJob("web", 2));
+  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2")).ok());
+  // n2 heartbeats; n1 does not.
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
+    (void)server_.Heartbeat("n2");
+    return server_.state().GetNode("n1")->status == "down";
+  }));
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
+    (void)server_.Heartbeat("n2");
+    return server_.state().AllocsByNode("n2").size() == 2;
+  }));
+  std::vector<AllocPtr> on_n1 = server_.state().AllocsByNode("n1");
+  ASSERT_EQ(on_n1.size(), 2u);
+  for (const AllocPtr& a : on_n1) {
+    EXPECT_EQ(a->client_status, "lost");
+    EXPECT_EQ(a->desired_status, "stop");
+  }
+  for (const AllocPtr& a : server_.state().AllocsByNode("n2"))
+    EXPECT_EQ(a->desired_status, "run");
+  bool triggered = false;
+  for (const EvalPtr& e : server_.state().EvalsByJob("default", "web"))
+    triggered = triggered || e->triggered_by == "node-update";
+  EXPECT_TRUE(triggered);
+  // n1 is back and reports its (stopped) allocations: they stay lost.
+  ASSERT_TRUE(server_.Heartbeat("n1").ok());
+  ASSERT_TRUE(server_
+                  .UpdateAllocsFromClient(
+                      "n1", {{.id = on_n1[0]->id, .node_id = "n1", .client_status = "complete"}})
+                  .ok());
+  EXPECT_EQ(server_.state().GetAlloc(on_n1[0]->id)->client_status, "lost");
+}
+
 }  // namespace
 }  // namespace drover::server
 

@@ -308,12 +308,15 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
         a.create_time = now;
     } else {
       // The client owns these; a plan computed from an older snapshot must not roll back
-      // what the client reported meanwhile.
+      // what the client reported meanwhile. Except the servers' one verdict on them:
+      // an allocation whose node went down is lost.
       const model::Allocation& stored = *it->second;
       a.create_index = stored.create_index;
       a.create_time = stored.create_time;
-      a.client_status = stored.client_status;
-      a.client_description = stored.client_description;
+      if (a.client_status != model::kClientLost) {
+        a.client_status = stored.client_status;
+        a.client_description = stored.client_description;
+      }
       a.task_states = stored.task_states;
       a.deployment_status = stored.deployment_status;
     }
@@ -348,8 +351,12 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
     }
     auto a = std::make_shared<model::Allocation>(*it->second);
     a->task_states = u.task_states;
-    a->client_status = u.client_status;
-    a->client_description = u.client_description;
+    // Lost is the servers' verdict (the node went down and the allocation was
+    // replaced): what the node says once it is back does not undo it.
+    if (a->client_status != model::kClientLost) {
+      a->client_status = u.client_status;
+      a->client_description = u.client_description;
+    }
     if (u.deployment_status)
       a->deployment_status = u.deployment_status;
     a->modify_index = index;

@@ -3,6 +3,8 @@
 // killed and restarted finds its clients still running their tasks.
 #include "tests/cluster/cluster.h"
 
+#include <signal.h>
+
 #include <set>
 
 #include <gtest/gtest.h>
@@ -140,6 +142,50 @@ TEST_F(ClusterTest, AKilledServerComesBackToClientsThatKeptTheirTasks) {
       "more.json", RawExecJob("more", "service", "sleep 3600", R"({"Count": 2})"));
   ASSERT_EQ(cluster_.client(1).Cli({"job", "run", "-detach", more}).exit_code, 0);
   EXPECT_TRUE(WaitAllocs("more", 2, "running")) << Allocs("more").dump();
+}
+
+// SIGSTOP of a client: its node misses its heartbeats and goes down, its allocation is
+// marked lost and replaced on another node. SIGCONT: the node is back, learns that its
+// allocation was replaced, and stops it.
+TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
+  const std::string job = cluster_.client(0).WriteFile(
+      "web.json",
+      RawExecJob(
+          "web", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 3600",
+          R"({"Count": 2, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}]})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("web", 2, "running")) << Allocs("web").dump();
+  const codec::Json victim_alloc = Allocs("web")[0];
+  const std::string victim_id = victim_alloc["ID"];
+  AgentProcess& victim = ClientOf(victim_alloc);
+  auto pid_text = victim.http().Do("GET", "/v1/client/fs/cat/" + victim_id + "?path=alloc/pid");
+  ASSERT_TRUE(pid_text.ok()) << pid_text.status();
+  const int task_pid = std::atoi(pid_text->body.c_str());
+  ASSERT_GT(task_pid, 0);
+
+  ASSERT_EQ(kill(victim.pid(), SIGSTOP), 0);
+  const bool lost = testing::WaitFor(
+      [&] {
+        return cluster_.server().Get("/v1/allocation/" + victim_id)["ClientStatus"] == "lost";
+      },
+      30s);
+  const bool replaced = lost && WaitAllocs("web", 2, "running");
+  ASSERT_EQ(kill(victim.pid(), SIGCONT), 0);
+  ASSERT_TRUE(lost) << Allocs("web").dump();
+  ASSERT_TRUE(replaced) << Allocs("web").dump();
+  // Its task ran on while the agent was stopped (the supervisor holds it)...
+  std::set<std::string> running_on;
+  for (const auto& a : Allocs("web")) {
+    if (a["ClientStatus"] == "running")
+      running_on.insert(a["NodeID"].get<std::string>());
+  }
+  EXPECT_EQ(running_on.size(), 2u);
+  EXPECT_FALSE(running_on.contains(victim_alloc["NodeID"].get<std::string>()));
+  // ...and is stopped once the node hears that its allocation was replaced.
+  EXPECT_TRUE(testing::WaitFor([&] { return kill(task_pid, 0) != 0; }, 30s))
+      << "task " << task_pid << " still runs";
+  EXPECT_TRUE(cluster_.WaitForReadyNodes(3));
+  EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + victim_id)["ClientStatus"], "lost");
 }
 
 }  // namespace
