@@ -262,6 +262,44 @@ absl::StatusOr<model::DesiredTransition> DecodeDesiredTransition(const Json& j,
   return t;
 }
 
+Json RescheduleTrackerJson(const std::optional<model::RescheduleTracker>& t) {
+  if (!t)
+    return nullptr;
+  return Json{{"Events", internal::ListOrNull(t->events, [](const model::RescheduleEvent& e) {
+                 return Json{{"RescheduleTime", e.reschedule_time},
+                             {"PrevAllocID", e.prev_alloc_id},
+                             {"PrevNodeID", e.prev_node_id},
+                             {"Delay", internal::DurationJson(e.delay)}};
+               })}};
+}
+
+absl::StatusOr<model::RescheduleEvent> DecodeRescheduleEvent(const Json& j,
+                                                             const std::string& path) {
+  Reader r(j, path);
+  model::RescheduleEvent e;
+  if (!r.ExpectObject())
+    return r.status();
+  r.Read("RescheduleTime", e.reschedule_time);
+  r.Read("PrevAllocID", e.prev_alloc_id);
+  r.Read("PrevNodeID", e.prev_node_id);
+  r.Read("Delay", e.delay);
+  if (!r.ok())
+    return r.status();
+  return e;
+}
+
+absl::StatusOr<model::RescheduleTracker> DecodeRescheduleTracker(const Json& j,
+                                                                 const std::string& path) {
+  Reader r(j, path);
+  model::RescheduleTracker t;
+  if (!r.ExpectObject())
+    return r.status();
+  r.ReadList("Events", t.events, DecodeRescheduleEvent);
+  if (!r.ok())
+    return r.status();
+  return t;
+}
+
 absl::StatusOr<model::AllocDeploymentStatus> DecodeDeploymentStatus(const Json& j,
                                                                     const std::string& path) {
   Reader r(j, path);
@@ -392,7 +430,7 @@ Json ToJson(const model::Allocation& a) {
   j["FollowupEvalID"] = a.followup_eval_id;
   j["PreviousAllocation"] = a.previous_allocation;
   j["NextAllocation"] = a.next_allocation;
-  j["RescheduleTracker"] = nullptr;
+  j["RescheduleTracker"] = RescheduleTrackerJson(a.reschedule_tracker);
   j["NetworkStatus"] = nullptr;
   j["PreemptedAllocations"] = nullptr;
   j["PreemptedByAllocation"] = "";
@@ -425,7 +463,7 @@ Json AllocStubJson(const model::Allocation& a, bool include_task_states) {
   j["DeploymentStatus"] = DeploymentStatusJson(a.deployment_status);
   j["FollowupEvalID"] = a.followup_eval_id;
   j["NextAllocation"] = a.next_allocation;
-  j["RescheduleTracker"] = nullptr;
+  j["RescheduleTracker"] = RescheduleTrackerJson(a.reschedule_tracker);
   j["PreemptedAllocations"] = nullptr;
   j["PreemptedByAllocation"] = "";
   j["CreateIndex"] = a.create_index;
@@ -463,6 +501,7 @@ absl::StatusOr<model::Allocation> AllocationFromJson(const Json& j) {
     r.Read("PreviousAllocation", a.previous_allocation);
     r.Read("NextAllocation", a.next_allocation);
     r.Read("FollowupEvalID", a.followup_eval_id);
+    r.ReadOptional("RescheduleTracker", a.reschedule_tracker, DecodeRescheduleTracker);
     r.Read("CreateIndex", a.create_index);
     r.Read("ModifyIndex", a.modify_index);
     r.Read("AllocModifyIndex", a.alloc_modify_index);

@@ -234,6 +234,28 @@ TEST(AllocJsonTest, RoundTripsThroughTheDecoder) {
   EXPECT_EQ(ToJson(*back), ToJson(bare));
 }
 
+TEST(AllocJsonTest, TheRescheduleTrackerHasNomadShapeAndRoundTrips) {
+  model::Allocation a;
+  a.id = "new";
+  a.previous_allocation = "old";
+  a.reschedule_tracker =
+      model::RescheduleTracker{.events = {{.reschedule_time = 1'700'000'000'000'000'000,
+                                           .prev_alloc_id = "old",
+                                           .prev_node_id = "n1",
+                                           .delay = std::chrono::seconds(30)}}};
+  const Json j = ToJson(a);
+  const Json& e = j["RescheduleTracker"]["Events"][0];
+  EXPECT_EQ(e["RescheduleTime"], 1'700'000'000'000'000'000);
+  EXPECT_EQ(e["PrevAllocID"], "old");
+  EXPECT_EQ(e["PrevNodeID"], "n1");
+  EXPECT_EQ(e["Delay"], 30'000'000'000);
+  absl::StatusOr<model::Allocation> back = AllocationFromJson(MustParse(Dump(j)));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->reschedule_tracker, a.reschedule_tracker);
+  EXPECT_TRUE(AllocStubJson(a)["RescheduleTracker"].is_object());
+  EXPECT_TRUE(ToJson(model::Allocation{})["RescheduleTracker"].is_null());
+}
+
 TEST(AllocJsonTest, DecodesNomadMetricsWithPerDatacenterAvailability) {
   absl::StatusOr<model::Allocation> a = AllocationFromJson(MustParse(R"({
     "ID": "x", "Metrics": {"NodesEvaluated": 4, "NodesAvailable": {"dc1": 2, "dc2": 1}}

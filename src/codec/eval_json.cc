@@ -22,7 +22,7 @@ Json ToJson(const model::Evaluation& e) {
   j["Status"] = e.status;
   j["StatusDescription"] = e.status_description;
   j["Wait"] = 0;
-  j["WaitUntil"] = FormatTime(model::Time{});
+  j["WaitUntil"] = FormatTime(e.wait_until);
   j["NextEval"] = e.next_eval;
   j["PreviousEval"] = e.previous_eval;
   j["BlockedEval"] = e.blocked_eval;
@@ -70,6 +70,7 @@ absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j) {
     r.ReadMap("FailedTGAllocs", e.failed_tg_allocs, internal::DecodeAllocMetric);
     r.Read("QueuedAllocations", e.queued_allocations);
     r.Read("SnapshotIndex", e.snapshot_index);
+    r.Read("WaitUntil", e.wait_until);
     r.Read("CreateIndex", e.create_index);
     r.Read("ModifyIndex", e.modify_index);
     r.Read("CreateTime", e.create_time);

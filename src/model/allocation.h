@@ -93,6 +93,22 @@ struct AllocMetric {
   friend bool operator==(const AllocMetric&, const AllocMetric&) = default;
 };
 
+// One replacement of a failed allocation (Nomad's RescheduleEvent).
+struct RescheduleEvent {
+  int64_t reschedule_time = 0;  // Unix nanoseconds
+  std::string prev_alloc_id;
+  std::string prev_node_id;
+  Duration delay{0};
+  friend bool operator==(const RescheduleEvent&, const RescheduleEvent&) = default;
+};
+
+// The replacements that led to an allocation, oldest first: what the reschedule
+// policy counts attempts and grows delays from.
+struct RescheduleTracker {
+  std::vector<RescheduleEvent> events;
+  friend bool operator==(const RescheduleTracker&, const RescheduleTracker&) = default;
+};
+
 struct Allocation {
   std::string id;
   std::string namespace_;
@@ -115,6 +131,7 @@ struct Allocation {
   std::string previous_allocation;
   std::string next_allocation;
   std::string followup_eval_id;
+  std::optional<RescheduleTracker> reschedule_tracker;
   uint64_t create_index = 0;
   uint64_t modify_index = 0;
   uint64_t alloc_modify_index = 0;

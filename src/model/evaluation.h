@@ -40,6 +40,8 @@ struct Evaluation {
   std::map<std::string, AllocMetric> failed_tg_allocs;
   std::map<std::string, int> queued_allocations;
   uint64_t snapshot_index = 0;
+  // A follow-up evaluation (a delayed reschedule) is not processed before this.
+  Time wait_until{};
   uint64_t create_index = 0;
   uint64_t modify_index = 0;
   int64_t create_time = 0;

@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "server/device_alloc.h"
 #include "server/feasibility.h"
+#include "server/reschedule.h"
 
 namespace drover::server {
 namespace {
@@ -209,6 +210,68 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why) {
   return s;
 }
 
+// A failed allocation being replaced by rescheduling, and the delay that took.
+struct Rescheduled {
+  AllocPtr failed;
+  common::Duration delay{0};
+};
+
+// What pass 1 leaves for pass 2 to place, per task group.
+struct GroupWork {
+  const model::TaskGroup* group;
+  std::vector<int> to_place;
+  std::map<int, std::string> replaces;       // index -> alloc replaced by a destructive update
+  std::map<int, std::string> replaced_node;  // index -> node of that alloc
+  std::map<int, Rescheduled> rescheduled;    // index -> failed alloc replaced by policy
+};
+
+// For a failed allocation of the job's current version: true when the reschedule
+// policy frees its slot for a replacement now (recorded in `w`). Otherwise it keeps
+// the slot, and when a later replacement is allowed, a follow-up evaluation waits for
+// that time (one at a time: the allocation names it).
+bool Reschedule(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a, int idx,
+                GroupWork& w, PlanResult& plan) {
+  if (!g.reschedule_policy)
+    return false;
+  std::optional<RescheduleDecision> decision = DecideReschedule(*a, *g.reschedule_policy);
+  if (!decision)
+    return false;
+  if (decision->at <= in.now) {
+    w.rescheduled[idx] = Rescheduled{.failed = a, .delay = decision->delay};
+    return true;
+  }
+  if (!a->followup_eval_id.empty() && a->followup_eval_id != in.eval.id)
+    return false;
+  model::Evaluation e;
+  e.id = common::NewUuid();
+  e.namespace_ = in.job->namespace_;
+  e.priority = in.job->priority;
+  e.type = in.job->type;
+  e.triggered_by = model::kTriggerRetryFailedAlloc;
+  e.job_id = in.job->id;
+  e.job_modify_index = in.job->job_modify_index;
+  e.status = model::kEvalPending;
+  e.status_description = "created for delayed rescheduling";
+  e.previous_eval = in.eval.id;
+  e.wait_until = decision->at;
+  model::Allocation marked = *a;
+  marked.followup_eval_id = e.id;
+  plan.upserts.push_back(std::move(marked));
+  plan.followup_evals.push_back(std::move(e));
+  return false;
+}
+
+// The nodes a replacement of a failed allocation should avoid: where it and its
+// predecessors failed.
+std::set<std::string> NodesToAvoid(const Rescheduled& r) {
+  std::set<std::string> out{r.failed->node_id};
+  if (r.failed->reschedule_tracker) {
+    for (const auto& e : r.failed->reschedule_tracker->events)
+      out.insert(e.prev_node_id);
+  }
+  return out;
+}
+
 // Nodes that cannot run anything: down, or no longer known.
 std::set<std::string> LostNodes(const SchedulerInput& in) {
   std::set<std::string> live;
@@ -253,15 +316,9 @@ PlanResult Schedule(const SchedulerInput& in) {
   const std::set<std::string> lost_nodes = LostNodes(in);
 
   // Pass 1: reconcile each group's live allocations against its count and spec.
-  struct GroupWork {
-    const model::TaskGroup* group;
-    std::vector<int> to_place;
-    std::map<int, std::string> replaces;       // index -> alloc replaced by a destructive update
-    std::map<int, std::string> replaced_node;  // index -> node of that alloc
-  };
   std::vector<GroupWork> work;
   for (const model::TaskGroup& g : job.task_groups) {
-    GroupWork w{&g, {}, {}, {}};
+    GroupWork w{&g, {}, {}, {}, {}};
     std::vector<AllocPtr>& live = live_by_group[g.name];
     std::set<int> taken;
     std::sort(live.begin(), live.end(), [](const AllocPtr& a, const AllocPtr& b) {
@@ -294,8 +351,16 @@ PlanResult Schedule(const SchedulerInput& in) {
         w.replaced_node[idx] = a->node_id;
         continue;
       }
+      if (a->ClientTerminal() && !a->next_allocation.empty()) {
+        // Rescheduled: its replacement holds the slot.
+        continue;
+      }
       const bool current_version =
           a->job && a->job->version == job.version && a->job->create_index == job.create_index;
+      if (a->client_status == model::kClientFailed && current_version &&
+          Reschedule(in, g, a, idx, w, plan)) {
+        continue;
+      }
       if (a->ClientTerminal() && !current_version) {
         // Finished under an older version (or a purged and re-registered job): the new
         // version runs again in this slot.
@@ -306,8 +371,8 @@ PlanResult Schedule(const SchedulerInput& in) {
         continue;
       }
       if (a->ClientTerminal()) {
-        // Finished allocations keep their slot (batch work is not redone; failed service
-        // allocations are replaced by rescheduling, which comes with the runners issue).
+        // Finished allocations keep their slot: batch work is not redone, and failed ones
+        // are replaced only as their reschedule policy allows (above).
         continue;
       }
       const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
@@ -369,6 +434,9 @@ PlanResult Schedule(const SchedulerInput& in) {
         continue;
       }
       model::AllocMetric metric;
+      const auto resched = w.rescheduled.find(idx);
+      const std::set<std::string> avoid =
+          resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
       const model::Node* best = nullptr;
       double best_score = -1;
       model::AllocatedSharedResources best_shared;
@@ -436,6 +504,8 @@ PlanResult Schedule(const SchedulerInput& in) {
           if (prev != w.replaced_node.end() && prev->second == node.id)
             score += 100;  // above any bin-packing score
         }
+        if (avoid.contains(node.id))
+          score -= 50;  // below any other feasible node, yet still a choice
         if (best == nullptr || score > best_score) {
           best = &node;
           best_score = score;
@@ -473,6 +543,14 @@ PlanResult Schedule(const SchedulerInput& in) {
       a.client_status = model::kClientPending;
       if (auto it = replaces.find(idx); it != replaces.end())
         a.previous_allocation = it->second;
+      if (resched != w.rescheduled.end()) {
+        const Rescheduled& r = resched->second;
+        a.previous_allocation = r.failed->id;
+        a.reschedule_tracker = NextTracker(*r.failed, *g.reschedule_policy, in.now, r.delay);
+        model::Allocation failed = *r.failed;
+        failed.next_allocation = a.id;
+        plan.upserts.push_back(std::move(failed));
+      }
       a.create_time = common::ToUnixNanos(in.now);
       AddUsage(usage[best->id], a);
       plan.upserts.push_back(std::move(a));

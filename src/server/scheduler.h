@@ -36,6 +36,9 @@ struct PlanResult {
   int updated_in_place = 0;
   std::map<std::string, model::AllocMetric> failed_tg_allocs;
   std::map<std::string, int> queued;
+  // Evaluations to run later: failed allocations to replace once their reschedule
+  // delay has passed (WaitUntil).
+  std::vector<model::Evaluation> followup_evals;
 };
 
 PlanResult Schedule(const SchedulerInput& input);

@@ -24,6 +24,7 @@ class SchedulerTest : public ::testing::Test {
         in.job_allocs.push_back(p);
     }
     in.seed = 42;
+    in.now = now_;
     return Schedule(in);
   }
   // Commits a plan into allocs_ the way the state store would.
@@ -42,6 +43,7 @@ class SchedulerTest : public ::testing::Test {
   }
   std::vector<model::Node> nodes_;
   std::vector<model::Allocation> allocs_;
+  common::Time now_{};
 };
 
 TEST_F(SchedulerTest, PlacesCountAllocsWithNamesAndResources) {
@@ -114,6 +116,53 @@ TEST_F(SchedulerTest, CompletedBatchWorkOnADownNodeStaysComplete) {
   EXPECT_EQ(plan.lost, 0);
   EXPECT_EQ(plan.placed, 0);
   EXPECT_TRUE(plan.upserts.empty());
+}
+
+// A failed service allocation is replaced once its reschedule delay has passed,
+// preferably on another node, and the two point at each other; before that, a
+// follow-up evaluation waits for the time.
+TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
+  using namespace std::chrono_literals;  // NOLINT
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("web", 1);
+  job.task_groups[0].reschedule_policy = model::ReschedulePolicy{
+      .delay = 30s, .delay_function = "exponential", .max_delay = 1h, .unlimited = true};
+  Apply(Run(job));
+  ASSERT_EQ(allocs_.size(), 1u);
+  const common::Time failed_at = common::Time(1'000'000s);
+  allocs_[0].client_status = "failed";
+  allocs_[0].task_states["server"].finished_at = failed_at;
+  const std::string failed_node = allocs_[0].node_id;
+
+  now_ = failed_at + 10s;
+  PlanResult early = Run(job);
+  EXPECT_EQ(early.placed, 0);
+  ASSERT_EQ(early.followup_evals.size(), 1u);
+  EXPECT_EQ(early.followup_evals[0].wait_until, failed_at + 30s);
+  EXPECT_EQ(early.followup_evals[0].triggered_by, "alloc-failure");
+  ASSERT_EQ(early.upserts.size(), 1u);
+  EXPECT_EQ(early.upserts[0].followup_eval_id, early.followup_evals[0].id);
+  Apply(early);
+  EXPECT_TRUE(Run(job).followup_evals.empty());  // one follow-up at a time
+
+  now_ = failed_at + 30s;
+  PlanResult due = Run(job);
+  ASSERT_EQ(due.placed, 1);
+  const model::Allocation* replacement = nullptr;
+  const model::Allocation* old = nullptr;
+  for (const auto& a : due.upserts)
+    (a.id == allocs_[0].id ? old : replacement) = &a;
+  ASSERT_NE(replacement, nullptr);
+  ASSERT_NE(old, nullptr);
+  EXPECT_NE(replacement->node_id, failed_node);
+  EXPECT_EQ(replacement->previous_allocation, allocs_[0].id);
+  EXPECT_EQ(old->next_allocation, replacement->id);
+  ASSERT_TRUE(replacement->reschedule_tracker.has_value());
+  ASSERT_EQ(replacement->reschedule_tracker->events.size(), 1u);
+  EXPECT_EQ(replacement->reschedule_tracker->events[0].delay, 30s);
+  EXPECT_EQ(replacement->reschedule_tracker->events[0].prev_node_id, failed_node);
+  Apply(due);
+  EXPECT_EQ(Run(job).placed, 0);  // the replaced allocation holds no slot any more
 }
 
 TEST_F(SchedulerTest, SecondPassIsANoOp) {

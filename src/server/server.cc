@@ -250,8 +250,22 @@ void Server::Enqueue(const std::string& eval_id) {
     deferred_.push_back(eval_id);
     return;
   }
+  EvalPtr eval = state_.GetEval(eval_id);
+  if (eval && eval->wait_until > clock_.Now()) {
+    // A delayed reschedule: queued when its time comes (or at the next start).
+    common::SpawnDetached(executor_, EnqueueAt(eval_id, eval->wait_until), "delayed evaluation");
+    return;
+  }
   queue_.push_back(eval_id);
   queue_changed_.Notify();
+}
+
+asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at) {
+  auto r = co_await (clock_.Sleep(at - clock_.Now()) || stop_->Wait());
+  if (r.index() == 0) {
+    queue_.push_back(eval_id);
+    queue_changed_.Notify();
+  }
 }
 
 asio::awaitable<void> Server::EvalWorker() {
@@ -330,8 +344,16 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
       evals.push_back(std::move(c));
     }
   }
+  std::vector<std::string> followups;
+  for (model::Evaluation& f : plan.followup_evals) {
+    eval.next_eval = f.id;
+    followups.push_back(f.id);
+    evals.push_back(std::move(f));
+  }
   evals.push_back(std::move(eval));
   state_.UpsertEvals(std::move(evals));
+  for (const std::string& id : followups)
+    Enqueue(id);
 }
 
 void Server::UnblockEvals() {
@@ -490,8 +512,21 @@ absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
                                          ", which is placed on another node");
     }
   }
+  // Allocations that fail now: their jobs are evaluated, and the reschedule policy
+  // decides whether and when they are replaced.
+  std::set<std::pair<std::string, std::string>> failed_jobs;
+  for (const model::AllocClientUpdate& u : updates) {
+    AllocPtr alloc = state_.GetAlloc(u.id);
+    if (alloc && u.client_status == model::kClientFailed &&
+        alloc->client_status != model::kClientFailed && !alloc->ServerTerminal())
+      failed_jobs.emplace(alloc->namespace_, alloc->job_id);
+  }
   for (const std::string& id : state_.UpdateAllocsFromClient(updates)) {
     DROVER_LOG_WARN("client update for unknown allocation {} ignored", id);
+  }
+  for (const auto& [ns, id] : failed_jobs) {
+    if (JobPtr job = state_.GetJob(ns, id); job && !job->stop)
+      CreateEval(*job, model::kTriggerRetryFailedAlloc);
   }
   return absl::OkStatus();
 }

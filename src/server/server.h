@@ -153,7 +153,9 @@ class Server {
       const std::function<absl::StatusOr<EvalResponse>()>& write,
       const std::function<void()>& undo);
   EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by);
+  // Queues the evaluation for the worker; one with a WaitUntil ahead waits for it.
   void Enqueue(const std::string& eval_id);
+  asio::awaitable<void> EnqueueAt(std::string eval_id, common::Time at);
   void UnblockEvals();
   asio::awaitable<void> EvalWorker();
   asio::awaitable<void> ProcessEval(model::Evaluation eval);

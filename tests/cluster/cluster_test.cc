@@ -188,5 +188,55 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
   EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + victim_id)["ClientStatus"], "lost");
 }
 
+// A service whose task always fails is replaced by its reschedule policy, with the
+// delay doubling each time (5 s, Nomad's least, then 10 s) and preferably on another
+// node; each replacement carries the tracker of the ones before it.
+TEST_F(ClusterTest, AFailingServiceIsRescheduledWithExponentialDelays) {
+  const std::string job =
+      cluster_.client(0).WriteFile("flaky.json", RawExecJob("flaky", "service", "exit 1", R"({
+        "RestartPolicy": {"Attempts": 0, "Mode": "fail", "Interval": 60000000000,
+                          "Delay": 1000000000},
+        "ReschedulePolicy": {"Delay": 5000000000, "DelayFunction": "exponential",
+                             "MaxDelay": 60000000000, "Unlimited": true}})"));
+  CliResult run = cluster_.client(0).Cli({"job", "run", "-detach", job});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  // The third allocation: two replacements.
+  codec::Json third;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        for (const auto& stub : Allocs("flaky")) {
+          codec::Json a = cluster_.server().Get("/v1/allocation/" + stub["ID"].get<std::string>());
+          if (a["RescheduleTracker"].is_object() && a["RescheduleTracker"]["Events"].size() == 2) {
+            third = a;
+            return true;
+          }
+        }
+        return false;
+      },
+      60s))
+      << Allocs("flaky").dump();
+  const codec::Json& events = third["RescheduleTracker"]["Events"];
+  std::vector<int64_t> delays;
+  for (const auto& e : events)
+    delays.push_back(e["Delay"].get<int64_t>());
+  EXPECT_EQ(delays, (std::vector<int64_t>{5'000'000'000, 10'000'000'000}));
+  // Each replacement came no sooner than its delay after the one before failed, and the
+  // chain is linked both ways.
+  EXPECT_EQ(third["PreviousAllocation"], events[1]["PrevAllocID"]);
+  for (size_t i = 0; i < events.size(); ++i) {
+    codec::Json prev =
+        cluster_.server().Get("/v1/allocation/" + events[i]["PrevAllocID"].get<std::string>());
+    EXPECT_EQ(prev["ClientStatus"], "failed") << i;
+    EXPECT_FALSE(prev["NextAllocation"].get<std::string>().empty()) << i;
+    auto failed_at = codec::ParseTime(prev["TaskStates"]["t"]["FinishedAt"].get<std::string>());
+    ASSERT_TRUE(failed_at.ok()) << prev.dump();
+    EXPECT_GE(events[i]["RescheduleTime"].get<int64_t>(),
+              common::ToUnixNanos(*failed_at) + events[i]["Delay"].get<int64_t>())
+        << i;
+  }
+  // Replacements avoid the node where the one before failed while another is free.
+  EXPECT_NE(third["NodeID"], events[1]["PrevNodeID"]);
+}
+
 }  // namespace
 }  // namespace drover::cluster
