@@ -7,208 +7,11 @@
 #include <sstream>
 
 #include "common/ids.h"
-#include "server/device_alloc.h"
-#include "server/feasibility.h"
+#include "server/placement.h"
 #include "server/reschedule.h"
 
 namespace drover::server {
 namespace {
-
-struct NodeUsage {
-  int64_t cpu = 0;
-  int64_t memory_mb = 0;
-  int64_t disk_mb = 0;
-  std::set<int> ports;
-  std::set<std::string> jobs;     // "<ns>/<job>" with a live alloc here (distinct_hosts)
-  std::set<std::string> devices;  // device instances held (DeviceInstanceKey)
-};
-
-std::set<int> ParsePortList(const std::string& spec) {
-  std::set<int> out;
-  std::stringstream ss(spec);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    const size_t dash = part.find('-');
-    try {
-      if (dash == std::string::npos) {
-        if (!part.empty())
-          out.insert(std::stoi(part));
-      } else {
-        const int lo = std::stoi(part.substr(0, dash));
-        const int hi = std::stoi(part.substr(dash + 1));
-        for (int p = lo; p <= hi && p - lo < 65536; ++p)
-          out.insert(p);
-      }
-    } catch (const std::exception&) {
-      // Ignore malformed entries: the node's reserved ports are advisory here.
-    }
-  }
-  return out;
-}
-
-void AddUsage(NodeUsage& u, const model::Allocation& a) {
-  for (const auto& [task, r] : a.allocated_resources.tasks) {
-    AddUsedDevices(r, u.devices);
-    u.cpu += r.cpu_shares;
-    u.memory_mb += r.memory_mb;
-    for (const auto& n : r.networks) {
-      for (const auto& p : n.reserved_ports)
-        u.ports.insert(p.value);
-      for (const auto& p : n.dynamic_ports)
-        u.ports.insert(p.value);
-    }
-  }
-  u.disk_mb += a.allocated_resources.shared.disk_mb;
-  for (const auto& p : a.allocated_resources.shared.ports)
-    u.ports.insert(p.value);
-  u.jobs.insert(a.namespace_ + "/" + a.job_id);
-}
-
-struct GroupAsk {
-  int64_t cpu = 0;
-  int64_t memory_mb = 0;
-  int64_t disk_mb = 0;
-};
-
-GroupAsk AskOf(const model::TaskGroup& g) {
-  GroupAsk ask;
-  for (const model::Task& t : g.tasks) {
-    ask.cpu += t.resources.cpu;
-    ask.memory_mb += t.resources.memory_mb;
-  }
-  ask.disk_mb = g.ephemeral_disk ? g.ephemeral_disk->size_mb : 0;
-  return ask;
-}
-
-bool HasDistinctHosts(const model::Job& job, const model::TaskGroup& g) {
-  auto has = [](const std::vector<model::Constraint>& cs) {
-    return std::any_of(cs.begin(), cs.end(),
-                       [](const auto& c) { return c.operand == "distinct_hosts"; });
-  };
-  return has(job.constraints) || has(g.constraints);
-}
-
-// Checks a node for the group; on failure records why in `metric` and returns false.
-bool Feasible(const model::Job& job, const model::TaskGroup& g, const model::Node& node,
-              model::AllocMetric& metric) {
-  for (const model::Task& t : g.tasks) {
-    auto it = node.drivers.find(t.driver);
-    if (it == node.drivers.end() || !it->second.detected || !it->second.healthy) {
-      ++metric.constraint_filtered["missing drivers"];
-      return false;
-    }
-  }
-  auto check = [&](const std::vector<model::Constraint>& cs) {
-    for (const model::Constraint& c : cs) {
-      if (!MeetsConstraint(c, node)) {
-        ++metric.constraint_filtered[ConstraintString(c)];
-        return false;
-      }
-    }
-    return true;
-  };
-  if (!check(job.constraints) || !check(g.constraints))
-    return false;
-  for (const model::Task& t : g.tasks) {
-    if (!check(t.constraints))
-      return false;
-  }
-  return true;
-}
-
-// Assigns ports for the group's networks on `node`. Returns the dimension that failed
-// ("network: reserved port collision http=8080"), or "" on success.
-std::string AssignPorts(const model::TaskGroup& g, const model::Node& node, const NodeUsage& usage,
-                        std::mt19937_64& rng, model::AllocatedSharedResources& shared,
-                        std::map<std::string, model::AllocatedTaskResources>& tasks) {
-  std::set<int> used = usage.ports;
-  for (int p : ParsePortList(node.reserved_resources.reserved_host_ports))
-    used.insert(p);
-  const std::string ip =
-      node.node_resources.networks.empty() ? "127.0.0.1" : node.node_resources.networks[0].ip;
-  auto pick_dynamic = [&]() -> int {
-    const int lo = node.node_resources.min_dynamic_port;
-    const int hi = node.node_resources.max_dynamic_port;
-    std::uniform_int_distribution<int> dist(lo, hi);
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      const int p = dist(rng);
-      if (!used.contains(p))
-        return p;
-    }
-    for (int p = lo; p <= hi; ++p) {
-      if (!used.contains(p))
-        return p;
-    }
-    return 0;
-  };
-  auto assign = [&](model::NetworkResource& net, bool is_shared) -> std::string {
-    net.ip = ip;
-    if (net.mode.empty())
-      net.mode = "host";
-    for (model::Port& p : net.reserved_ports) {
-      if (used.contains(p.value)) {
-        return "network: reserved port collision " + p.label + "=" + std::to_string(p.value);
-      }
-      used.insert(p.value);
-      if (is_shared)
-        shared.ports.push_back({p.label, p.value, p.to, ip});
-    }
-    for (model::Port& p : net.dynamic_ports) {
-      p.value = pick_dynamic();
-      if (p.value == 0)
-        return "network: dynamic port selection failed";
-      used.insert(p.value);
-      if (p.to == -1)
-        p.to = p.value;
-      if (is_shared)
-        shared.ports.push_back({p.label, p.value, p.to, ip});
-    }
-    return "";
-  };
-  for (model::NetworkResource net : g.networks) {
-    if (std::string err = assign(net, true); !err.empty())
-      return err;
-    shared.networks.push_back(std::move(net));
-  }
-  for (const model::Task& t : g.tasks) {
-    for (model::NetworkResource net : t.resources.networks) {
-      if (std::string err = assign(net, false); !err.empty())
-        return err;
-      tasks[t.name].networks.push_back(std::move(net));
-    }
-  }
-  return "";
-}
-
-double BinPackScore(const model::Node& node, const NodeUsage& usage, const GroupAsk& ask) {
-  const double cpu_cap =
-      static_cast<double>(node.node_resources.cpu_shares - node.reserved_resources.cpu_shares);
-  const double mem_cap =
-      static_cast<double>(node.node_resources.memory_mb - node.reserved_resources.memory_mb);
-  if (cpu_cap <= 0 || mem_cap <= 0)
-    return 0;
-  const double free_cpu = 1.0 - static_cast<double>(usage.cpu + ask.cpu) / cpu_cap;
-  const double free_mem = 1.0 - static_cast<double>(usage.memory_mb + ask.memory_mb) / mem_cap;
-  return (20.0 - (std::pow(10.0, free_cpu) + std::pow(10.0, free_mem))) / 18.0;
-}
-
-// Whether an allocation of `a` can keep running as `b` (only the count changed).
-bool SameSpecIgnoringCount(const model::TaskGroup& a, const model::TaskGroup& b) {
-  model::TaskGroup x = a;
-  x.count = b.count;
-  return x == b;
-}
-
-std::string AllocName(const model::Job& job, const std::string& group, int index) {
-  return job.id + "." + group + "[" + std::to_string(index) + "]";
-}
-
-model::Allocation StopCopy(const model::Allocation& a, const char* why) {
-  model::Allocation s = a;
-  s.desired_status = model::kDesiredStop;
-  s.desired_description = why;
-  return s;
-}
 
 // A failed allocation being replaced by rescheduling, and the delay that took.
 struct Rescheduled {
@@ -272,21 +75,6 @@ std::set<std::string> NodesToAvoid(const Rescheduled& r) {
   return out;
 }
 
-// Nodes that cannot run anything: down, or no longer known.
-std::set<std::string> LostNodes(const SchedulerInput& in) {
-  std::set<std::string> live;
-  for (const NodePtr& n : in.nodes) {
-    if (n->status != model::kNodeStatusDown)
-      live.insert(n->id);
-  }
-  std::set<std::string> lost;
-  for (const AllocPtr& a : in.job_allocs) {
-    if (!live.contains(a->node_id))
-      lost.insert(a->node_id);
-  }
-  return lost;
-}
-
 }  // namespace
 
 PlanResult Schedule(const SchedulerInput& in) {
@@ -311,6 +99,8 @@ PlanResult Schedule(const SchedulerInput& in) {
   if (stop_all) {
     return plan;
   }
+  if (in.job->type == model::kJobTypeSystem || in.job->type == model::kJobTypeSysbatch)
+    return ScheduleSystem(in);
   const model::Job& job = *in.job;
   auto job_ptr = in.job;
   const std::set<std::string> lost_nodes = LostNodes(in);
@@ -335,10 +125,7 @@ PlanResult Schedule(const SchedulerInput& in) {
       }
       if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
         // What finished on the node stays finished; what ran there is replaced.
-        model::Allocation lost = StopCopy(*a, kAllocLost);
-        lost.client_status = model::kClientLost;
-        lost.client_description = kAllocLost;
-        plan.upserts.push_back(std::move(lost));
+        plan.upserts.push_back(LostCopy(*a));
         ++plan.lost;
         w.replaces[idx] = a->id;
         w.replaced_node[idx] = a->node_id;
@@ -397,17 +184,12 @@ PlanResult Schedule(const SchedulerInput& in) {
   }
 
   // Resource usage per node from everything that keeps running there.
-  std::map<std::string, NodeUsage> usage;
   std::set<std::string> stopping;
   for (const auto& s : plan.upserts) {
     if (s.desired_status == model::kDesiredStop)
       stopping.insert(s.id);
   }
-  for (const AllocPtr& a : in.node_allocs) {
-    if (a->Terminal() || stopping.contains(a->id))
-      continue;
-    AddUsage(usage[a->node_id], *a);
-  }
+  std::map<std::string, NodeUsage> usage = UsageByNode(in.node_allocs, stopping);
 
   // Pass 2: place what is missing.
   for (const GroupWork& w : work) {
@@ -419,7 +201,6 @@ PlanResult Schedule(const SchedulerInput& in) {
       continue;
 
     const GroupAsk ask = AskOf(g);
-    const bool distinct = HasDistinctHosts(job, g);
     // A sticky or migrating ephemeral disk wants the replacement on the node that has
     // the data (reference §7); any other feasible node is the fallback.
     const bool sticky = g.ephemeral_disk && (g.ephemeral_disk->sticky || g.ephemeral_disk->migrate);
@@ -438,79 +219,26 @@ PlanResult Schedule(const SchedulerInput& in) {
       const std::set<std::string> avoid =
           resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
       const model::Node* best = nullptr;
-      double best_score = -1;
-      model::AllocatedSharedResources best_shared;
-      std::map<std::string, model::AllocatedTaskResources> best_tasks;
+      std::optional<Fit> best_fit;
       for (const NodePtr& np : in.nodes) {
         const model::Node& node = *np;
-        if (node.status != model::kNodeStatusReady || node.scheduling_eligibility != "eligible" ||
-            !DatacenterMatches(job.datacenters, node.datacenter) ||
-            (!job.node_pool.empty() && job.node_pool != "all" && node.node_pool != job.node_pool)) {
+        if (!NodeServesJob(job, node))
           continue;
-        }
         ++metric.nodes_evaluated;
         ++metric.nodes_available;
-        if (!Feasible(job, g, node, metric)) {
-          ++metric.nodes_filtered;
+        std::optional<Fit> fit = FitOnNode(job, g, node, usage[node.id], ask, rng, metric);
+        if (!fit)
           continue;
-        }
-        NodeUsage& u = usage[node.id];
-        if (distinct && u.jobs.contains(job.namespace_ + "/" + job.id)) {
-          ++metric.nodes_filtered;
-          ++metric.constraint_filtered["distinct_hosts"];
-          continue;
-        }
-        const int64_t cpu_free =
-            node.node_resources.cpu_shares - node.reserved_resources.cpu_shares - u.cpu;
-        const int64_t mem_free =
-            node.node_resources.memory_mb - node.reserved_resources.memory_mb - u.memory_mb;
-        const int64_t disk_free =
-            node.node_resources.disk_mb - node.reserved_resources.disk_mb - u.disk_mb;
-        std::string exhausted;
-        if (ask.cpu > cpu_free) {
-          exhausted = "cpu";
-        } else if (ask.memory_mb > mem_free) {
-          exhausted = "memory";
-        } else if (ask.disk_mb > disk_free) {
-          exhausted = "disk";
-        }
-        model::AllocatedSharedResources shared;
-        std::map<std::string, model::AllocatedTaskResources> tasks;
-        if (exhausted.empty()) {
-          exhausted = AssignPorts(g, node, u, rng, shared, tasks);
-        }
-        if (!exhausted.empty()) {
-          ++metric.nodes_exhausted;
-          ++metric.dimension_exhausted[exhausted];
-          continue;
-        }
-        DeviceAssignment devices;
-        if (auto failure = AssignDevices(g, node, u.devices, devices)) {
-          if (failure->filtered) {
-            ++metric.nodes_filtered;
-            ++metric.constraint_filtered[failure->reason];
-          } else {
-            ++metric.nodes_exhausted;
-            ++metric.dimension_exhausted[failure->reason];
-          }
-          continue;
-        }
-        for (auto& [task, assigned] : devices.tasks)
-          tasks[task].devices = std::move(assigned);
-        // Device affinities steer between otherwise feasible nodes.
-        double score = BinPackScore(node, u, ask) + devices.affinity_score;
         if (sticky) {
           auto prev = w.replaced_node.find(idx);
           if (prev != w.replaced_node.end() && prev->second == node.id)
-            score += 100;  // above any bin-packing score
+            fit->score += 100;  // above any bin-packing score
         }
         if (avoid.contains(node.id))
-          score -= 50;  // below any other feasible node, yet still a choice
-        if (best == nullptr || score > best_score) {
+          fit->score -= 50;  // below any other feasible node, yet still a choice
+        if (best == nullptr || fit->score > best_fit->score) {
           best = &node;
-          best_score = score;
-          best_shared = std::move(shared);
-          best_tasks = std::move(tasks);
+          best_fit = std::move(fit);
         }
       }
       if (best == nullptr) {
@@ -519,28 +247,7 @@ PlanResult Schedule(const SchedulerInput& in) {
         ++failed;
         continue;
       }
-      model::Allocation a;
-      a.id = common::NewUuid();
-      a.namespace_ = job.namespace_;
-      a.eval_id = in.eval.id;
-      a.name = AllocName(job, g.name, idx);
-      a.node_id = best->id;
-      a.node_name = best->name;
-      a.job_id = job.id;
-      a.job = job_ptr;
-      a.task_group = g.name;
-      for (const model::Task& t : g.tasks) {
-        model::AllocatedTaskResources& r = best_tasks[t.name];
-        r.cpu_shares = t.resources.cpu;
-        r.memory_mb = t.resources.memory_mb;
-        r.memory_max_mb = in.memory_oversubscription ? t.resources.memory_max_mb : 0;
-      }
-      a.allocated_resources.tasks = std::move(best_tasks);
-      a.allocated_resources.shared = std::move(best_shared);
-      a.allocated_resources.shared.disk_mb = ask.disk_mb;
-      a.metrics = metric;
-      a.desired_status = model::kDesiredRun;
-      a.client_status = model::kClientPending;
+      model::Allocation a = NewAlloc(in, g, idx, *best, *std::move(best_fit), ask, metric);
       if (auto it = replaces.find(idx); it != replaces.end())
         a.previous_allocation = it->second;
       if (resched != w.rescheduled.end()) {
@@ -551,7 +258,6 @@ PlanResult Schedule(const SchedulerInput& in) {
         failed.next_allocation = a.id;
         plan.upserts.push_back(std::move(failed));
       }
-      a.create_time = common::ToUnixNanos(in.now);
       AddUsage(usage[best->id], a);
       plan.upserts.push_back(std::move(a));
       ++plan.placed;

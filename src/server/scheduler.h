@@ -1,8 +1,9 @@
 // The generic scheduler for service and batch jobs: reconciles a job's desired task
 // groups against its existing allocations and places what is missing with feasibility
 // checks (datacenter, node pool, drivers, constraints) and bin-packing on cpu, memory,
-// disk and ports. A pure function of its input, so the server can run it on the
-// blocking pool against an immutable snapshot and apply the plan on the control loop.
+// disk and ports; and the system scheduler, one allocation per node. A pure function of its input,
+// so the server can run it on the blocking pool against an immutable snapshot and apply the plan on
+// the control loop.
 #pragma once
 
 #include <map>
@@ -41,7 +42,11 @@ struct PlanResult {
   std::vector<model::Evaluation> followup_evals;
 };
 
+// Dispatches on the job's type: system and sysbatch jobs go to ScheduleSystem.
 PlanResult Schedule(const SchedulerInput& input);
+// One allocation of each group per node that serves the job (system_scheduler.cc).
+// REQUIRES: input.job is a system or sysbatch job that is not stopped.
+PlanResult ScheduleSystem(const SchedulerInput& input);
 
 inline constexpr char kAllocNotNeeded[] = "alloc not needed due to job update";
 inline constexpr char kAllocUpdating[] = "alloc is being updated due to job update";

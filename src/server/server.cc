@@ -428,6 +428,7 @@ absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
   }
   state_.UpsertNode(std::move(node));
   UnblockEvals();
+  CreateSystemJobEvals();
   return ttl;
 }
 
@@ -457,6 +458,7 @@ absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
     copy.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
     state_.UpsertNode(std::move(copy));
     UnblockEvals();
+    CreateSystemJobEvals();
   }
   return ttl;
 }
@@ -485,6 +487,14 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
       }
       ++it;
     }
+  }
+}
+
+void Server::CreateSystemJobEvals() {
+  // A node that joins, comes back or changes may now run system jobs it did not.
+  for (const JobPtr& job : state_.ListJobs("*", "")) {
+    if (!job->stop && (job->type == model::kJobTypeSystem || job->type == model::kJobTypeSysbatch))
+      CreateEval(*job, model::kTriggerNodeUpdate);
   }
 }
 

@@ -162,6 +162,8 @@ class Server {
   asio::awaitable<void> HeartbeatMonitor();
   // Evaluates every job with allocations still running on a node that went down.
   void CreateNodeEvals(const std::string& node_id);
+  // Evaluates every system and sysbatch job (a node joined or changed).
+  void CreateSystemJobEvals();
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;

@@ -238,5 +238,22 @@ TEST_F(ClusterTest, AFailingServiceIsRescheduledWithExponentialDelays) {
   EXPECT_NE(third["NodeID"], events[1]["PrevNodeID"]);
 }
 
+// A system job runs one allocation on every node, and on a node that joins later.
+TEST_F(ClusterTest, ASystemJobRunsOnEveryNodeIncludingOneThatJoinsLater) {
+  const std::string job = cluster_.client(0).WriteFile(
+      "sys.json", RawExecJob("sys", "system", "sleep 3600", R"({"ReschedulePolicy": null})"));
+  CliResult run = cluster_.client(0).Cli({"job", "run", "-detach", job});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(WaitAllocs("sys", 3, "running")) << Allocs("sys").dump();
+  AgentProcess& late = cluster_.AddClient();
+  ASSERT_TRUE(late.ok()) << cluster_.Logs();
+  ASSERT_TRUE(WaitAllocs("sys", 4, "running")) << Allocs("sys").dump();
+  std::set<std::string> nodes;
+  for (const auto& a : Allocs("sys"))
+    nodes.insert(a["NodeID"].get<std::string>());
+  EXPECT_EQ(nodes.size(), 4u);
+  EXPECT_TRUE(nodes.contains(cluster_.NodeId(3)));
+}
+
 }  // namespace
 }  // namespace drover::cluster

@@ -1,0 +1,68 @@
+// What the schedulers share to place one allocation: the resources nodes already give
+// out, whether a node may run a group at all, the fit of a group on a node (resources,
+// ports, devices, a bin-packing score), and building the allocation. The generic
+// scheduler (scheduler.cc) picks the best node per allocation; the system scheduler
+// (system_scheduler.cc) places one per node.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+
+#include "server/scheduler.h"
+
+namespace drover::server {
+
+struct NodeUsage {
+  int64_t cpu = 0;
+  int64_t memory_mb = 0;
+  int64_t disk_mb = 0;
+  std::set<int> ports;
+  std::set<std::string> jobs;     // "<ns>/<job>" with a live alloc here (distinct_hosts)
+  std::set<std::string> devices;  // device instances held (DeviceInstanceKey)
+};
+void AddUsage(NodeUsage& u, const model::Allocation& a);
+// Usage per node of every allocation that keeps running (not terminal, not in `stopping`).
+std::map<std::string, NodeUsage> UsageByNode(const std::vector<AllocPtr>& allocs,
+                                             const std::set<std::string>& stopping);
+
+struct GroupAsk {
+  int64_t cpu = 0;
+  int64_t memory_mb = 0;
+  int64_t disk_mb = 0;
+};
+GroupAsk AskOf(const model::TaskGroup& g);
+
+bool HasDistinctHosts(const model::Job& job, const model::TaskGroup& g);
+// Ready, eligible, and in the job's datacenters and node pool.
+bool NodeServesJob(const model::Job& job, const model::Node& node);
+
+// A group's fit on one node.
+struct Fit {
+  model::AllocatedSharedResources shared;
+  std::map<std::string, model::AllocatedTaskResources> tasks;
+  double score = 0;  // bin packing plus device affinities
+};
+// Drivers, constraints, resources, ports and devices of `g` on `node` given `usage`;
+// nothing when it does not fit, with the reason counted in `metric`. (The caller has
+// checked NodeServesJob and counted the node as evaluated.)
+std::optional<Fit> FitOnNode(const model::Job& job, const model::TaskGroup& g,
+                             const model::Node& node, const NodeUsage& usage, const GroupAsk& ask,
+                             std::mt19937_64& rng, model::AllocMetric& metric);
+
+// A new allocation of group `g` (slot `index`) on `node` with `fit`.
+model::Allocation NewAlloc(const SchedulerInput& in, const model::TaskGroup& g, int index,
+                           const model::Node& node, Fit fit, const GroupAsk& ask,
+                           const model::AllocMetric& metric);
+
+// Whether an allocation of `a` can keep running as `b` (only the count changed).
+bool SameSpecIgnoringCount(const model::TaskGroup& a, const model::TaskGroup& b);
+model::Allocation StopCopy(const model::Allocation& a, const char* why);
+// Stopped and marked lost: its node is down.
+model::Allocation LostCopy(const model::Allocation& a);
+// Nodes of the job's allocations that cannot run anything: down, or no longer known.
+std::set<std::string> LostNodes(const SchedulerInput& in);
+
+}  // namespace drover::server

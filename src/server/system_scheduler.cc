@@ -1,0 +1,146 @@
+// The system scheduler, for system and sysbatch jobs: one allocation of each group on
+// every node that serves the job (ready, eligible, in its datacenters and pool) and
+// meets its constraints, nodes that join later included. An allocation on a node that
+// went down is lost; on a node that no longer serves the job, stopped. A sysbatch
+// allocation that completed stays complete; system allocations are never
+// rescheduled (their restart policy is all they get).
+#include <algorithm>
+
+#include "server/placement.h"
+#include "server/scheduler.h"
+
+namespace drover::server {
+namespace {
+
+constexpr char kNodeNotServing[] = "alloc not needed as its node no longer runs the job";
+
+bool CurrentVersion(const model::Allocation& a, const model::Job& job) {
+  return a.job && a.job->version == job.version && a.job->create_index == job.create_index;
+}
+
+struct Slot {
+  std::vector<AllocPtr> allocs;  // of one group on one node, oldest first
+};
+
+}  // namespace
+
+PlanResult ScheduleSystem(const SchedulerInput& in) {
+  PlanResult plan;
+  std::mt19937_64 rng(in.seed);
+  const model::Job& job = *in.job;
+  const std::set<std::string> lost_nodes = LostNodes(in);
+  std::set<std::string> serving;
+  for (const NodePtr& n : in.nodes) {
+    if (NodeServesJob(job, *n))
+      serving.insert(n->id);
+  }
+
+  // Pass 1: what runs where, and what must stop.
+  std::map<std::pair<std::string, std::string>, Slot> slots;  // (group, node)
+  for (const AllocPtr& a : in.job_allocs) {
+    if (a->desired_status != model::kDesiredRun)
+      continue;
+    if (job.FindGroup(a->task_group) == nullptr || !serving.contains(a->node_id)) {
+      if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
+        plan.upserts.push_back(LostCopy(*a));
+        ++plan.lost;
+      } else if (!a->ClientTerminal()) {
+        plan.upserts.push_back(StopCopy(
+            *a, job.FindGroup(a->task_group) == nullptr ? kAllocNotNeeded : kNodeNotServing));
+        ++plan.stopped;
+      }
+      continue;
+    }
+    if (a->ClientTerminal() && !CurrentVersion(*a, job))
+      continue;  // finished under an older version: the new one runs again
+    slots[{a->task_group, a->node_id}].allocs.push_back(a);
+  }
+  // Per group and serving node: keep the oldest, update or replace it for a new version.
+  std::map<std::string, std::set<std::string>> to_place;  // group -> nodes
+  std::map<std::pair<std::string, std::string>, std::string> replaces;
+  for (const model::TaskGroup& g : job.task_groups) {
+    for (const std::string& node : serving) {
+      Slot& slot = slots[{g.name, node}];
+      std::sort(slot.allocs.begin(), slot.allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {
+        return a->create_index < b->create_index;
+      });
+      for (size_t i = 1; i < slot.allocs.size(); ++i) {
+        if (!slot.allocs[i]->ClientTerminal()) {
+          plan.upserts.push_back(StopCopy(*slot.allocs[i], kAllocNotNeeded));
+          ++plan.stopped;
+        }
+      }
+      if (slot.allocs.empty()) {
+        to_place[g.name].insert(node);
+        continue;
+      }
+      const AllocPtr& kept = slot.allocs.front();
+      if (CurrentVersion(*kept, job) || kept->ClientTerminal())
+        continue;
+      const model::TaskGroup* old_group = kept->job ? kept->job->FindGroup(g.name) : nullptr;
+      if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
+        model::Allocation updated = *kept;
+        updated.job = in.job;
+        plan.upserts.push_back(std::move(updated));
+        ++plan.updated_in_place;
+      } else {
+        plan.upserts.push_back(StopCopy(*kept, kAllocUpdating));
+        ++plan.stopped;
+        to_place[g.name].insert(node);
+        replaces[{g.name, node}] = kept->id;
+      }
+    }
+  }
+
+  // Pass 2: place one on each node that lacks it. A node filtered by a constraint or a
+  // missing driver is simply not this job's; one without room is a failed placement.
+  std::set<std::string> stopping;
+  for (const auto& s : plan.upserts) {
+    if (s.desired_status == model::kDesiredStop)
+      stopping.insert(s.id);
+  }
+  std::map<std::string, NodeUsage> usage = UsageByNode(in.node_allocs, stopping);
+  std::map<std::string, const model::Node*> nodes;
+  for (const NodePtr& n : in.nodes)
+    nodes[n->id] = n.get();
+  for (const model::TaskGroup& g : job.task_groups) {
+    plan.queued[g.name] = 0;
+    const GroupAsk ask = AskOf(g);
+    int failed = 0;
+    model::AllocMetric failed_metric;
+    for (const std::string& node_id : to_place[g.name]) {
+      const model::Node& node = *nodes.at(node_id);
+      model::AllocMetric metric;
+      ++metric.nodes_evaluated;
+      ++metric.nodes_available;
+      std::optional<Fit> fit = FitOnNode(job, g, node, usage[node_id], ask, rng, metric);
+      if (!fit) {
+        if (metric.nodes_exhausted > 0) {
+          if (failed++ == 0) {
+            failed_metric = metric;
+          } else {
+            ++failed_metric.nodes_evaluated;
+            ++failed_metric.nodes_exhausted;
+            for (const auto& [dim, n] : metric.dimension_exhausted)
+              failed_metric.dimension_exhausted[dim] += n;
+          }
+        }
+        continue;
+      }
+      model::Allocation a = NewAlloc(in, g, 0, node, *std::move(fit), ask, metric);
+      if (auto it = replaces.find({g.name, node_id}); it != replaces.end())
+        a.previous_allocation = it->second;
+      AddUsage(usage[node_id], a);
+      plan.upserts.push_back(std::move(a));
+      ++plan.placed;
+    }
+    if (failed > 0) {
+      failed_metric.coalesced_failures = failed - 1;
+      plan.failed_tg_allocs[g.name] = failed_metric;
+      plan.queued[g.name] = failed;
+    }
+  }
+  return plan;
+}
+
+}  // namespace drover::server
