@@ -9,6 +9,11 @@ namespace drover::api {
 
 using server::Table;
 
+namespace {
+// {"NodeID": "...", "Eligibility": "ineligible"}: parsed on the loop, so kept small.
+constexpr size_t kMaxEligibilityBody = 4096;
+}  // namespace
+
 void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/nodes", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kNodes);
@@ -55,6 +60,34 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                  return out;
                };
                co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
+             });
+  router.Add({"PUT", "POST"}, "/v1/node/:id/eligibility",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               absl::StatusOr<codec::Json> body =
+                   req.body.size() > kMaxEligibilityBody
+                       ? absl::StatusOr<codec::Json>(absl::InvalidArgumentError("too large"))
+                       : codec::ParseJson(req.body);
+               if (!body.ok() || !body->is_object())
+                 co_return Response::Error(400,
+                                           "Failed to decode request body: expected a JSON "
+                                           "object with Eligibility");
+               auto it = body->find("Eligibility");
+               if (it == body->end() || !it->is_string())
+                 co_return Response::Error(400,
+                                           "missing Eligibility: \"eligible\" or "
+                                           "\"ineligible\"");
+               std::string node_id = req.Param("id");
+               std::string eligibility = it->get<std::string>();
+               auto resp = co_await ctx.server->SetNodeEligibilityDurably(std::move(node_id),
+                                                                          std::move(eligibility));
+               if (!resp.ok())
+                 co_return ErrorResponse(resp.status());
+               const uint64_t node_index = resp->index;
+               codec::Json out = {{"EvalIDs", resp->eval_ids},
+                                  {"EvalCreateIndex", resp->eval_create_index},
+                                  {"NodeModifyIndex", node_index},
+                                  {"Index", node_index}};
+               co_return JsonResponse(req, out, node_index);
              });
 }
 

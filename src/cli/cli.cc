@@ -300,6 +300,22 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
+  NodeEligibilityOptions eligibility_options;
+  CLI::App* node_eligibility =
+      node->add_subcommand("eligibility", "Toggle scheduling eligibility for a node");
+  node_eligibility->add_flag("--enable", eligibility_options.enable, "Mark the node eligible");
+  node_eligibility->add_flag("--disable", eligibility_options.disable, "Mark the node ineligible");
+  node_eligibility->add_flag("--self", eligibility_options.self, "The local node");
+  node_eligibility->add_option("id", eligibility_options.id, "Node ID or prefix");
+  AddApiFlags(node_eligibility, &api);
+  node_eligibility->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunNodeEligibility(eligibility_options, c, u);
+      });
+    };
+  });
+
   // drover operator client-state
   CLI::App* op = app.add_subcommand("operator", "Operator tools");
   op->require_subcommand(1);

@@ -118,6 +118,15 @@ struct NodeStatusOptions {
 };
 int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 
+// drover node eligibility -enable|-disable [-self] [NODE].
+struct NodeEligibilityOptions {
+  std::string id;
+  bool enable = false;
+  bool disable = false;
+  bool self = false;
+};
+int RunNodeEligibility(const NodeEligibilityOptions& options, HttpClient& client, Ui& ui);
+
 // drover agent -dev | -data-dir DIR [...]. Unset strings/ports keep AgentConfig's
 // defaults.
 struct AgentOptions {

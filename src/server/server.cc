@@ -490,12 +490,50 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
   }
 }
 
-void Server::CreateSystemJobEvals() {
+std::vector<std::string> Server::CreateSystemJobEvals() {
   // A node that joins, comes back or changes may now run system jobs it did not.
+  std::vector<std::string> ids;
   for (const JobPtr& job : state_.ListJobs("*", "")) {
     if (!job->stop && (job->type == model::kJobTypeSystem || job->type == model::kJobTypeSysbatch))
-      CreateEval(*job, model::kTriggerNodeUpdate);
+      ids.push_back(CreateEval(*job, model::kTriggerNodeUpdate).eval_id);
   }
+  return ids;
+}
+
+asio::awaitable<absl::StatusOr<EvalResponse>> Server::SetNodeEligibilityDurably(
+    std::string node_id, std::string eligibility) {
+  if (eligibility != "eligible" && eligibility != "ineligible")
+    co_return absl::InvalidArgumentError("invalid scheduling eligibility \"" + eligibility +
+                                         "\": must be \"eligible\" or \"ineligible\"");
+  NodePtr before;
+  std::function<absl::StatusOr<EvalResponse>()> write = [&]() -> absl::StatusOr<EvalResponse> {
+    before = state_.GetNode(node_id);
+    if (!before)
+      return absl::NotFoundError("node not found");
+    if (before->drain && eligibility == "eligible")
+      return absl::InvalidArgumentError(
+          "can not set node's scheduling eligibility to eligible while it is draining");
+    EvalResponse resp;
+    if (before->scheduling_eligibility != eligibility) {
+      model::Node updated = *before;
+      updated.scheduling_eligibility = eligibility;
+      state_.UpsertNode(std::move(updated));
+      if (eligibility == "eligible")
+        UnblockEvals();
+      resp.eval_ids = CreateSystemJobEvals();
+    }
+    if (!resp.eval_ids.empty()) {
+      resp.eval_id = resp.eval_ids.front();
+      resp.eval_create_index = state_.GetEval(resp.eval_id)->create_index;
+    }
+    resp.index = state_.GetNode(node_id)->modify_index;
+    return resp;
+  };
+  std::function<void()> undo = [&] {
+    if (before)
+      state_.UpsertNode(*before);
+  };
+  co_return co_await Durably(write, undo);
 }
 
 void Server::CreateNodeEvals(const std::string& node_id) {

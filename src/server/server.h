@@ -48,6 +48,9 @@ struct NodeAllocs {
 
 struct EvalResponse {
   std::string eval_id;
+  // Every evaluation the write created (eval_id is the first), for writes that may
+  // create several.
+  std::vector<std::string> eval_ids;
   uint64_t eval_create_index = 0;
   uint64_t job_modify_index = 0;
   std::vector<std::string> warnings;
@@ -111,6 +114,13 @@ class Server {
   asio::awaitable<absl::StatusOr<EvalResponse>> StopAllocDurably(std::string alloc_id,
                                                                  bool no_shutdown_delay);
 
+  // PUT /v1/node/:id/eligibility: "eligible" or "ineligible" (InvalidArgument
+  // otherwise; NotFound "node not found"). The node's system jobs are evaluated: an
+  // ineligible node gives up their allocations, an eligible one gets them back. Durable
+  // as RegisterJobDurably.
+  asio::awaitable<absl::StatusOr<EvalResponse>> SetNodeEligibilityDurably(std::string node_id,
+                                                                          std::string eligibility);
+
   // Client-facing calls (through ServerRpc). Registration and heartbeats answer with
   // the node's next heartbeat TTL.
   // A registration of a known node ID with another secret is PermissionDenied: one node
@@ -163,7 +173,7 @@ class Server {
   // Evaluates every job with allocations still running on a node that went down.
   void CreateNodeEvals(const std::string& node_id);
   // Evaluates every system and sysbatch job (a node joined or changed).
-  void CreateSystemJobEvals();
+  std::vector<std::string> CreateSystemJobEvals();
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;

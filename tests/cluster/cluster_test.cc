@@ -255,5 +255,49 @@ TEST_F(ClusterTest, ASystemJobRunsOnEveryNodeIncludingOneThatJoinsLater) {
   EXPECT_TRUE(nodes.contains(cluster_.NodeId(3)));
 }
 
+// An ineligible node gets no new work and gives up its system allocation; eligible
+// again, it gets it back. Bad input changes nothing.
+TEST_F(ClusterTest, EligibilityDecidesWhatANodeIsGiven) {
+  const std::string sys = cluster_.client(0).WriteFile(
+      "sys.json", RawExecJob("sys", "system", "sleep 3600", R"({"ReschedulePolicy": null})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", sys}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("sys", 3, "running")) << Allocs("sys").dump();
+  const std::string node = cluster_.NodeId(2);
+
+  CliResult off = cluster_.client(0).Cli({"node", "eligibility", "-disable", node.substr(0, 8)});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out,
+            "Node \"" + node + "\" scheduling eligibility set: ineligible for scheduling\n");
+  EXPECT_EQ(cluster_.server().Get("/v1/node/" + node)["SchedulingEligibility"], "ineligible");
+  ASSERT_TRUE(WaitAllocs("sys", 2, "running")) << Allocs("sys").dump();
+  for (const auto& a : Allocs("sys")) {
+    if (a["NodeID"] == node) {
+      EXPECT_EQ(a["DesiredStatus"], "stop");
+    }
+  }
+  const std::string web = cluster_.client(0).WriteFile(
+      "web.json", RawExecJob("web", "service", "sleep 3600",
+                             R"({"Count": 3, "Constraints": [{"Operand": "distinct_hosts",
+                                 "RTarget": "true"}]})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", web}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("web", 2, "running")) << Allocs("web").dump();
+  for (const auto& a : Allocs("web"))
+    EXPECT_NE(a["NodeID"], node);
+
+  // Bad input: a value that is neither, a node that does not exist.
+  auto bad = cluster_.server().http().Do("PUT", "/v1/node/" + node + "/eligibility",
+                                         R"({"Eligibility": "maybe"})");
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  auto unknown = cluster_.server().http().Do("PUT", "/v1/node/no-such-node/eligibility",
+                                             R"({"Eligibility": "eligible"})");
+  EXPECT_TRUE(absl::IsNotFound(unknown.status())) << unknown.status();
+  EXPECT_EQ(cluster_.server().Get("/v1/node/" + node)["SchedulingEligibility"], "ineligible");
+
+  CliResult on = cluster_.client(2).Cli({"node", "eligibility", "-enable", "-self"});
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_TRUE(WaitAllocs("sys", 3, "running")) << Allocs("sys").dump();
+  EXPECT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
+}
+
 }  // namespace
 }  // namespace drover::cluster
