@@ -1,7 +1,9 @@
 #include "api/forward.h"
 
+#include "client/client.h"
 #include "common/logging.h"
 #include "rpc/http_call.h"
+#include "server/server.h"
 
 namespace drover::api {
 namespace {
@@ -53,13 +55,32 @@ struct Servers {
   size_t current = 0;
 };
 
-asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req) {
+rpc::HttpCall CallFor(const Request& req) {
   rpc::HttpCall call{.method = req.method, .target = TargetOf(req), .body = req.body};
   for (const char* name : kForwardedHeaders) {
     auto it = req.headers.find(name);
     if (it != req.headers.end())
       call.headers[name] = it->second;
   }
+  return call;
+}
+
+Response Relay(rpc::HttpReply reply) {
+  Response out;
+  out.status = reply.status;
+  auto type = reply.headers.find("content-type");
+  out.content_type = type == reply.headers.end() ? "" : type->second;
+  for (const auto& [received, sent] : kRelayedHeaders) {
+    auto it = reply.headers.find(received);
+    if (it != reply.headers.end())
+      out.headers[sent] = it->second;
+  }
+  out.body = std::move(reply.body);
+  return out;
+}
+
+asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req) {
+  const rpc::HttpCall call = CallFor(req);
   std::string last;
   for (size_t tried = 0; tried < servers->list.size(); ++tried) {
     const size_t i = (servers->current + tried) % servers->list.size();
@@ -72,22 +93,66 @@ asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req
       continue;
     }
     servers->current = i;
-    Response out;
-    out.status = reply->status;
-    auto type = reply->headers.find("content-type");
-    out.content_type = type == reply->headers.end() ? "" : type->second;
-    for (const auto& [received, sent] : kRelayedHeaders) {
-      auto it = reply->headers.find(received);
-      if (it != reply->headers.end())
-        out.headers[sent] = it->second;
-    }
-    out.body = std::move(reply->body);
-    co_return out;
+    co_return Relay(*std::move(reply));
   }
   co_return Response::Error(502, "no server answered: " + last);
 }
 
+// The node another agent should answer `req` for, or null when this agent answers.
+server::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
+  std::string alloc_id;
+  for (const char* param : {"id", "alloc"}) {
+    if (auto it = req.params.find(param); it != req.params.end())
+      alloc_id = it->second;
+  }
+  const std::string local = ctx.client != nullptr ? ctx.client->node().id : "";
+  std::string node_id;
+  if (!alloc_id.empty()) {
+    if (ctx.client != nullptr && ctx.client->GetAllocRunner(alloc_id) != nullptr)
+      return nullptr;
+    server::AllocPtr alloc = ctx.server->state().GetAlloc(alloc_id);
+    if (!alloc)
+      return nullptr;  // the local handler says it is unknown
+    node_id = alloc->node_id;
+  } else {
+    node_id = req.Query("node_id");
+  }
+  if (node_id.empty() || node_id == local)
+    return nullptr;
+  return ctx.server->state().GetNode(node_id);
+}
+
+bool IsStream(const Request& req) {
+  return req.path.find("/v1/client/fs/stream/") == 0 ||
+         (req.path.find("/v1/client/fs/logs/") == 0 && req.Query("follow") == "true");
+}
+
+asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, Request& req) {
+  server::NodePtr node = RemoteNodeFor(ctx, req);
+  if (node == nullptr)
+    co_return co_await local(req);
+  if (node->status == model::kNodeStatusDown)
+    co_return Response::Error(503, "node " + node->id + " (" + node->name + ") is down");
+  if (node->http_addr.empty())
+    co_return Response::Error(502, "node " + node->id + " has no HTTP address");
+  if (IsStream(req))
+    co_return Response::Error(501,
+                              "streaming from another node through a server is not "
+                              "supported yet; ask the node's agent at http://" +
+                                  node->http_addr);
+  absl::StatusOr<rpc::HttpReply> reply =
+      co_await rpc::SendHttp(node->http_addr, CallFor(req), kForwardTimeout);
+  if (!reply.ok())
+    co_return Response::Error(502,
+                              "node " + node->id + ": " + std::string(reply.status().message()));
+  co_return Relay(*std::move(reply));
+}
+
 }  // namespace
+
+Handler ForwardToAllocNode(ApiContext& ctx, Handler local) {
+  return [&ctx, local = std::move(local)](Request& req) { return ForwardToNode(ctx, local, req); };
+}
 
 Handler ForwardToServers(std::vector<std::string> servers) {
   auto state = std::make_shared<Servers>(Servers{.list = std::move(servers)});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/api_context.h"
 #include "api/router.h"
 
 namespace drover::api {
@@ -15,5 +16,13 @@ namespace drover::api {
 // answers, starting with the one that answered last. 502 with the reason when none
 // does. Blocking queries are held as long as the server holds them.
 Handler ForwardToServers(std::vector<std::string> servers);
+
+// On a server: wraps a /v1/client/... handler so that a call for an allocation (the
+// route's :id or :alloc) this agent does not run, or for another node's stats
+// (?node_id=), goes to the agent of the node that runs it (its registered HTTP
+// address), and the answer comes back as that agent gave it. 503 naming the node when
+// it is down; streams (fs stream, followed logs) are refused with the node's address
+// to ask instead. Anything else goes to `local`.
+Handler ForwardToAllocNode(ApiContext& ctx, Handler local);
 
 }  // namespace drover::api

@@ -46,7 +46,14 @@ std::vector<std::string> Split(const std::string& path, bool decode) {
 }  // namespace
 
 void Router::Add(std::set<std::string> methods, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{std::move(methods), Split(pattern, false), std::move(handler)});
+  routes_.push_back(Route{pattern, std::move(methods), Split(pattern, false), std::move(handler)});
+}
+
+void Router::WrapRoutes(const std::string& prefix, const std::function<Handler(Handler)>& wrap) {
+  for (Route& r : routes_) {
+    if (r.pattern.starts_with(prefix))
+      r.handler = wrap(std::move(r.handler));
+  }
 }
 
 asio::awaitable<Response> Router::Dispatch(Request& req) const {

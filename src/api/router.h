@@ -27,10 +27,14 @@ class Router {
   // Answers requests whose path matches no route (instead of 404): a client-only agent
   // forwards them to its servers.
   void SetFallback(Handler handler) { fallback_ = std::move(handler); }
+  // Replaces the handler of every route added so far whose pattern starts with
+  // `prefix` by `wrap(handler)`.
+  void WrapRoutes(const std::string& prefix, const std::function<Handler(Handler)>& wrap);
   asio::awaitable<Response> Dispatch(Request& req) const;
 
  private:
   struct Route {
+    std::string pattern;
     std::set<std::string> methods;
     std::vector<std::string> segments;
     Handler handler;

@@ -1,4 +1,5 @@
 #include "api/api_context.h"
+#include "api/forward.h"
 #include "codec/validate.h"
 
 namespace drover::api {
@@ -26,6 +27,11 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterClientRoutes(router, ctx);
   RegisterFsRoutes(router, ctx);
   RegisterStatsRoutes(router, ctx);
+  // A server sends client calls for allocations it does not run to their node.
+  if (ctx.server != nullptr) {
+    router.WrapRoutes("/v1/client/",
+                      [&ctx](Handler local) { return ForwardToAllocNode(ctx, std::move(local)); });
+  }
 }
 
 }  // namespace drover::api

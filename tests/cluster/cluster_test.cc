@@ -81,6 +81,25 @@ TEST_F(ClusterTest, AServiceJobSpreadsOverThreeClients) {
     codec::Json listing = ClientOf(a).Get("/v1/client/fs/ls/" + id + "?path=/");
     EXPECT_FALSE(listing.empty()) << id;
   }
+  // The server sends client calls to the node that runs the allocation.
+  for (const auto& a : Allocs("web")) {
+    const std::string id = a["ID"];
+    auto via_server = cluster_.server().http().Do("GET", "/v1/client/fs/ls/" + id + "?path=/");
+    ASSERT_TRUE(via_server.ok()) << via_server.status();
+    EXPECT_NE(via_server->body.find("alloc"), std::string::npos) << via_server->body;
+    auto stats = cluster_.server().http().Do("GET", "/v1/client/allocation/" + id + "/stats");
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    auto follow = cluster_.server().http().Do(
+        "GET", "/v1/client/fs/logs/" + id + "?task=t&type=stdout&follow=true");
+    EXPECT_FALSE(follow.ok());
+    EXPECT_NE(follow.status().message().find("ask the node's agent at http://127.0.0.1:"),
+              std::string::npos)
+        << follow.status();
+  }
+  auto node_stats =
+      cluster_.server().http().Do("GET", "/v1/client/stats?node_id=" + cluster_.NodeId(1));
+  ASSERT_TRUE(node_stats.ok()) << node_stats.status();
+  EXPECT_NE(node_stats->body.find("\"Memory\""), std::string::npos);
   // The CLI works against a client-only agent as against a server.
   CliResult status = cluster_.client(1).Cli({"job", "status", "web"});
   EXPECT_EQ(status.exit_code, 0) << status.err;
@@ -170,6 +189,10 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
       },
       30s);
   const bool replaced = lost && WaitAllocs("web", 2, "running");
+  // Client calls for its allocation, made to the server, say the node is down.
+  auto down = cluster_.server().http().Do("GET", "/v1/client/fs/ls/" + victim_id + "?path=/");
+  EXPECT_FALSE(down.ok());
+  EXPECT_NE(down.status().message().find("is down"), std::string::npos) << down.status();
   ASSERT_EQ(kill(victim.pid(), SIGCONT), 0);
   ASSERT_TRUE(lost) << Allocs("web").dump();
   ASSERT_TRUE(replaced) << Allocs("web").dump();
