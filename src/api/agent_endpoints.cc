@@ -21,6 +21,7 @@ codec::Json Member(const AgentInfo& info) {
             {"dc", info.datacenter},
             {"build", info.version},
             {"port", std::to_string(info.rpc_port)},
+            {"raft_vsn", "3"},
             {"bootstrap", "1"}}},
           {"Status", "alive"},
           {"ProtocolMin", 1},

@@ -179,6 +179,14 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     if (!index.ok())
       co_return ErrorResponse(index.status());
     auto allocs = ctx.server->state().AllocsByJob(NamespaceOf(req), req.Param("id"));
+    // Without ?all, only those of the job registered now, not of an earlier job with the
+    // same ID (purged and registered again), as Nomad.
+    if (!QueryBool(req, "all", false)) {
+      auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+      std::erase_if(allocs, [&job](const server::AllocPtr& a) {
+        return job && a->job && a->job->create_index != job->create_index;
+      });
+    }
     std::function<codec::Json()> build = [allocs = std::move(allocs)] {
       codec::Json out = codec::Json::array();
       for (const auto& a : allocs)

@@ -197,7 +197,21 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
-  // drover alloc status|restart|signal|logs|fs
+  JobAllocsOptions job_allocs_options;
+  CLI::App* job_allocs = job->add_subcommand("allocs", "List allocations for a job");
+  job_allocs->add_flag("--all", job_allocs_options.all, "Allocations of every version of the job");
+  job_allocs->add_flag("--verbose", job_allocs_options.verbose, "Full IDs and absolute times");
+  job_allocs->add_option("id", job_allocs_options.id, "Job ID or prefix")->required();
+  AddApiFlags(job_allocs, &api);
+  job_allocs->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunJobAllocs(job_allocs_options, c, u);
+      });
+    };
+  });
+
+  // drover alloc status|stop|restart|signal|logs|fs
   CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
   alloc->require_subcommand(1);
   AllocStatusOptions alloc_options;
@@ -212,6 +226,22 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     action = [&] {
       return WithClient(api, deps, ui,
                         [&](HttpClient& c, Ui& u) { return RunAllocStatus(alloc_options, c, u); });
+    };
+  });
+
+  AllocStopOptions alloc_stop_options;
+  CLI::App* alloc_stop = alloc->add_subcommand("stop", "Stop and reschedule a running allocation");
+  alloc_stop->add_flag("--detach", alloc_stop_options.detach, "Print the evaluation ID and return");
+  alloc_stop->add_flag("--no-shutdown-delay", alloc_stop_options.no_shutdown_delay,
+                       "Skip the tasks' shutdown_delay");
+  alloc_stop->add_flag("--verbose", alloc_stop_options.verbose, "Full IDs");
+  alloc_stop->add_option("id", alloc_stop_options.id, "Allocation ID or prefix")->required();
+  AddApiFlags(alloc_stop, &api);
+  alloc_stop->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunAllocStop(alloc_stop_options, c, u);
+      });
     };
   });
 
@@ -312,6 +342,21 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     action = [&] {
       return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
         return RunNodeEligibility(eligibility_options, c, u);
+      });
+    };
+  });
+
+  // drover server members
+  CLI::App* server = app.add_subcommand("server", "Interact with servers");
+  server->require_subcommand(1);
+  ServerMembersOptions members_options;
+  CLI::App* members = server->add_subcommand("members", "Display a list of the known servers");
+  members->add_flag("--detailed", members_options.detailed, "Every tag of each server");
+  AddApiFlags(members, &api);
+  members->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
+        return RunServerMembers(members_options, c, u);
       });
     };
   });

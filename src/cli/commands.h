@@ -118,6 +118,30 @@ struct NodeStatusOptions {
 };
 int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 
+// drover server members [-detailed]: the servers and which leads.
+struct ServerMembersOptions {
+  bool detailed = false;
+};
+int RunServerMembers(const ServerMembersOptions& options, HttpClient& client, Ui& ui);
+
+// drover job allocs [-all] [-verbose] JOB: the job's allocations.
+struct JobAllocsOptions {
+  std::string id;
+  bool all = false;
+  bool verbose = false;
+};
+int RunJobAllocs(const JobAllocsOptions& options, HttpClient& client, Ui& ui);
+
+// drover alloc stop [-detach] [-no-shutdown-delay] [-verbose] ALLOC: stops it; the
+// scheduler places a replacement, monitored unless -detach.
+struct AllocStopOptions {
+  std::string id;
+  bool detach = false;
+  bool no_shutdown_delay = false;
+  bool verbose = false;
+};
+int RunAllocStop(const AllocStopOptions& options, HttpClient& client, Ui& ui);
+
 // drover node eligibility -enable|-disable [-self] [NODE].
 struct NodeEligibilityOptions {
   std::string id;

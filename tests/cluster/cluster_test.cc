@@ -108,6 +108,26 @@ TEST_F(ClusterTest, AServiceJobSpreadsOverThreeClients) {
   EXPECT_EQ(nodes_out.exit_code, 0) << nodes_out.err;
   for (const char* name : {"client-0", "client-1", "client-2"})
     EXPECT_NE(nodes_out.out.find(name), std::string::npos) << nodes_out.out;
+  CliResult members = cluster_.client(0).Cli({"server", "members"});
+  EXPECT_EQ(members.exit_code, 0) << members.err;
+  EXPECT_NE(members.out.find("server.global"), std::string::npos) << members.out;
+  EXPECT_NE(members.out.find("alive   true"), std::string::npos) << members.out;
+  CliResult job_allocs = cluster_.client(1).Cli({"job", "allocs", "web"});
+  EXPECT_EQ(job_allocs.exit_code, 0) << job_allocs.err;
+  EXPECT_EQ(std::count(job_allocs.out.begin(), job_allocs.out.end(), '\n'), 4) << job_allocs.out;
+  // alloc stop: the scheduler places a replacement.
+  const std::string stopped = Allocs("web")[0]["ID"];
+  CliResult stop = cluster_.client(0).Cli({"alloc", "stop", "-detach", stopped});
+  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_EQ(stop.out.size(), 37u) << stop.out;  // the evaluation's ID
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return cluster_.server().Get("/v1/allocation/" + stopped)["DesiredStatus"] == "stop" &&
+               Allocs("web").size() == 4;
+      },
+      30s))
+      << Allocs("web").dump();
+  EXPECT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
 }
 
 // SIGKILL of the server: the clients keep their tasks running, finish what finishes

@@ -1,0 +1,106 @@
+// Commands for a cluster of agents (docs/cluster.md): drover server members, drover job
+// allocs and drover alloc stop (Nomad's command/server_members.go, job_allocs.go and
+// alloc_stop.go).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/json_fields.h"
+#include "cli/listing.h"
+#include "cli/lookup.h"
+#include "cli/monitor.h"
+#include "cli/url.h"
+#include <nlohmann/json.hpp>
+
+namespace drover::cli {
+
+int RunServerMembers(const ServerMembersOptions& options, HttpClient& client, Ui& ui) {
+  absl::StatusOr<codec::Json> members = GetJson(client, "/v1/agent/members");
+  if (!members.ok()) {
+    ui.Error(absl::StrCat("Error querying servers: ", members.status().message()));
+    return kExitError;
+  }
+  absl::StatusOr<codec::Json> leader = GetJson(client, "/v1/status/leader");
+  const std::string leader_addr =
+      leader.ok() && leader->is_string() ? leader->get<std::string>() : "";
+  std::vector<std::string> rows = {options.detailed
+                                       ? "Name|Address|Port|Tags"
+                                       : "Name|Address|Port|Status|Leader|Raft Version|Build|"
+                                         "Datacenter|Region"};
+  const codec::Json empty = codec::Json::object();
+  const codec::Json& list = members->contains("Members") ? (*members)["Members"] : empty;
+  for (const auto& m : list) {
+    const codec::Json& tags = m.contains("Tags") ? m["Tags"] : empty;
+    const std::string addr = JsonString(m, "Addr");
+    const bool is_leader =
+        !leader_addr.empty() && leader_addr == addr + ":" + JsonString(tags, "port");
+    if (options.detailed) {
+      std::vector<std::string> kv;
+      for (auto it = tags.begin(); it != tags.end(); ++it)
+        kv.push_back(it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump()));
+      std::sort(kv.begin(), kv.end());
+      std::string joined;
+      for (const std::string& s : kv)
+        joined += (joined.empty() ? "" : ",") + s;
+      rows.push_back(
+          absl::StrCat(JsonString(m, "Name"), "|", addr, "|", JsonInt(m, "Port"), "|", joined));
+      continue;
+    }
+    rows.push_back(absl::StrCat(JsonString(m, "Name"), "|", addr, "|", JsonInt(m, "Port"), "|",
+                                JsonString(m, "Status"), "|", is_leader ? "true" : "false", "|",
+                                JsonString(tags, "raft_vsn"), "|", JsonString(tags, "build"), "|",
+                                JsonString(tags, "dc"), "|", JsonString(tags, "region")));
+  }
+  ui.Output(FormatList(rows));
+  return kExitOk;
+}
+
+int RunJobAllocs(const JobAllocsOptions& options, HttpClient& client, Ui& ui) {
+  const size_t id_length = options.verbose ? kFullIdLength : kShortIdLength;
+  std::optional<std::string> id = LookupJobId(client, ui, options.id);
+  if (!id)
+    return kExitError;
+  absl::StatusOr<codec::Json> allocs = GetJson(
+      client,
+      absl::StrCat("/v1/job/", PathEscape(*id), "/allocations", options.all ? "?all=true" : ""));
+  if (!allocs.ok()) {
+    ui.Error(absl::StrCat("Error retrieving allocations: ", allocs.status().message()));
+    return kExitError;
+  }
+  std::vector<AllocRow> rows = AllocRowsFromJson(*allocs);
+  std::stable_sort(rows.begin(), rows.end(), [](const AllocRow& a, const AllocRow& b) {
+    return a.create_index > b.create_index;
+  });
+  if (rows.empty()) {
+    ui.Output("No allocations placed");
+    return kExitOk;
+  }
+  ui.Output(FormatAllocList(rows, options.verbose, id_length, ui.Now()));
+  return kExitOk;
+}
+
+int RunAllocStop(const AllocStopOptions& options, HttpClient& client, Ui& ui) {
+  const size_t id_length = options.verbose ? kFullIdLength : kShortIdLength;
+  std::optional<std::string> id = LookupAllocId(client, ui, options.id, options.verbose, id_length);
+  if (!id)
+    return kExitError;
+  absl::StatusOr<HttpResponse> response =
+      client.Do("PUT", absl::StrCat("/v1/allocation/", PathEscape(*id), "/stop",
+                                    options.no_shutdown_delay ? "?no_shutdown_delay=true" : ""));
+  if (!response.ok()) {
+    ui.Error(absl::StrCat("Error stopping allocation: ", response.status().message()));
+    return kExitError;
+  }
+  absl::StatusOr<codec::Json> body = codec::ParseJson(response->body);
+  const std::string eval_id = body.ok() && body->is_object() ? JsonString(*body, "EvalID") : "";
+  if (options.detach || eval_id.empty()) {
+    ui.Output(eval_id);
+    return kExitOk;
+  }
+  return EvalMonitor(client, ui, id_length).Monitor(eval_id);
+}
+
+}  // namespace drover::cli
