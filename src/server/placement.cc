@@ -214,8 +214,13 @@ model::Allocation LostCopy(const model::Allocation& a) {
   return lost;
 }
 
-std::map<std::string, NodeUsage> UsageByNode(const std::vector<AllocPtr>& allocs,
-                                             const std::set<std::string>& stopping) {
+std::map<std::string, NodeUsage> UsageAfter(const std::vector<AllocPtr>& allocs,
+                                            const PlanResult& plan) {
+  std::set<std::string> stopping;
+  for (const model::Allocation& s : plan.upserts) {
+    if (s.desired_status == model::kDesiredStop)
+      stopping.insert(s.id);
+  }
   std::map<std::string, NodeUsage> usage;
   for (const AllocPtr& a : allocs) {
     if (a->Terminal() || stopping.contains(a->id))
@@ -223,6 +228,15 @@ std::map<std::string, NodeUsage> UsageByNode(const std::vector<AllocPtr>& allocs
     AddUsage(usage[a->node_id], *a);
   }
   return usage;
+}
+
+void RecordFailedPlacements(PlanResult& plan, const std::string& group, int failed,
+                            model::AllocMetric metric) {
+  if (failed <= 0)
+    return;
+  metric.coalesced_failures = failed - 1;
+  plan.failed_tg_allocs[group] = std::move(metric);
+  plan.queued[group] = failed;
 }
 
 bool NodeServesJob(const model::Job& job, const model::Node& node) {

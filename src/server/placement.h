@@ -24,9 +24,14 @@ struct NodeUsage {
   std::set<std::string> devices;  // device instances held (DeviceInstanceKey)
 };
 void AddUsage(NodeUsage& u, const model::Allocation& a);
-// Usage per node of every allocation that keeps running (not terminal, not in `stopping`).
-std::map<std::string, NodeUsage> UsageByNode(const std::vector<AllocPtr>& allocs,
-                                             const std::set<std::string>& stopping);
+// Usage per node of every allocation that keeps running: not terminal, and not stopped
+// by `plan` so far.
+std::map<std::string, NodeUsage> UsageAfter(const std::vector<AllocPtr>& allocs,
+                                            const PlanResult& plan);
+// Records that `failed` placements of `group` did not fit (the first one's `metric`,
+// the rest coalesced), as Nomad reports them.
+void RecordFailedPlacements(PlanResult& plan, const std::string& group, int failed,
+                            model::AllocMetric metric);
 
 struct GroupAsk {
   int64_t cpu = 0;

@@ -184,12 +184,7 @@ PlanResult Schedule(const SchedulerInput& in) {
   }
 
   // Resource usage per node from everything that keeps running there.
-  std::set<std::string> stopping;
-  for (const auto& s : plan.upserts) {
-    if (s.desired_status == model::kDesiredStop)
-      stopping.insert(s.id);
-  }
-  std::map<std::string, NodeUsage> usage = UsageByNode(in.node_allocs, stopping);
+  std::map<std::string, NodeUsage> usage = UsageAfter(in.node_allocs, plan);
 
   // Pass 2: place what is missing.
   for (const GroupWork& w : work) {
@@ -262,11 +257,7 @@ PlanResult Schedule(const SchedulerInput& in) {
       plan.upserts.push_back(std::move(a));
       ++plan.placed;
     }
-    if (failed > 0) {
-      failed_metric.coalesced_failures = failed - 1;
-      plan.failed_tg_allocs[g.name] = failed_metric;
-      plan.queued[g.name] = failed;
-    }
+    RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
   }
   return plan;
 }

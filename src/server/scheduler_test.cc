@@ -9,46 +9,11 @@
 namespace drover::server {
 namespace {
 
-class SchedulerTest : public ::testing::Test {
- protected:
-  PlanResult Run(const model::Job& job) {
-    SchedulerInput in;
-    in.eval.id = "eval-1";
-    in.job = std::make_shared<const model::Job>(job);
-    for (const auto& n : nodes_)
-      in.nodes.push_back(std::make_shared<const model::Node>(n));
-    for (const auto& a : allocs_) {
-      auto p = std::make_shared<const model::Allocation>(a);
-      in.node_allocs.push_back(p);
-      if (a.job_id == job.id)
-        in.job_allocs.push_back(p);
-    }
-    in.seed = 42;
-    in.now = now_;
-    return Schedule(in);
-  }
-  // Commits a plan into allocs_ the way the state store would.
-  void Apply(const PlanResult& plan) {
-    for (const auto& a : plan.upserts) {
-      bool replaced = false;
-      for (auto& existing : allocs_) {
-        if (existing.id == a.id) {
-          existing = a;
-          replaced = true;
-        }
-      }
-      if (!replaced)
-        allocs_.push_back(a);
-    }
-  }
-  std::vector<model::Node> nodes_;
-  std::vector<model::Allocation> allocs_;
-  common::Time now_{};
-};
+class SchedulerTest : public ::testing::Test, protected test::SchedulerHarness {};
 
 TEST_F(SchedulerTest, PlacesCountAllocsWithNamesAndResources) {
   nodes_ = {test::MakeNode("n1")};
-  auto plan = Run(test::MakeJob("web", 3));
+  auto plan = Pass(test::MakeJob("web", 3));
   ASSERT_EQ(plan.placed, 3);
   std::set<std::string> names;
   for (const auto& a : plan.upserts) {
@@ -70,10 +35,10 @@ TEST_F(SchedulerTest, AllocationsOnADownNodeAreLostAndReplaced) {
   nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
   model::Job job = test::MakeJob("web", 2);
   job.constraints.push_back({.rtarget = "true", .operand = "distinct_hosts"});
-  Apply(Run(job));
+  Apply(Pass(job));
   ASSERT_EQ(allocs_.size(), 2u);
   nodes_[0].status = model::kNodeStatusDown;
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.lost, 1);
   EXPECT_EQ(plan.placed, 0);  // distinct_hosts: nowhere else to go
   ASSERT_EQ(plan.upserts.size(), 1u);
@@ -87,11 +52,11 @@ TEST_F(SchedulerTest, AllocationsOnADownNodeAreLostAndReplaced) {
   allocs_.clear();
   nodes_[0].status = model::kNodeStatusReady;
   model::Job spread = test::MakeJob("web", 2);
-  Apply(Run(spread));
+  Apply(Pass(spread));
   for (auto& a : allocs_)
     a.node_id = "n1";
   nodes_[0].status = model::kNodeStatusDown;
-  auto again = Run(spread);
+  auto again = Pass(spread);
   EXPECT_EQ(again.lost, 2);
   EXPECT_EQ(again.placed, 2);
   for (const auto& a : again.upserts) {
@@ -105,14 +70,14 @@ TEST_F(SchedulerTest, AllocationsOnADownNodeAreLostAndReplaced) {
 TEST_F(SchedulerTest, CompletedBatchWorkOnADownNodeStaysComplete) {
   nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
   model::Job job = test::MakeJob("bat", 1, "batch");
-  Apply(Run(job));
+  Apply(Pass(job));
   ASSERT_EQ(allocs_.size(), 1u);
   allocs_[0].client_status = "complete";
   for (auto& n : nodes_) {
     if (n.id == allocs_[0].node_id)
       n.status = model::kNodeStatusDown;
   }
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.lost, 0);
   EXPECT_EQ(plan.placed, 0);
   EXPECT_TRUE(plan.upserts.empty());
@@ -127,7 +92,7 @@ TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
   model::Job job = test::MakeJob("web", 1);
   job.task_groups[0].reschedule_policy = model::ReschedulePolicy{
       .delay = 30s, .delay_function = "exponential", .max_delay = 1h, .unlimited = true};
-  Apply(Run(job));
+  Apply(Pass(job));
   ASSERT_EQ(allocs_.size(), 1u);
   const common::Time failed_at = common::Time(1'000'000s);
   allocs_[0].client_status = "failed";
@@ -135,7 +100,7 @@ TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
   const std::string failed_node = allocs_[0].node_id;
 
   now_ = failed_at + 10s;
-  PlanResult early = Run(job);
+  PlanResult early = Pass(job);
   EXPECT_EQ(early.placed, 0);
   ASSERT_EQ(early.followup_evals.size(), 1u);
   EXPECT_EQ(early.followup_evals[0].wait_until, failed_at + 30s);
@@ -143,10 +108,10 @@ TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
   ASSERT_EQ(early.upserts.size(), 1u);
   EXPECT_EQ(early.upserts[0].followup_eval_id, early.followup_evals[0].id);
   Apply(early);
-  EXPECT_TRUE(Run(job).followup_evals.empty());  // one follow-up at a time
+  EXPECT_TRUE(Pass(job).followup_evals.empty());  // one follow-up at a time
 
   now_ = failed_at + 30s;
-  PlanResult due = Run(job);
+  PlanResult due = Pass(job);
   ASSERT_EQ(due.placed, 1);
   const model::Allocation* replacement = nullptr;
   const model::Allocation* old = nullptr;
@@ -162,14 +127,14 @@ TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
   EXPECT_EQ(replacement->reschedule_tracker->events[0].delay, 30s);
   EXPECT_EQ(replacement->reschedule_tracker->events[0].prev_node_id, failed_node);
   Apply(due);
-  EXPECT_EQ(Run(job).placed, 0);  // the replaced allocation holds no slot any more
+  EXPECT_EQ(Pass(job).placed, 0);  // the replaced allocation holds no slot any more
 }
 
 TEST_F(SchedulerTest, SecondPassIsANoOp) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 2);
-  Apply(Run(job));
-  auto plan = Run(job);
+  Apply(Pass(job));
+  auto plan = Pass(job);
   EXPECT_EQ(plan.placed, 0);
   EXPECT_TRUE(plan.upserts.empty());
 }
@@ -178,7 +143,7 @@ TEST_F(SchedulerTest, ConstraintThatNoNodeMeetsFailsWithMetric) {
   nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
   model::Job job = test::MakeJob("web", 2);
   job.constraints.push_back({"${attr.kernel.name}", "windows", "="});
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.placed, 0);
   const auto& m = plan.failed_tg_allocs.at("web");
   EXPECT_EQ(m.nodes_evaluated, 2);
@@ -192,7 +157,7 @@ TEST_F(SchedulerTest, UnknownDriverIsFilteredAsMissingDrivers) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web");
   job.task_groups[0].tasks[0].driver = "docker";
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.failed_tg_allocs.at("web").constraint_filtered.at("missing drivers"), 1);
 }
 
@@ -201,13 +166,13 @@ TEST_F(SchedulerTest, MemoryExhaustionAndBinPacking) {
   model::Job job = test::MakeJob("web", 1);
   job.task_groups[0].tasks[0].resources.memory_mb = 900;
   // Bin-packing prefers the node left fuller: "small".
-  auto plan = Run(job);
+  auto plan = Pass(job);
   ASSERT_EQ(plan.placed, 1);
   EXPECT_EQ(plan.upserts[0].node_id, "small");
   Apply(plan);
   job.task_groups[0].count = 3;
   job.version = 1;
-  plan = Run(job);
+  plan = Pass(job);
   // small is exhausted; both new allocs land on big.
   int on_big = 0;
   for (const auto& a : plan.upserts)
@@ -217,7 +182,7 @@ TEST_F(SchedulerTest, MemoryExhaustionAndBinPacking) {
   job.task_groups[0].count = 20;
   job.version = 2;
   Apply(plan);
-  plan = Run(job);
+  plan = Pass(job);
   const auto& m = plan.failed_tg_allocs.at("web");
   EXPECT_GE(m.dimension_exhausted.at("memory"), 1);
 }
@@ -229,7 +194,7 @@ TEST_F(SchedulerTest, StaticPortCollisionAndDynamicPorts) {
   net.reserved_ports.push_back({"http", 8080, 0, ""});
   net.dynamic_ports.push_back({"admin", 0, -1, ""});
   job.task_groups[0].networks.push_back(net);
-  auto plan = Run(job);
+  auto plan = Pass(job);
   ASSERT_EQ(plan.placed, 1);
   const auto& ports = plan.upserts[0].allocated_resources.shared.ports;
   ASSERT_EQ(ports.size(), 2u);
@@ -239,7 +204,7 @@ TEST_F(SchedulerTest, StaticPortCollisionAndDynamicPorts) {
   Apply(plan);
   model::Job other = test::MakeJob("other", 1);
   other.task_groups[0].networks.push_back(net);
-  plan = Run(other);
+  plan = Pass(other);
   EXPECT_EQ(plan.placed, 0);
   EXPECT_EQ(plan.failed_tg_allocs.at("web").dimension_exhausted.at(
                 "network: reserved port collision http=8080"),
@@ -249,11 +214,11 @@ TEST_F(SchedulerTest, StaticPortCollisionAndDynamicPorts) {
 TEST_F(SchedulerTest, StopJobStopsAllocsAndScaleDownStopsHighestIndexes) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 3);
-  Apply(Run(job));
+  Apply(Pass(job));
   job.task_groups[0].count = 1;
   job.version = 1;
   // Same group spec apart from count: in-place for index 0, stops for 1 and 2.
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.stopped, 2);
   for (const auto& a : plan.upserts) {
     if (a.desired_status == "stop") {
@@ -263,18 +228,18 @@ TEST_F(SchedulerTest, StopJobStopsAllocsAndScaleDownStopsHighestIndexes) {
   }
   Apply(plan);
   job.stop = true;
-  plan = Run(job);
+  plan = Pass(job);
   EXPECT_EQ(plan.stopped, 1);
 }
 
 TEST_F(SchedulerTest, ChangedTaskIsADestructiveUpdateWithPreviousAllocation) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 1);
-  Apply(Run(job));
+  Apply(Pass(job));
   const std::string old_id = allocs_[0].id;
   job.task_groups[0].tasks[0].env["X"] = "1";
   job.version = 1;
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.stopped, 1);
   EXPECT_EQ(plan.placed, 1);
   for (const auto& a : plan.upserts) {
@@ -297,14 +262,14 @@ TEST_F(SchedulerTest, StickyDiskReplacementPrefersThePreviousNode) {
     model::Job job = test::MakeJob("web", 1);
     if (sticky)
       job.task_groups[0].ephemeral_disk = model::EphemeralDisk{.sticky = true, .size_mb = 300};
-    Apply(Run(job));
+    Apply(Pass(job));
     ASSERT_EQ(allocs_.size(), 1u);
     // Move it by hand to the node bin-packing does not choose first.
     const std::string other = allocs_[0].node_id == "n1" ? "n2" : "n1";
     allocs_[0].node_id = other;
     job.task_groups[0].tasks[0].env["X"] = "1";
     job.version = 1;
-    auto plan = Run(job);
+    auto plan = Pass(job);
     ASSERT_EQ(plan.placed, 1);
     for (const auto& a : plan.upserts) {
       if (a.previous_allocation.empty())
@@ -321,9 +286,9 @@ TEST_F(SchedulerTest, StickyDiskReplacementPrefersThePreviousNode) {
 TEST_F(SchedulerTest, CompletedBatchAllocIsNotRerun) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("b", 1, "batch");
-  Apply(Run(job));
+  Apply(Pass(job));
   allocs_[0].client_status = "complete";
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_TRUE(plan.upserts.empty());
 }
 
@@ -331,7 +296,7 @@ TEST_F(SchedulerTest, DatacenterAndDownNodesAreNotCandidates) {
   nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
   nodes_[0].datacenter = "dc2";
   nodes_[1].status = "down";
-  auto plan = Run(test::MakeJob("web"));
+  auto plan = Pass(test::MakeJob("web"));
   EXPECT_EQ(plan.placed, 0);
   EXPECT_EQ(plan.failed_tg_allocs.at("web").nodes_evaluated, 0);
 }
@@ -345,13 +310,13 @@ namespace {
 TEST_F(SchedulerTest, FinishedAllocsOfAnOlderVersionAreReplacedOnUpdate) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 1);
-  Apply(Run(job));
+  Apply(Pass(job));
   allocs_[0].client_status = "failed";
   // Same version: the failed alloc keeps its slot (rescheduling is a separate policy).
-  EXPECT_EQ(Run(job).placed, 0);
+  EXPECT_EQ(Pass(job).placed, 0);
   job.task_groups[0].tasks[0].config = model::Value::Object{{"fixed", true}};
   job.version = 1;
-  auto plan = Run(job);
+  auto plan = Pass(job);
   EXPECT_EQ(plan.placed, 1);
   EXPECT_EQ(plan.stopped, 0);
 }

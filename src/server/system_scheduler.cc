@@ -94,12 +94,7 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
 
   // Pass 2: place one on each node that lacks it. A node filtered by a constraint or a
   // missing driver is simply not this job's; one without room is a failed placement.
-  std::set<std::string> stopping;
-  for (const auto& s : plan.upserts) {
-    if (s.desired_status == model::kDesiredStop)
-      stopping.insert(s.id);
-  }
-  std::map<std::string, NodeUsage> usage = UsageByNode(in.node_allocs, stopping);
+  std::map<std::string, NodeUsage> usage = UsageAfter(in.node_allocs, plan);
   std::map<std::string, const model::Node*> nodes;
   for (const NodePtr& n : in.nodes)
     nodes[n->id] = n.get();
@@ -134,11 +129,7 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       plan.upserts.push_back(std::move(a));
       ++plan.placed;
     }
-    if (failed > 0) {
-      failed_metric.coalesced_failures = failed - 1;
-      plan.failed_tg_allocs[g.name] = failed_metric;
-      plan.queued[g.name] = failed;
-    }
+    RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
   }
   return plan;
 }

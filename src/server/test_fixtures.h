@@ -1,10 +1,14 @@
 // Builders for server tests: a ready node and a canonical-looking job.
 #pragma once
 
+#include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "model/job.h"
 #include "model/node.h"
+#include "server/scheduler.h"
 
 namespace drover::server::test {
 
@@ -54,5 +58,42 @@ inline model::Job MakeJob(const std::string& id, int count = 1,
   j.task_groups.push_back(g);
   return j;
 }
+
+// Runs scheduler passes over nodes_ and allocs_ as the server would, and applies their
+// plans back into allocs_ as the state store would.
+class SchedulerHarness {
+ protected:
+  PlanResult Pass(const model::Job& job) {
+    SchedulerInput in;
+    in.eval.id = "eval-1";
+    in.job = std::make_shared<const model::Job>(job);
+    for (const auto& n : nodes_)
+      in.nodes.push_back(std::make_shared<const model::Node>(n));
+    for (const auto& a : allocs_) {
+      auto p = std::make_shared<const model::Allocation>(a);
+      in.node_allocs.push_back(p);
+      if (a.job_id == job.id)
+        in.job_allocs.push_back(p);
+    }
+    in.seed = 42;
+    in.now = now_;
+    return Schedule(in);
+  }
+  void Apply(const PlanResult& plan) {
+    for (const auto& a : plan.upserts) {
+      auto it = std::find_if(allocs_.begin(), allocs_.end(),
+                             [&](const model::Allocation& e) { return e.id == a.id; });
+      if (it == allocs_.end()) {
+        allocs_.push_back(a);
+      } else {
+        *it = a;
+      }
+    }
+  }
+
+  std::vector<model::Node> nodes_;
+  std::vector<model::Allocation> allocs_;
+  common::Time now_{};
+};
 
 }  // namespace drover::server::test
