@@ -13,6 +13,15 @@ constexpr common::Duration kForwardTimeout = std::chrono::minutes(6);
 
 // Headers a server needs to answer as it would have answered the caller.
 constexpr const char* kForwardedHeaders[] = {"x-nomad-token", "content-type", "accept"};
+// Set on every forwarded request: an agent never forwards one again, so a wrong
+// address (a node registered as its own server's) cannot make a loop.
+constexpr char kForwardedMark[] = "x-drover-forwarded";
+// What a node's answer relayed by a server may hold (streams are not relayed).
+constexpr rpc::HttpCallLimits kNodeAnswerLimits{.max_body_bytes = 64 * 1024 * 1024};
+
+bool AlreadyForwarded(const Request& req) {
+  return req.headers.contains(kForwardedMark);
+}
 // Headers of the answer worth relaying (besides the content type): as received (lower
 // case), as sent.
 constexpr std::pair<const char*, const char*> kRelayedHeaders[] = {
@@ -62,6 +71,7 @@ rpc::HttpCall CallFor(const Request& req) {
     if (it != req.headers.end())
       call.headers[name] = it->second;
   }
+  call.headers[kForwardedMark] = "1";
   return call;
 }
 
@@ -80,6 +90,9 @@ Response Relay(rpc::HttpReply reply) {
 }
 
 asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req) {
+  // Only the API goes to the servers, and only once.
+  if (!req.path.starts_with("/v1/") || AlreadyForwarded(req))
+    co_return Response::Error(404, "Invalid URL");
   const rpc::HttpCall call = CallFor(req);
   std::string last;
   for (size_t tried = 0; tried < servers->list.size(); ++tried) {
@@ -122,13 +135,15 @@ server::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
   return ctx.server->state().GetNode(node_id);
 }
 
+// Answers that come over time, or that may be large archives: not relayed.
 bool IsStream(const Request& req) {
-  return req.path.find("/v1/client/fs/stream/") == 0 ||
-         (req.path.find("/v1/client/fs/logs/") == 0 && req.Query("follow") == "true");
+  return req.path.starts_with("/v1/client/fs/stream/") ||
+         (req.path.starts_with("/v1/client/allocation/") && req.path.ends_with("/snapshot")) ||
+         (req.path.starts_with("/v1/client/fs/logs/") && req.Query("follow") == "true");
 }
 
 asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, Request& req) {
-  server::NodePtr node = RemoteNodeFor(ctx, req);
+  server::NodePtr node = AlreadyForwarded(req) ? nullptr : RemoteNodeFor(ctx, req);
   if (node == nullptr)
     co_return co_await local(req);
   if (node->status == model::kNodeStatusDown)
@@ -140,8 +155,10 @@ asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, R
                               "streaming from another node through a server is not "
                               "supported yet; ask the node's agent at http://" +
                                   node->http_addr);
+  rpc::HttpCall call = CallFor(req);
+  call.headers.erase("x-nomad-token");  // the caller's token is for the servers
   absl::StatusOr<rpc::HttpReply> reply =
-      co_await rpc::SendHttp(node->http_addr, CallFor(req), kForwardTimeout);
+      co_await rpc::SendHttp(node->http_addr, std::move(call), kForwardTimeout, kNodeAnswerLimits);
   if (!reply.ok())
     co_return Response::Error(502,
                               "node " + node->id + ": " + std::string(reply.status().message()));

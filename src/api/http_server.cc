@@ -97,7 +97,8 @@ struct HttpServer::Impl {
       : executor(ex), router(r), limits(l), browser(std::move(b)), acceptor(ex) {}
 
   asio::awaitable<void> AcceptLoop();
-  asio::awaitable<void> Session(std::shared_ptr<beast::tcp_stream> stream, std::string client);
+  asio::awaitable<void> Session(std::shared_ptr<beast::tcp_stream> stream, std::string client,
+                                std::string peer_ip);
   asio::awaitable<void> Refuse(tcp::socket socket);
   // Reads one request. False when the connection is done (closed, timed out, refused).
   asio::awaitable<bool> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer,
@@ -204,7 +205,12 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
     backoff = std::chrono::milliseconds(0);
     common::SetCloseOnExec(socket.native_handle());
     boost::system::error_code rec;
-    const std::string client = ClientKey(socket.remote_endpoint(rec).address());
+    const asio::ip::address peer = socket.remote_endpoint(rec).address();
+    const std::string client = ClientKey(peer);
+    const std::string peer_ip =
+        peer.is_v6() && peer.to_v6().is_v4_mapped()
+            ? asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6()).to_string()
+            : peer.to_string();
     if (sessions.size() >= limits.max_conns || per_client[client] >= limits.max_conns_per_client) {
       if (per_client[client] == 0)
         per_client.erase(client);
@@ -214,7 +220,7 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
     ++per_client[client];
     auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
     sessions.insert(stream);
-    common::SpawnDetached(executor, Session(stream, client), "http session");
+    common::SpawnDetached(executor, Session(stream, client, peer_ip), "http session");
   }
 }
 
@@ -400,7 +406,7 @@ asio::awaitable<bool> HttpServer::Impl::WriteStreamed(beast::tcp_stream& stream,
 }
 
 asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_stream> stream,
-                                                std::string client) {
+                                                std::string client, std::string peer_ip) {
   beast::flat_buffer buffer;
   for (;;) {
     http::request<http::string_body> in;
@@ -413,6 +419,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     Response out;
     {
       Request req = ToRequest(in);
+      req.peer_ip = peer_ip;
       out = co_await Handle(req);
       if (out.stream && streams >= limits.max_streams) {
         out = Response::Error(503, "Too many streamed responses open; retry");

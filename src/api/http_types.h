@@ -18,6 +18,7 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::map<std::string, std::string> params;  // ":name" captures from the route
+  std::string peer_ip;  // the connection's remote address (IPv4, or IPv6 without brackets)
 
   // Query parameter or "" when absent.
   std::string Query(const std::string& key) const {

@@ -34,11 +34,13 @@ Response Refused(const absl::Status& s) {
 class RefusalLog {
  public:
   void Log(const std::string& who, const absl::Status& s) {
-    std::string key = who + "\n" + s.ToString();
+    // Both bounded: a caller chooses the node ID it sends.
+    std::string key = who.substr(0, 64) + "\n" + std::string(s.message().substr(0, 256));
     if (seen_.size() >= 1024)
       seen_.clear();
     if (seen_.insert(std::move(key)).second)
-      DROVER_LOG_WARN("rpc: refused a call from node {}: {}", who, s.ToString());
+      DROVER_LOG_WARN("rpc: refused a call from node {}: {}", who.substr(0, 64),
+                      s.ToString().substr(0, 512));
   }
 
  private:
@@ -55,6 +57,25 @@ absl::Status CheckRegion(const ApiContext& ctx, const Request& req) {
   if (region != ctx.server->config().region)
     return absl::InvalidArgumentError("No path to region \"" + region + "\": this server is in \"" +
                                       ctx.server->config().region + "\"");
+  return absl::OkStatus();
+}
+
+// A node bound to every address (0.0.0.0 or ::) is reached where its calls come from:
+// servers forward client calls to that address, never to an unspecified one.
+absl::Status ResolveHttpAddr(model::Node& node, const std::string& peer_ip) {
+  if (node.http_addr.empty())
+    return absl::OkStatus();  // not reachable: client calls for it cannot be forwarded
+  const size_t colon = node.http_addr.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return absl::InvalidArgumentError("node HTTP address \"" + node.http_addr.substr(0, 128) +
+                                      "\" is not host:port");
+  const std::string host = node.http_addr.substr(0, colon);
+  if (host == "0.0.0.0" || host == "::" || host == "[::]") {
+    if (peer_ip.empty())
+      return absl::InvalidArgumentError("node HTTP address is unspecified");
+    const bool v6 = peer_ip.find(':') != std::string::npos;
+    node.http_addr = (v6 ? "[" + peer_ip + "]" : peer_ip) + node.http_addr.substr(colon);
+  }
   return absl::OkStatus();
 }
 
@@ -90,6 +111,8 @@ asio::awaitable<Response> RegisterNode(ApiContext& ctx, RefusalLog& log, Request
     s = CheckRegion(ctx, req);
   if (s.ok() && (node->id != who || node->secret_id != Header(req, rpc::kNodeSecretHeader)))
     s = absl::InvalidArgumentError("the node in the body is not the one the headers name");
+  if (s.ok())
+    s = ResolveHttpAddr(*node, req.peer_ip);
   absl::StatusOr<common::Duration> ttl =
       s.ok() ? ctx.server->RegisterNode(std::move(*node)) : absl::StatusOr<common::Duration>(s);
   if (!ttl.ok()) {
@@ -124,8 +147,10 @@ asio::awaitable<Response> Allocations(ApiContext& ctx, RefusalLog& log, Request&
   if ((req.HasQuery("index") && !absl::SimpleAtoi(req.Query("index"), &index)) ||
       (req.HasQuery("wait") && (!absl::SimpleAtoi(req.Query("wait"), &wait_ms) || wait_ms < 0)))
     co_return Response::Error(400, "index and wait must be non-negative integers");
-  const common::Duration wait =
-      std::min<common::Duration>(std::chrono::milliseconds(wait_ms), rpc::kMaxAllocationsWait);
+  // Clamped before converting: a huge count of milliseconds overflows nanoseconds.
+  const int64_t max_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(rpc::kMaxAllocationsWait).count();
+  const common::Duration wait = std::chrono::milliseconds(std::min(wait_ms, max_ms));
   absl::StatusOr<server::NodeAllocs> got = co_await ctx.server->WatchNodeAllocs(*node, index, wait);
   if (!got.ok())
     co_return Refused(got.status());

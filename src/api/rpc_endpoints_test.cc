@@ -184,6 +184,34 @@ TEST_F(RpcEndpointsTest, TheClientFailsOverToAServerThatAnswers) {
   EXPECT_NE(failed.status().message().find(dead), std::string::npos);
 }
 
+// A node registered as bound to every address is reached where its calls come from.
+TEST_F(RpcEndpointsTest, ANodeBoundToEveryAddressIsReachedWhereItsCallsComeFrom) {
+  model::Node node = server::test::MakeNode("n1");
+  node.http_addr = "0.0.0.0:4646";
+  ASSERT_TRUE(Run(Remote()->RegisterNode(node)).ok());
+  EXPECT_EQ(server_.state().GetNode("n1")->http_addr, "127.0.0.1:4646");
+  node.http_addr = "no-port";
+  auto bad = Run(Remote()->RegisterNode(node));
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+}
+
+// A node whose registered address is its server's own: a client call for its
+// allocation is forwarded once, and the server answers the forwarded one itself.
+TEST_F(RpcEndpointsTest, AForwardedCallIsNeverForwardedAgain) {
+  RegisterRoutes(router_, ctx_);
+  model::Node node = server::test::MakeNode("n1");
+  node.http_addr = address_;
+  ASSERT_TRUE(server_.RegisterNode(node).ok());
+  ASSERT_TRUE(server_.RegisterJob(server::test::MakeJob("web", 1)).ok());
+  ASSERT_TRUE(testing::RunUntil(
+      io_, [&] { return server_.state().AllocsByNode("n1").size() == 1; }, 10s));
+  const std::string alloc = server_.state().AllocsByNode("n1")[0]->id;
+  auto reply = Raw({.target = "/v1/client/fs/ls/" + alloc + "?path=/"});
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->status, 404);
+  EXPECT_EQ(reply->body, "Unknown allocation \"" + alloc + "\"");
+}
+
 // A long poll cancelled by its caller (the client shutting down) ends at once, not
 // when the server's wait ends.
 TEST_F(RpcEndpointsTest, ACancelledLongPollEndsAtOnce) {

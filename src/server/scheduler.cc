@@ -39,7 +39,9 @@ bool Reschedule(const SchedulerInput& in, const model::TaskGroup& g, const Alloc
   std::optional<RescheduleDecision> decision = DecideReschedule(*a, *g.reschedule_policy);
   if (!decision)
     return false;
-  if (decision->at <= in.now) {
+  // Its own follow-up runs it now, as in Nomad (the time it waited for was computed
+  // then; the allocation's modify time, a fallback fail time, moved since).
+  if (decision->at <= in.now || a->followup_eval_id == in.eval.id) {
     w.rescheduled[idx] = Rescheduled{.failed = a, .delay = decision->delay};
     return true;
   }

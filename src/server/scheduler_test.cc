@@ -130,6 +130,30 @@ TEST_F(SchedulerTest, AFailedAllocationIsRescheduledByItsPolicy) {
   EXPECT_EQ(Pass(job).placed, 0);  // the replaced allocation holds no slot any more
 }
 
+// The follow-up evaluation a failed allocation names replaces it when it runs, even if
+// the failure time moved meanwhile (no task finished: the allocation's modify time,
+// which marking it with the follow-up changed).
+TEST_F(SchedulerTest, AFailedAllocationsOwnFollowUpReplacesIt) {
+  using namespace std::chrono_literals;  // NOLINT
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("web", 1);
+  job.task_groups[0].reschedule_policy =
+      model::ReschedulePolicy{.delay = 30s, .delay_function = "constant", .unlimited = true};
+  Apply(Pass(job));
+  now_ = common::Time(1'000'000s);
+  allocs_[0].client_status = "failed";
+  allocs_[0].modify_time = common::ToUnixNanos(now_);
+  PlanResult first = Pass(job);
+  ASSERT_EQ(first.followup_evals.size(), 1u);
+  Apply(first);
+  allocs_[0].modify_time = common::ToUnixNanos(now_ + 10s);  // the marking moved it
+  now_ += 30s;
+  eval_id_ = first.followup_evals[0].id;
+  PlanResult due = Pass(job);
+  EXPECT_EQ(due.placed, 1);
+  EXPECT_TRUE(due.followup_evals.empty());
+}
+
 TEST_F(SchedulerTest, SecondPassIsANoOp) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web", 2);

@@ -30,8 +30,9 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
 
 void Server::Start() {
   // A restarted server picks up where it left off: pending evaluations are processed
-  // again, in the order they were made, and every known node gets a full heartbeat TTL
-  // to check in before it is marked down (as after a Nomad leader election).
+  // again, in the order they were made, and every node that is not down gets a full
+  // heartbeat TTL to check in before it is marked down (as after a Nomad leader
+  // election).
   std::vector<EvalPtr> pending;
   for (const EvalPtr& e : state_.ListEvals("*", "")) {
     if (e->status == model::kEvalPending)
@@ -41,8 +42,10 @@ void Server::Start() {
             [](const EvalPtr& a, const EvalPtr& b) { return a->create_index < b->create_index; });
   for (const EvalPtr& e : pending)
     Enqueue(e->id);
-  for (const NodePtr& n : state_.ListNodes(""))
-    heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
+  for (const NodePtr& n : state_.ListNodes("")) {
+    if (n->status != model::kNodeStatusDown)
+      heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
+  }
   common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
   common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
 }
@@ -382,8 +385,9 @@ common::Duration Server::NextHeartbeatTtl() {
   // see at most max_heartbeats_per_second of them.
   common::Duration ttl = config_.min_heartbeat_ttl;
   if (config_.max_heartbeats_per_second > 0) {
+    // Nodes with a heartbeat timer: those not down.
     const double seconds =
-        static_cast<double>(state_.ListNodes("").size()) / config_.max_heartbeats_per_second;
+        static_cast<double>(heartbeat_deadline_.size()) / config_.max_heartbeats_per_second;
     ttl = std::max(
         ttl, std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(seconds)));
   }
@@ -484,6 +488,9 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
         copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
         state_.UpsertNode(std::move(copy));
         CreateNodeEvals(it->first);
+        // No timer for a node that is down: a heartbeat or registration starts one.
+        it = heartbeat_deadline_.erase(it);
+        continue;
       }
       ++it;
     }
@@ -494,7 +501,9 @@ std::vector<std::string> Server::CreateSystemJobEvals() {
   // A node that joins, comes back or changes may now run system jobs it did not.
   std::vector<std::string> ids;
   for (const JobPtr& job : state_.ListJobs("*", "")) {
-    if (!job->stop && (job->type == model::kJobTypeSystem || job->type == model::kJobTypeSysbatch))
+    if (!job->stop &&
+        (job->type == model::kJobTypeSystem || job->type == model::kJobTypeSysbatch) &&
+        !HasQueuedEval(*job))
       ids.push_back(CreateEval(*job, model::kTriggerNodeUpdate).eval_id);
   }
   return ids;
@@ -536,6 +545,17 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::SetNodeEligibilityDurably(
   co_return co_await Durably(write, undo);
 }
 
+bool Server::HasQueuedEval(const model::Job& job) const {
+  // A pending evaluation not yet taken by the worker (and not a delayed one) will see
+  // whatever changed: another would only repeat its pass, as Nomad's broker folds them.
+  for (const EvalPtr& e : state_.EvalsByJob(job.namespace_, job.id)) {
+    if (e->status == model::kEvalPending && e->wait_until <= clock_.Now() &&
+        std::find(queue_.begin(), queue_.end(), e->id) != queue_.end())
+      return true;
+  }
+  return false;
+}
+
 void Server::CreateNodeEvals(const std::string& node_id) {
   // One evaluation per job with something still running there: its scheduler pass
   // marks those allocations lost and places replacements.
@@ -546,7 +566,7 @@ void Server::CreateNodeEvals(const std::string& node_id) {
   }
   for (const auto& [ns, id] : jobs) {
     JobPtr job = state_.GetJob(ns, id);
-    if (job)
+    if (job && !HasQueuedEval(*job))
       CreateEval(*job, model::kTriggerNodeUpdate);
   }
 }

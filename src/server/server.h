@@ -174,6 +174,8 @@ class Server {
   void CreateNodeEvals(const std::string& node_id);
   // Evaluates every system and sysbatch job (a node joined or changed).
   std::vector<std::string> CreateSystemJobEvals();
+  // Whether the job has an evaluation queued that the worker has not taken yet.
+  bool HasQueuedEval(const model::Job& job) const;
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;

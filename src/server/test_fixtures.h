@@ -65,7 +65,7 @@ class SchedulerHarness {
  protected:
   PlanResult Pass(const model::Job& job) {
     SchedulerInput in;
-    in.eval.id = "eval-1";
+    in.eval.id = eval_id_;
     in.job = std::make_shared<const model::Job>(job);
     for (const auto& n : nodes_)
       in.nodes.push_back(std::make_shared<const model::Node>(n));
@@ -94,6 +94,7 @@ class SchedulerHarness {
   std::vector<model::Node> nodes_;
   std::vector<model::Allocation> allocs_;
   common::Time now_{};
+  std::string eval_id_ = "eval-1";
 };
 
 }  // namespace drover::server::test
