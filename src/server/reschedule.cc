@@ -19,24 +19,34 @@ common::Time EventTime(const model::RescheduleEvent& e) {
       std::chrono::duration_cast<common::Duration>(std::chrono::nanoseconds(e.reschedule_time)));
 }
 
+// Nomad's growth: constant stays at `delay`; exponential doubles the last delay;
+// fibonacci adds the last two (and starts a new series after a reset: a base delay
+// following one at the maximum). A delay past max_delay (when set) is held at it,
+// unless the allocation ran longer than that since its last replacement: then it
+// starts over at the base delay.
 common::Duration NextDelay(const model::Allocation& failed, const model::ReschedulePolicy& p,
                            common::Time fail_time) {
   const auto& events = Events(failed);
-  const common::Duration ceiling = p.max_delay > common::Duration(0) ? p.max_delay : p.delay;
-  if (events.empty() || p.delay_function == "constant" || p.delay_function.empty())
+  if (events.empty())
     return p.delay;
   const model::RescheduleEvent& last = events.back();
-  // An allocation that ran well past the ceiling since its last replacement starts
-  // over at the base delay: its earlier failures are history.
-  if (p.unlimited && fail_time - (EventTime(last) + last.delay) > ceiling)
-    return p.delay;
   common::Duration next = p.delay;
   if (p.delay_function == "exponential") {
     next = last.delay * 2;
   } else if (p.delay_function == "fibonacci") {
-    next = events.size() < 2 ? last.delay : last.delay + events[events.size() - 2].delay;
+    if (events.size() >= 2) {
+      const common::Duration before = events[events.size() - 2].delay;
+      next = (before == p.max_delay && last.delay == p.delay) ? last.delay : last.delay + before;
+    }
+  } else {
+    return p.delay;
   }
-  return std::clamp(next, p.delay, std::max(ceiling, p.delay));
+  if (p.max_delay > common::Duration(0) && next > p.max_delay) {
+    next = p.max_delay;
+    if (fail_time - EventTime(last) > p.max_delay)
+      next = p.delay;
+  }
+  return next;
 }
 
 }  // namespace

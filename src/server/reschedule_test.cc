@@ -69,9 +69,19 @@ TEST(RescheduleTest, FibonacciDelaysAddTheLastTwo) {
 
 TEST(RescheduleTest, AnAllocationThatRanPastTheCeilingStartsOverAtTheBaseDelay) {
   const auto p = Policy("exponential", 30s, 2min);
-  model::Allocation a = Failed({30s, 60s});
+  model::Allocation a = Failed({30s, 60s, 120s});
   a.reschedule_tracker->events.back().reschedule_time = common::ToUnixNanos(kFail - 1h);
   EXPECT_EQ(DecideReschedule(a, p)->delay, 30s);
+  // Below the ceiling, a long run changes nothing.
+  model::Allocation b = Failed({30s});
+  b.reschedule_tracker->events.back().reschedule_time = common::ToUnixNanos(kFail - 1h);
+  EXPECT_EQ(DecideReschedule(b, p)->delay, 60s);
+}
+
+TEST(RescheduleTest, AFibonacciSeriesStartsAgainAfterAReset) {
+  const auto p = Policy("fibonacci", 10s, 30s);
+  EXPECT_EQ(DecideReschedule(Failed({10s, 10s, 20s, 30s, 10s}), p)->delay, 10s);
+  EXPECT_EQ(DecideReschedule(Failed({30s, 10s, 10s}), p)->delay, 20s);
 }
 
 TEST(RescheduleTest, TheNextTrackerKeepsWhatCountsAndAddsThisReplacement) {
