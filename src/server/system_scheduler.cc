@@ -18,25 +18,20 @@ bool CurrentVersion(const model::Allocation& a, const model::Job& job) {
   return a.job && a.job->version == job.version && a.job->create_index == job.create_index;
 }
 
-struct Slot {
-  std::vector<AllocPtr> allocs;  // of one group on one node, oldest first
+// What pass 1 leaves for pass 2: per group, the serving nodes that lack an allocation,
+// and the allocation each new one replaces (a destructive update).
+struct SystemWork {
+  std::map<std::string, std::set<std::string>> to_place;  // group -> nodes
+  std::map<std::pair<std::string, std::string>, std::string> replaces;
 };
 
-}  // namespace
-
-PlanResult ScheduleSystem(const SchedulerInput& in) {
-  PlanResult plan;
-  std::mt19937_64 rng(in.seed);
+// The job's live allocations by (group, node). Those of removed groups, or on nodes
+// that no longer serve the job, are stopped (lost, on a node that is down).
+std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
+    const SchedulerInput& in, const std::set<std::string>& serving, PlanResult& plan) {
   const model::Job& job = *in.job;
   const std::set<std::string> lost_nodes = LostNodes(in);
-  std::set<std::string> serving;
-  for (const NodePtr& n : in.nodes) {
-    if (NodeServesJob(job, *n))
-      serving.insert(n->id);
-  }
-
-  // Pass 1: what runs where, and what must stop.
-  std::map<std::pair<std::string, std::string>, Slot> slots;  // (group, node)
+  std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> slots;
   for (const AllocPtr& a : in.job_allocs) {
     if (a->desired_status != model::kDesiredRun)
       continue;
@@ -53,28 +48,35 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
     }
     if (a->ClientTerminal() && !CurrentVersion(*a, job))
       continue;  // finished under an older version: the new one runs again
-    slots[{a->task_group, a->node_id}].allocs.push_back(a);
+    slots[{a->task_group, a->node_id}].push_back(a);
   }
-  // Per group and serving node: keep the oldest, update or replace it for a new version.
-  std::map<std::string, std::set<std::string>> to_place;  // group -> nodes
-  std::map<std::pair<std::string, std::string>, std::string> replaces;
+  return slots;
+}
+
+// Per group and serving node: keeps the oldest allocation (stopping duplicates), and
+// updates it in place or replaces it for a new version of the job.
+SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serving,
+                     PlanResult& plan) {
+  const model::Job& job = *in.job;
+  auto slots = LiveSlots(in, serving, plan);
+  SystemWork w;
   for (const model::TaskGroup& g : job.task_groups) {
     for (const std::string& node : serving) {
-      Slot& slot = slots[{g.name, node}];
-      std::sort(slot.allocs.begin(), slot.allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {
+      std::vector<AllocPtr>& allocs = slots[{g.name, node}];
+      std::sort(allocs.begin(), allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {
         return a->create_index < b->create_index;
       });
-      for (size_t i = 1; i < slot.allocs.size(); ++i) {
-        if (!slot.allocs[i]->ClientTerminal()) {
-          plan.upserts.push_back(StopCopy(*slot.allocs[i], kAllocNotNeeded));
+      for (size_t i = 1; i < allocs.size(); ++i) {
+        if (!allocs[i]->ClientTerminal()) {
+          plan.upserts.push_back(StopCopy(*allocs[i], kAllocNotNeeded));
           ++plan.stopped;
         }
       }
-      if (slot.allocs.empty()) {
-        to_place[g.name].insert(node);
+      if (allocs.empty()) {
+        w.to_place[g.name].insert(node);
         continue;
       }
-      const AllocPtr& kept = slot.allocs.front();
+      const AllocPtr& kept = allocs.front();
       if (CurrentVersion(*kept, job) || kept->ClientTerminal())
         continue;
       const model::TaskGroup* old_group = kept->job ? kept->job->FindGroup(g.name) : nullptr;
@@ -86,11 +88,26 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       } else {
         plan.upserts.push_back(StopCopy(*kept, kAllocUpdating));
         ++plan.stopped;
-        to_place[g.name].insert(node);
-        replaces[{g.name, node}] = kept->id;
+        w.to_place[g.name].insert(node);
+        w.replaces[{g.name, node}] = kept->id;
       }
     }
   }
+  return w;
+}
+
+}  // namespace
+
+PlanResult ScheduleSystem(const SchedulerInput& in) {
+  PlanResult plan;
+  std::mt19937_64 rng(in.seed);
+  const model::Job& job = *in.job;
+  std::set<std::string> serving;
+  for (const NodePtr& n : in.nodes) {
+    if (NodeServesJob(job, *n))
+      serving.insert(n->id);
+  }
+  SystemWork w = Reconcile(in, serving, plan);
 
   // Pass 2: place one on each node that lacks it. A node filtered by a constraint or a
   // missing driver is simply not this job's; one without room is a failed placement.
@@ -103,7 +120,7 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
     const GroupAsk ask = AskOf(g);
     int failed = 0;
     model::AllocMetric failed_metric;
-    for (const std::string& node_id : to_place[g.name]) {
+    for (const std::string& node_id : w.to_place[g.name]) {
       const model::Node& node = *nodes.at(node_id);
       model::AllocMetric metric;
       ++metric.nodes_evaluated;
@@ -123,7 +140,7 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
         continue;
       }
       model::Allocation a = NewAlloc(in, g, 0, node, *std::move(fit), ask, metric);
-      if (auto it = replaces.find({g.name, node_id}); it != replaces.end())
+      if (auto it = w.replaces.find({g.name, node_id}); it != w.replaces.end())
         a.previous_allocation = it->second;
       AddUsage(usage[node_id], a);
       plan.upserts.push_back(std::move(a));
