@@ -77,6 +77,17 @@ class EndpointsTest : public ::testing::Test {
   Router router_;
 };
 
+// A migrate block is accepted, and the registration says it is not used yet.
+TEST_F(EndpointsTest, AMigrateBlockComesBackAsAWarning) {
+  Response reg = Call("PUT", "/v1/jobs", R"({"Job": {"ID": "mig", "Datacenters": ["dc1"],
+    "TaskGroups": [{"Name": "g", "Migrate": {"MaxParallel": 1}, "Tasks": [{"Name": "t",
+    "Driver": "mock_driver", "Config": {"run_for": "1h"}}]}]}})");
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  EXPECT_EQ(Body(reg)["Warnings"],
+            "Job.TaskGroups[0].Migrate: the migrate block is not used yet; Drover has no node "
+            "drain (docs/cluster.md)");
+}
+
 TEST_F(EndpointsTest, RegisterReadListAndDeregister) {
   Response reg = Call("PUT", "/v1/jobs", kJob);
   ASSERT_EQ(reg.status, 200) << reg.body;

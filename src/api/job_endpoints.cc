@@ -38,6 +38,7 @@ Response WriteResponse(const Request& req, const codec::Json& body, uint64_t ind
 // What a register request says, decoded, canonicalized and validated.
 struct RegisterRequest {
   std::optional<server::Server::PreparedJob> job;
+  std::vector<std::string> warnings;  // accepted but not carried out (unsupported_fields.h)
   bool enforce_index = false;
   uint64_t job_modify_index = 0;
 };
@@ -78,6 +79,7 @@ absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const st
   if (job->region.empty() && !region.empty())
     job->region = region;
   RegisterRequest out;
+  out.warnings = codec::UnusedJobFieldWarnings((*parsed)["Job"]);
   out.enforce_index = parsed->value("EnforceIndex", false);
   out.job_modify_index = parsed->value("JobModifyIndex", uint64_t{0});
   auto prepared = server::Server::PrepareJob(*std::move(job), server_region);
@@ -113,6 +115,7 @@ asio::awaitable<Response> Register(ApiContext& ctx, Request& req, std::string pa
   if (!resp.ok()) {
     co_return ErrorResponse(resp.status(), /*invalid_is_500=*/true);
   }
+  resp->warnings.insert(resp->warnings.end(), decoded->warnings.begin(), decoded->warnings.end());
   co_return WriteResponse(req, RegisterResponseJson(*resp), resp->index);
 }
 

@@ -4,6 +4,9 @@
 // a task started without its templates).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 
 #include "codec/json.h"
@@ -15,5 +18,11 @@ namespace drover::codec {
 // Drover yet"; OK otherwise. Update and Migrate are accepted: they only tune rolling
 // updates, and Drover replaces changed allocations at once (docs/jobspec.md).
 absl::Status CheckSupportedJobFields(const Json& job);
+
+// Warnings for what is accepted but not carried out yet, returned with the
+// registration (Nomad's `Warnings`): the job's and groups' `Update` blocks (changed
+// allocations are replaced at once) and groups' `Migrate` blocks (there is no node
+// drain yet). Empty when the job sets neither.
+std::vector<std::string> UnusedJobFieldWarnings(const Json& job);
 
 }  // namespace drover::codec

@@ -29,5 +29,20 @@ TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
       "Job.TaskGroups[1].Tasks[1].Templates: template blocks are not supported by Drover yet");
 }
 
+TEST(UnsupportedFieldsTest, UpdateAndMigrateBlocksComeBackAsWarnings) {
+  Json job = Json::parse(R"({"ID": "a", "Update": {"MaxParallel": 2},
+    "TaskGroups": [{"Name": "g", "Update": null}, {"Name": "h", "Update": {"Canary": 1},
+                    "Migrate": {"MaxParallel": 1}}]})");
+  EXPECT_EQ(UnusedJobFieldWarnings(job),
+            (std::vector<std::string>{
+                "Job.Update: rolling updates are not carried out yet; changed allocations are "
+                "replaced at once",
+                "Job.TaskGroups[1].Update: rolling updates are not carried out yet; changed "
+                "allocations are replaced at once",
+                "Job.TaskGroups[1].Migrate: the migrate block is not used yet; Drover has no node "
+                "drain (docs/cluster.md)"}));
+  EXPECT_TRUE(UnusedJobFieldWarnings(Json::parse(R"({"ID": "a", "TaskGroups": [{}]})")).empty());
+}
+
 }  // namespace
 }  // namespace drover::codec
