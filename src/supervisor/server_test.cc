@@ -378,13 +378,20 @@ TEST(SupervisorProcessTest, TasksOutliveAKilledSupervisor) {
     return pid;
   };
   asio::io_context io;
+  // The socket file appears when the supervisor binds, a moment before it listens: a
+  // connection refused in between is tried again.
+  auto connect = [&](Client& client) {
+    return testing::WaitFor([&] {
+      std::optional<absl::Status> r;
+      asio::co_spawn(
+          io, [&]() -> asio::awaitable<void> { r = co_await client.Connect(sock); },
+          asio::detached);
+      return testing::RunUntil(io, [&] { return r.has_value(); }) && r->ok();
+    });
+  };
   const pid_t sup = start();
   Client c(io.get_executor());
-  std::optional<absl::Status> connected;
-  asio::co_spawn(
-      io, [&]() -> asio::awaitable<void> { connected = co_await c.Connect(sock); }, asio::detached);
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return connected.has_value(); }));
-  ASSERT_TRUE(connected->ok()) << *connected;
+  ASSERT_TRUE(connect(c));
   SpawnSpec spec;
   spec.task_id = "survivor";
   const fs::path ready = dir.path() / "ready";
@@ -405,11 +412,7 @@ TEST(SupervisorProcessTest, TasksOutliveAKilledSupervisor) {
 
   const pid_t sup2 = start();
   Client c2(io.get_executor());
-  connected.reset();
-  asio::co_spawn(
-      io, [&]() -> asio::awaitable<void> { connected = co_await c2.Connect(sock); },
-      asio::detached);
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return connected.has_value() && connected->ok(); }));
+  ASSERT_TRUE(connect(c2));
   std::optional<absl::StatusOr<std::vector<TaskInfo>>> listed;
   asio::co_spawn(
       io, [&]() -> asio::awaitable<void> { listed = co_await c2.List(); }, asio::detached);
