@@ -346,6 +346,19 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
+  // drover status
+  JobStatusOptions top_status_options;
+  CLI::App* top_status =
+      app.add_subcommand("status", "Display the cluster's servers and nodes, and the jobs");
+  top_status->add_option("id", top_status_options.id, "A job ID or prefix");
+  AddApiFlags(top_status, &api);
+  top_status->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunStatus(top_status_options, c, u); });
+    };
+  });
+
   // drover server members
   CLI::App* server = app.add_subcommand("server", "Interact with servers");
   server->require_subcommand(1);

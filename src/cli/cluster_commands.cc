@@ -103,4 +103,34 @@ int RunAllocStop(const AllocStopOptions& options, HttpClient& client, Ui& ui) {
   return EvalMonitor(client, ui, id_length).Monitor(eval_id);
 }
 
+int RunStatus(const JobStatusOptions& options, HttpClient& client, Ui& ui) {
+  if (!options.id.empty())
+    return RunJobStatus(options, client, ui);
+  absl::StatusOr<codec::Json> members = GetJson(client, "/v1/agent/members");
+  absl::StatusOr<codec::Json> leader = GetJson(client, "/v1/status/leader");
+  absl::StatusOr<codec::Json> nodes = GetJson(client, "/v1/nodes");
+  if (!members.ok() || !nodes.ok()) {
+    ui.Error(absl::StrCat("Error querying the cluster: ",
+                          (members.ok() ? nodes.status() : members.status()).message()));
+    return kExitError;
+  }
+  const size_t servers = members->contains("Members") ? (*members)["Members"].size() : 0;
+  int ready = 0, down = 0, ineligible = 0, draining = 0;
+  for (const auto& n : *nodes) {
+    const std::string status = JsonString(n, "Status");
+    ready += status == "ready" ? 1 : 0;
+    down += status == "down" ? 1 : 0;
+    ineligible += JsonString(n, "SchedulingEligibility") == "ineligible" ? 1 : 0;
+    draining += JsonBool(n, "Drain") ? 1 : 0;
+  }
+  const std::string leader_addr =
+      leader.ok() && leader->is_string() ? leader->get<std::string>() : "none";
+  ui.Output(
+      FormatKV({absl::StrCat("Servers|", servers, " (leader ", leader_addr, ")"),
+                absl::StrCat("Nodes|", nodes->size(), " (", ready, " ready, ", down, " down, ",
+                             ineligible, " ineligible, ", draining, " draining)")}));
+  ui.Output("");
+  return RunJobStatus(options, client, ui);
+}
+
 }  // namespace drover::cli

@@ -118,6 +118,10 @@ struct NodeStatusOptions {
 };
 int RunNodeStatus(const NodeStatusOptions& options, HttpClient& client, Ui& ui);
 
+// drover status [ID]: without an ID, the cluster (servers and the leader, nodes by
+// status) and then the jobs; with one, the job's status (job status ID).
+int RunStatus(const JobStatusOptions& options, HttpClient& client, Ui& ui);
+
 // drover server members [-detailed]: the servers and which leads.
 struct ServerMembersOptions {
   bool detailed = false;

@@ -108,6 +108,14 @@ TEST_F(ClusterTest, AServiceJobSpreadsOverThreeClients) {
   EXPECT_EQ(nodes_out.exit_code, 0) << nodes_out.err;
   for (const char* name : {"client-0", "client-1", "client-2"})
     EXPECT_NE(nodes_out.out.find(name), std::string::npos) << nodes_out.out;
+  CliResult overview = cluster_.client(0).Cli({"status"});
+  EXPECT_EQ(overview.exit_code, 0) << overview.err;
+  EXPECT_NE(overview.out.find("1 (leader " + cluster_.server().rpc_address() + ")"),
+            std::string::npos)
+      << overview.out;
+  EXPECT_NE(overview.out.find("3 (3 ready, 0 down, 0 ineligible, 0 draining)"), std::string::npos)
+      << overview.out;
+  EXPECT_NE(overview.out.find("web"), std::string::npos) << overview.out;
   CliResult members = cluster_.client(0).Cli({"server", "members"});
   EXPECT_EQ(members.exit_code, 0) << members.err;
   EXPECT_NE(members.out.find("server.global"), std::string::npos) << members.out;
