@@ -48,6 +48,11 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   }
   if (absl::Status s = agent::NormalizeServerAddresses(config.servers); !s.ok())
     return s;
+  if (config.server_enabled && !config.servers.empty()) {
+    return absl::InvalidArgumentError(
+        "-servers (client.servers) is for client-only agents: this agent's client uses its own "
+        "server, and joining other servers comes with several servers");
+  }
   if (config.client_enabled && !config.server_enabled && config.servers.empty()) {
     return absl::InvalidArgumentError(
         "A client-only agent needs its servers: -servers host:port[,host:port] or "

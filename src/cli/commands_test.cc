@@ -565,6 +565,9 @@ TEST(AgentCommandTest, RolesAreChosenAndAClientOnlyAgentNeedsServers) {
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->servers, (std::vector<std::string>{"10.0.0.1:4647", "10.0.0.2:5647"}));
   EXPECT_FALSE(BuildAgentConfig({.client = true, .servers = "h:99999", .data_dir = "/d"}).ok());
+  EXPECT_EQ(BuildAgentConfig({.dev = true, .servers = "10.0.0.1"}).status().message(),
+            "-servers (client.servers) is for client-only agents: this agent's client uses its "
+            "own server, and joining other servers comes with several servers");
   EXPECT_FALSE(BuildAgentConfig({.server = true, .rpc_port = 70000, .data_dir = "/d"}).ok());
 }
 
