@@ -60,6 +60,35 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::stri
   return std::make_pair(host, address.substr(colon + 1));
 }
 
+// The request as sent: `call` with the Host, a closed connection after the answer, and a
+// JSON body. InvalidArgument for a method HTTP does not know.
+absl::StatusOr<http::request<http::string_body>> BuildRequest(const std::string& address,
+                                                              HttpCall call) {
+  http::request<http::string_body> req{http::string_to_verb(call.method), call.target, 11};
+  if (req.method() == http::verb::unknown)
+    return absl::InvalidArgumentError("unknown HTTP method " + call.method);
+  req.set(http::field::host, address);
+  req.set(http::field::connection, "close");
+  for (const auto& [name, value] : call.headers)
+    req.set(name, value);
+  if (!call.body.empty()) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::move(call.body);
+  }
+  req.prepare_payload();
+  return req;
+}
+
+HttpReply ToReply(http::response<http::string_body> res) {
+  HttpReply reply;
+  reply.status = static_cast<int>(res.result_int());
+  for (const auto& field : res)
+    reply.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
+        std::string(field.value());
+  reply.body = std::move(res.body());
+  return reply;
+}
+
 }  // namespace
 
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
@@ -68,6 +97,10 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCal
   auto split = SplitAddress(address);
   if (!split.ok())
     co_return split.status();
+  // Checked before anything is sent.
+  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
+  if (!req.ok())
+    co_return req.status();
   auto ex = co_await asio::this_coro::executor;
   auto state = std::make_shared<CallState>(ex);
   state->deadline.expires_after(timeout);
@@ -125,20 +158,8 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCal
   if (cec || state->cancelled || state->timed_out)
     co_return failed("dial", cec);
 
-  http::request<http::string_body> req{http::string_to_verb(call.method), call.target, 11};
-  if (req.method() == http::verb::unknown)
-    co_return absl::InvalidArgumentError("unknown HTTP method " + call.method);
-  req.set(http::field::host, address);
-  req.set(http::field::connection, "close");
-  for (const auto& [name, value] : call.headers)
-    req.set(name, value);
-  if (!call.body.empty()) {
-    req.set(http::field::content_type, "application/json");
-    req.body() = std::move(call.body);
-  }
-  req.prepare_payload();
   arm();
-  auto [wec, written] = co_await http::async_write(state->socket, req, Op());
+  auto [wec, written] = co_await http::async_write(state->socket, *req, Op());
   if (wec || state->cancelled || state->timed_out)
     co_return failed("write to", wec);
 
@@ -152,14 +173,7 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCal
     co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
   if (ec || state->cancelled || state->timed_out)
     co_return failed("read from", ec);
-  http::response<http::string_body> res = parser.release();
-  HttpReply reply;
-  reply.status = static_cast<int>(res.result_int());
-  for (const auto& field : res)
-    reply.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
-        std::string(field.value());
-  reply.body = std::move(res.body());
-  co_return reply;
+  co_return ToReply(parser.release());
 }
 
 }  // namespace drover::rpc

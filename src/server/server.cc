@@ -260,6 +260,7 @@ void Server::Enqueue(const std::string& eval_id) {
     return;
   }
   queue_.push_back(eval_id);
+  queued_.insert(eval_id);
   queue_changed_.Notify();
 }
 
@@ -267,6 +268,7 @@ asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at) {
   auto r = co_await (clock_.Sleep(at - clock_.Now()) || stop_->Wait());
   if (r.index() == 0) {
     queue_.push_back(eval_id);
+    queued_.insert(eval_id);
     queue_changed_.Notify();
   }
 }
@@ -281,6 +283,7 @@ asio::awaitable<void> Server::EvalWorker() {
     }
     const std::string id = queue_.front();
     queue_.pop_front();
+    queued_.erase(id);
     EvalPtr eval = state_.GetEval(id);
     if (!eval || eval->status != model::kEvalPending) {
       continue;
@@ -550,7 +553,7 @@ bool Server::HasQueuedEval(const model::Job& job) const {
   // whatever changed: another would only repeat its pass, as Nomad's broker folds them.
   for (const EvalPtr& e : state_.EvalsByJob(job.namespace_, job.id)) {
     if (e->status == model::kEvalPending && e->wait_until <= clock_.Now() &&
-        std::find(queue_.begin(), queue_.end(), e->id) != queue_.end())
+        queued_.contains(e->id))
       return true;
   }
   return false;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,7 @@ class Server {
   ServerConfig config_;
   StateStore state_;
   std::deque<std::string> queue_;
+  std::set<std::string> queued_;  // what queue_ holds, for lookups
   common::Notifier queue_changed_;
   common::AsyncMutex durable_writes_;
   bool defer_enqueue_ = false;         // inside Durably's write
