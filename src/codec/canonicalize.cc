@@ -119,6 +119,19 @@ void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
   } else if (group.reschedule_policy->delay_function.empty() && reschedule) {
     group.reschedule_policy->delay_function = reschedule->delay_function;
   }
+  if (job.type == model::kJobTypeService) {
+    // structs.DefaultMigrateStrategy, under the fields the job and group set. Other job
+    // types keep what they were given, which validation refuses.
+    model::MigrateStrategy& m = group.migrate ? *group.migrate : group.migrate.emplace();
+    if (m.max_parallel == model::MigrateStrategy::kUnsetMaxParallel)
+      m.max_parallel = 1;
+    if (m.health_check.empty())
+      m.health_check = model::kMigrateHealthChecks;
+    if (m.min_healthy_time == model::MigrateStrategy::kUnsetDuration)
+      m.min_healthy_time = seconds(10);
+    if (m.healthy_deadline == model::MigrateStrategy::kUnsetDuration)
+      m.healthy_deadline = minutes(5);
+  }
   for (model::Task& task : group.tasks) {
     CanonicalizeTask(task, group);
   }

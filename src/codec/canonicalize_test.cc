@@ -120,6 +120,22 @@ TEST(CanonicalizeJobTest, RestartAndReschedulePoliciesDependOnJobType) {
   }
 }
 
+TEST(CanonicalizeJobTest, ServiceGroupsGetNomadsMigrateDefaultsUnderTheirOwnFields) {
+  model::Job job = MinimalJob("service");
+  job.task_groups.push_back(job.task_groups[0]);
+  job.task_groups[1].name = "other";
+  job.task_groups[1].migrate = model::MigrateStrategy{};
+  job.task_groups[1].migrate->max_parallel = 3;
+  CanonicalizeJob(job);
+  EXPECT_EQ(job.task_groups[0].migrate,
+            (model::MigrateStrategy{1, "checks", seconds(10), minutes(5)}));
+  EXPECT_EQ(job.task_groups[1].migrate,
+            (model::MigrateStrategy{3, "checks", seconds(10), minutes(5)}));
+  model::Job batch = MinimalJob("batch");
+  CanonicalizeJob(batch);
+  EXPECT_FALSE(batch.task_groups[0].migrate.has_value());
+}
+
 TEST(CanonicalizeJobTest, KeepsGivenPoliciesFillingOnlyTheirMode) {
   model::Job job = MinimalJob("batch");
   model::TaskGroup& g = job.task_groups[0];

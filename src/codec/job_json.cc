@@ -127,6 +127,18 @@ Json ReschedulePolicyJson(const model::ReschedulePolicy& p) {
               {"Unlimited", p.unlimited}};
 }
 
+Json MigrateJson(const model::MigrateStrategy& m) {
+  auto duration = [](model::Duration d) {
+    return d == model::MigrateStrategy::kUnsetDuration ? Json() : DurationJson(d);
+  };
+  return Json{
+      {"MaxParallel",
+       m.max_parallel == model::MigrateStrategy::kUnsetMaxParallel ? Json() : Json(m.max_parallel)},
+      {"HealthCheck", m.health_check},
+      {"MinHealthyTime", duration(m.min_healthy_time)},
+      {"HealthyDeadline", duration(m.healthy_deadline)}};
+}
+
 Json AffinitiesOrNull(const std::vector<model::Affinity>& as) {
   return ListOrNull(as, [](const model::Affinity& a) {
     return Json{{"LTarget", a.ltarget},
@@ -206,7 +218,7 @@ Json TaskGroupJson(const model::TaskGroup& g) {
                                                {"SizeMB", g.ephemeral_disk->size_mb}}
                                         : Json();
   j["Update"] = nullptr;
-  j["Migrate"] = nullptr;
+  j["Migrate"] = g.migrate ? MigrateJson(*g.migrate) : Json();
   j["Networks"] = NetworksOrNull(g.networks);
   j["Meta"] = StringMapOrNull(g.meta);
   j["Services"] = nullptr;
@@ -275,6 +287,22 @@ absl::StatusOr<model::EphemeralDisk> DecodeEphemeralDisk(const Json& j, const st
     return r.status();
   }
   return d;
+}
+
+absl::StatusOr<model::MigrateStrategy> DecodeMigrate(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::MigrateStrategy m;  // fields left out stay unset until canonicalization
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("MaxParallel", m.max_parallel);
+  r.Read("HealthCheck", m.health_check);
+  r.Read("MinHealthyTime", m.min_healthy_time);
+  r.Read("HealthyDeadline", m.healthy_deadline);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return m;
 }
 
 absl::StatusOr<model::LogConfig> DecodeLogConfig(const Json& j, const std::string& path) {
@@ -419,6 +447,7 @@ absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::strin
   r.ReadOptional("RestartPolicy", g.restart_policy, DecodeRestartPolicy);
   r.ReadOptional("ReschedulePolicy", g.reschedule_policy, DecodeReschedulePolicy);
   r.ReadOptional("EphemeralDisk", g.ephemeral_disk, DecodeEphemeralDisk);
+  r.ReadOptional("Migrate", g.migrate, DecodeMigrate);
   r.ReadList("Networks", g.networks, DecodeNetwork);
   r.Read("Meta", g.meta);
   r.Read("ShutdownDelay", g.shutdown_delay);
@@ -452,28 +481,30 @@ absl::StatusOr<model::TaskGroupSummary> DecodeGroupSummary(const Json& j, const 
 namespace internal {
 
 absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
-  // A job-level Reschedule applies to every group, under the group's own fields (as
-  // Nomad merges them): fold it into the groups before decoding them.
-  if (j.is_object() && j.contains("Reschedule") && j["Reschedule"].is_object() &&
-      j.contains("TaskGroups") && j["TaskGroups"].is_array()) {
-    Json merged = j;
-    for (Json& group : merged["TaskGroups"]) {
-      if (!group.is_object()) {
-        continue;
-      }
-      Json policy = j["Reschedule"];
-      if (group.contains("ReschedulePolicy") && group["ReschedulePolicy"].is_object()) {
-        for (auto it = group["ReschedulePolicy"].begin(); it != group["ReschedulePolicy"].end();
-             ++it) {
-          if (!it->is_null()) {
-            policy[it.key()] = *it;
+  // A job-level Reschedule or Migrate applies to every group, under the group's own
+  // fields (as Nomad merges them): fold it into the groups before decoding them.
+  for (const auto& [job_key, group_key] :
+       {std::pair{"Reschedule", "ReschedulePolicy"}, std::pair{"Migrate", "Migrate"}}) {
+    if (j.is_object() && j.contains(job_key) && j[job_key].is_object() &&
+        j.contains("TaskGroups") && j["TaskGroups"].is_array()) {
+      Json merged = j;
+      for (Json& group : merged["TaskGroups"]) {
+        if (!group.is_object()) {
+          continue;
+        }
+        Json policy = j[job_key];
+        if (group.contains(group_key) && group[group_key].is_object()) {
+          for (auto it = group[group_key].begin(); it != group[group_key].end(); ++it) {
+            if (!it->is_null()) {
+              policy[it.key()] = *it;
+            }
           }
         }
+        group[group_key] = std::move(policy);
       }
-      group["ReschedulePolicy"] = std::move(policy);
+      merged.erase(job_key);
+      return DecodeJob(merged, path);
     }
-    merged.erase("Reschedule");
-    return DecodeJob(merged, path);
   }
   Reader r(j, path);
   model::Job job;

@@ -477,5 +477,27 @@ TEST(JobJsonRescheduleTest, JobLevelRescheduleAppliesUnderEachGroupsOwnFields) {
   EXPECT_EQ(job->task_groups[1].reschedule_policy->interval, std::chrono::minutes(1));
 }
 
+TEST(JobJsonMigrateTest, JobLevelMigrateAppliesUnderEachGroupsOwnFields) {
+  absl::StatusOr<model::Job> job = JobFromJson(Json::parse(R"({"ID": "j", "Type": "service",
+    "Migrate": {"MaxParallel": 2, "MinHealthyTime": 1000000000},
+    "TaskGroups": [{"Name": "a"}, {"Name": "b", "Migrate": {"MaxParallel": 0,
+                                                           "HealthCheck": "task_states"}}]})"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(job->task_groups[0].migrate.has_value());
+  EXPECT_EQ(job->task_groups[0].migrate->max_parallel, 2);
+  EXPECT_EQ(job->task_groups[0].migrate->min_healthy_time, std::chrono::seconds(1));
+  EXPECT_EQ(job->task_groups[0].migrate->healthy_deadline, model::MigrateStrategy::kUnsetDuration);
+  EXPECT_EQ(job->task_groups[1].migrate->max_parallel, 0);
+  EXPECT_EQ(job->task_groups[1].migrate->health_check, "task_states");
+  EXPECT_EQ(job->task_groups[1].migrate->min_healthy_time, std::chrono::seconds(1));
+  // Unset fields stay null on the way out; set ones round-trip.
+  const Json g = ToJson(*job)["TaskGroups"][1];
+  EXPECT_EQ(g["Migrate"], Json({{"MaxParallel", 0},
+                                {"HealthCheck", "task_states"},
+                                {"MinHealthyTime", 1'000'000'000},
+                                {"HealthyDeadline", nullptr}}));
+  EXPECT_EQ(*JobFromJson(ToJson(*job)), *job);
+}
+
 }  // namespace
 }  // namespace drover::codec

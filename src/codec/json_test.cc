@@ -293,6 +293,31 @@ TEST(NodeJsonTest, FullObjectHasNomadShapeAndNeverLeaksTheSecret) {
   EXPECT_EQ(Dump(j).find("s3cr3t"), std::string::npos);
 }
 
+TEST(NodeJsonTest, DrainStrategyAndLastDrainAsNomadEncodesThem) {
+  model::Node n = SomeNode();
+  n.drain = true;
+  const model::Time t0 = model::Time{} + std::chrono::hours(24 * 365 * 56);
+  n.drain_strategy = model::DrainStrategy{.deadline = std::chrono::hours(1),
+                                          .force_deadline = t0 + std::chrono::hours(1),
+                                          .ignore_system_jobs = true,
+                                          .started_at = t0};
+  n.last_drain = model::DrainMetadata{.started_at = t0,
+                                      .updated_at = t0 + std::chrono::seconds(3),
+                                      .status = model::kDrainStatusDraining,
+                                      .meta = {{"message", "kernel upgrade"}},
+                                      .ignore_system_jobs = true};
+  const Json j = MustParse(Dump(ToJson(n)));
+  EXPECT_EQ(j["DrainStrategy"]["Deadline"], 3'600'000'000'000);
+  EXPECT_EQ(j["DrainStrategy"]["IgnoreSystemJobs"], true);
+  EXPECT_TRUE(j["DrainStrategy"]["ForceDeadline"].is_string());
+  EXPECT_EQ(j["LastDrain"]["Status"], "draining");
+  EXPECT_EQ(j["LastDrain"]["Meta"]["message"], "kernel upgrade");
+  absl::StatusOr<model::Node> back = NodeFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->drain_strategy, n.drain_strategy);
+  EXPECT_EQ(back->last_drain, n.last_drain);
+}
+
 TEST(NodeJsonTest, RoundTripsExceptTheSecret) {
   model::Node n = SomeNode();
   absl::StatusOr<model::Node> back = NodeFromJson(MustParse(Dump(ToJson(n))));

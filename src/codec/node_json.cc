@@ -116,6 +116,55 @@ absl::StatusOr<model::NodeReservedResources> DecodeReserved(const Json& j,
   return res;
 }
 
+Json DrainStrategyJson(const std::optional<model::DrainStrategy>& d) {
+  if (!d)
+    return nullptr;
+  return Json{{"Deadline", d->deadline.count()},
+              {"ForceDeadline", FormatTime(d->force_deadline)},
+              {"IgnoreSystemJobs", d->ignore_system_jobs},
+              {"StartedAt", FormatTime(d->started_at)}};
+}
+
+Json LastDrainJson(const std::optional<model::DrainMetadata>& d) {
+  if (!d)
+    return nullptr;
+  return Json{{"StartedAt", FormatTime(d->started_at)},
+              {"UpdatedAt", FormatTime(d->updated_at)},
+              {"Status", d->status},
+              {"AccessorID", ""},
+              {"Meta", internal::StringMapOrNull(d->meta)},
+              {"IgnoreSystemJobs", d->ignore_system_jobs}};
+}
+
+absl::StatusOr<model::DrainStrategy> DecodeDrainStrategy(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::DrainStrategy d;
+  if (!r.ExpectObject())
+    return r.status();
+  r.Read("Deadline", d.deadline);
+  r.Read("ForceDeadline", d.force_deadline);
+  r.Read("IgnoreSystemJobs", d.ignore_system_jobs);
+  r.Read("StartedAt", d.started_at);
+  if (!r.ok())
+    return r.status();
+  return d;
+}
+
+absl::StatusOr<model::DrainMetadata> DecodeLastDrain(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::DrainMetadata d;
+  if (!r.ExpectObject())
+    return r.status();
+  r.Read("StartedAt", d.started_at);
+  r.Read("UpdatedAt", d.updated_at);
+  r.Read("Status", d.status);
+  r.Read("Meta", d.meta);
+  r.Read("IgnoreSystemJobs", d.ignore_system_jobs);
+  if (!r.ok())
+    return r.status();
+  return d;
+}
+
 }  // namespace
 
 Json ToJson(const model::Node& n) {
@@ -150,7 +199,7 @@ Json ToJson(const model::Node& n) {
   j["CgroupParent"] = "";
   j["ComputedClass"] = n.computed_class;
   j["Drain"] = n.drain;
-  j["DrainStrategy"] = nullptr;
+  j["DrainStrategy"] = DrainStrategyJson(n.drain_strategy);
   j["SchedulingEligibility"] = n.scheduling_eligibility;
   j["Status"] = n.status;
   j["StatusDescription"] = n.status_description;
@@ -161,7 +210,7 @@ Json ToJson(const model::Node& n) {
   j["CSINodePlugins"] = nullptr;
   j["HostVolumes"] = nullptr;
   j["HostNetworks"] = nullptr;
-  j["LastDrain"] = nullptr;
+  j["LastDrain"] = LastDrainJson(n.last_drain);
   j["CreateIndex"] = n.create_index;
   j["ModifyIndex"] = n.modify_index;
   return j;
@@ -185,7 +234,7 @@ Json NodeStubJson(const model::Node& n) {
   j["HostVolumes"] = nullptr;
   j["NodeResources"] = nullptr;
   j["ReservedResources"] = nullptr;
-  j["LastDrain"] = nullptr;
+  j["LastDrain"] = LastDrainJson(n.last_drain);
   j["CreateIndex"] = n.create_index;
   j["ModifyIndex"] = n.modify_index;
   return j;
@@ -211,6 +260,8 @@ absl::StatusOr<model::Node> NodeFromJson(const Json& j) {
     r.Read("NodePool", n.node_pool);
     r.Read("ComputedClass", n.computed_class);
     r.Read("Drain", n.drain);
+    r.ReadOptional("DrainStrategy", n.drain_strategy, DecodeDrainStrategy);
+    r.ReadOptional("LastDrain", n.last_drain, DecodeLastDrain);
     r.Read("SchedulingEligibility", n.scheduling_eligibility);
     r.Read("Status", n.status);
     r.Read("StatusDescription", n.status_description);

@@ -105,8 +105,6 @@ absl::Status CheckSupportedJobFields(const Json& job) {
 std::vector<std::string> UnusedJobFieldWarnings(const Json& job) {
   constexpr char kUpdate[] =
       ": rolling updates are not carried out yet; changed allocations are replaced at once";
-  constexpr char kMigrate[] =
-      ": the migrate block is not used yet; Drover has no node drain (docs/cluster.md)";
   std::vector<std::string> out;
   if (IsSet(job, "Update"))
     out.push_back(absl::StrCat("Job.Update", kUpdate));
@@ -117,8 +115,6 @@ std::vector<std::string> UnusedJobFieldWarnings(const Json& job) {
     const std::string path = absl::StrCat("Job.TaskGroups[", g, "]");
     if (IsSet((*groups)[g], "Update"))
       out.push_back(absl::StrCat(path, ".Update", kUpdate));
-    if (IsSet((*groups)[g], "Migrate"))
-      out.push_back(absl::StrCat(path, ".Migrate", kMigrate));
   }
   return out;
 }

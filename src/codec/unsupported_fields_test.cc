@@ -29,7 +29,7 @@ TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
       "Job.TaskGroups[1].Tasks[1].Templates: template blocks are not supported by Drover yet");
 }
 
-TEST(UnsupportedFieldsTest, UpdateAndMigrateBlocksComeBackAsWarnings) {
+TEST(UnsupportedFieldsTest, UpdateBlocksComeBackAsWarnings) {
   Json job = Json::parse(R"({"ID": "a", "Update": {"MaxParallel": 2},
     "TaskGroups": [{"Name": "g", "Update": null}, {"Name": "h", "Update": {"Canary": 1},
                     "Migrate": {"MaxParallel": 1}}]})");
@@ -38,9 +38,7 @@ TEST(UnsupportedFieldsTest, UpdateAndMigrateBlocksComeBackAsWarnings) {
                 "Job.Update: rolling updates are not carried out yet; changed allocations are "
                 "replaced at once",
                 "Job.TaskGroups[1].Update: rolling updates are not carried out yet; changed "
-                "allocations are replaced at once",
-                "Job.TaskGroups[1].Migrate: the migrate block is not used yet; Drover has no node "
-                "drain (docs/cluster.md)"}));
+                "allocations are replaced at once"}));
   EXPECT_TRUE(UnusedJobFieldWarnings(Json::parse(R"({"ID": "a", "TaskGroups": [{}]})")).empty());
 }
 

@@ -218,6 +218,24 @@ bool ViableAttempts(const model::ReschedulePolicy& p, int& possible, Duration& r
   return valid;
 }
 
+// MigrateStrategy.Validate.
+void CheckMigrate(const model::MigrateStrategy& m, Errors& errs) {
+  if (m.max_parallel < 0)
+    errs.push_back(absl::StrCat("MaxParallel must be >= 0 but found ", m.max_parallel));
+  if (m.health_check != model::kMigrateHealthChecks &&
+      m.health_check != model::kMigrateHealthTaskStates)
+    errs.push_back(absl::StrCat("Invalid HealthCheck: \"", m.health_check,
+                                "\" (must be \"checks\" or \"task_states\")"));
+  if (m.min_healthy_time < Duration::zero())
+    errs.push_back(absl::StrCat("MinHealthyTime must be >= 0 but found ",
+                                FormatGoDuration(m.min_healthy_time)));
+  if (m.healthy_deadline <= Duration::zero())
+    errs.push_back(absl::StrCat("HealthyDeadline must be > 0 but found ",
+                                FormatGoDuration(m.healthy_deadline)));
+  if (m.min_healthy_time > m.healthy_deadline)
+    errs.push_back("MinHealthyTime must be less than HealthyDeadline");
+}
+
 void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
   if (p.attempts <= 0 && !p.unlimited) {
     return;  // rescheduling disabled
@@ -584,6 +602,15 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
     CheckReschedulePolicy(*group.reschedule_policy, errs);
   } else {
     errs.push_back(absl::StrCat("Task Group ", group.name, " should have a reschedule policy"));
+  }
+
+  if (group.migrate) {
+    // An unknown job type is reported once, as such.
+    if (job.type == model::kJobTypeBatch || system) {
+      errs.push_back(absl::StrCat("Job type \"", job.type, "\" does not allow migrate block"));
+    } else {
+      CheckMigrate(*group.migrate, errs);
+    }
   }
 
   if (!group.ephemeral_disk) {

@@ -326,6 +326,28 @@ TEST(ValidateJobTest, SystemJobsMayNotReschedule) {
   }
 }
 
+TEST(ValidateJobTest, MigrateRules) {
+  model::Job job = ValidJob();
+  ASSERT_TRUE(job.task_groups[0].migrate.has_value());  // the service default
+  job.task_groups[0].migrate = model::MigrateStrategy{-1, "manual", seconds(-1), seconds(0)};
+  const std::string text = ErrorText(job);
+  EXPECT_THAT(text, HasSubstr("\t* MaxParallel must be >= 0 but found -1\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Invalid HealthCheck: \"manual\""));
+  EXPECT_THAT(text, HasSubstr("\t* MinHealthyTime must be >= 0 but found -1s\n"));
+  EXPECT_THAT(text, HasSubstr("\t* HealthyDeadline must be > 0 but found 0s\n"));
+  job.task_groups[0].migrate = model::MigrateStrategy{0, "task_states", minutes(2), minutes(1)};
+  EXPECT_THAT(ErrorText(job), HasSubstr("MinHealthyTime must be less than HealthyDeadline"));
+  job.task_groups[0].migrate = model::MigrateStrategy{3, "task_states", seconds(1), minutes(1)};
+  EXPECT_TRUE(ValidateJob(job).ok()) << ValidateJob(job);
+  for (const char* type : {"batch", "system", "sysbatch"}) {
+    model::Job other = ValidJob(type);
+    EXPECT_FALSE(other.task_groups[0].migrate.has_value()) << type;
+    other.task_groups[0].migrate = model::MigrateStrategy{1, "checks", seconds(1), minutes(1)};
+    EXPECT_THAT(ErrorText(other),
+                HasSubstr("Job type \"" + std::string(type) + "\" does not allow migrate block"));
+  }
+}
+
 TEST(ValidateJobTest, EphemeralDiskMinimum) {
   model::Job job = ValidJob();
   job.task_groups[0].ephemeral_disk->size_mb = 5;

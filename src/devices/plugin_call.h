@@ -25,6 +25,44 @@ namespace drover::devices {
 // Calls of one plugin that missed their deadline and have not returned yet.
 using StuckCalls = std::shared_ptr<std::atomic<int>>;
 
+namespace internal {
+
+// The state a call shares with its pool thread. Kept out of CallWithDeadline: GCC 12
+// crashes on local types and coroutine lambdas inside a coroutine template.
+enum : int { kCallRunning, kCallFinished, kCallAbandoned };
+
+template <typename T>
+struct CallShared {
+  explicit CallShared(asio::any_io_executor ex) : done(std::move(ex)) {}
+  std::optional<absl::StatusOr<T>> result;
+  common::Event done;
+  std::atomic<int> state{kCallRunning};
+};
+
+template <typename T>
+absl::StatusOr<T> GuardedCall(const std::function<absl::StatusOr<T>()>& fn,
+                              const std::shared_ptr<CallShared<T>>& shared,
+                              const StuckCalls& stuck) {
+  absl::StatusOr<T> r = absl::InternalError("device plugin call did not run");
+  try {
+    r = fn();
+  } catch (const std::exception& e) {
+    r = absl::InternalError(std::string("device plugin threw: ") + e.what());
+  }
+  if (shared->state.exchange(kCallFinished) == kCallAbandoned)
+    stuck->fetch_sub(1);
+  return r;
+}
+
+template <typename T>
+asio::awaitable<void> RunCall(asio::thread_pool& pool, std::shared_ptr<CallShared<T>> shared,
+                              std::function<absl::StatusOr<T>()> work) {
+  shared->result = co_await common::Offload(pool, std::move(work));
+  shared->done.Set();
+}
+
+}  // namespace internal
+
 // nullopt when the deadline passed or `stop` was cancelled first; the call is then
 // counted in `stuck` until it returns. An exception thrown by `fn` becomes an Internal
 // error. `fn` must own what it uses (the caller may be gone when it runs).
@@ -32,32 +70,13 @@ template <typename T>
 asio::awaitable<std::optional<absl::StatusOr<T>>> CallWithDeadline(
     asio::thread_pool& pool, common::Clock& clock, common::Duration deadline,
     common::CancellationScope& stop, StuckCalls stuck, std::function<absl::StatusOr<T>()> fn) {
-  enum : int { kRunning, kFinished, kAbandoned };
-  struct Shared {
-    explicit Shared(asio::any_io_executor ex) : done(std::move(ex)) {}
-    std::optional<absl::StatusOr<T>> result;
-    common::Event done;
-    std::atomic<int> state{kRunning};
-  };
   auto executor = co_await asio::this_coro::executor;
-  auto shared = std::make_shared<Shared>(executor);
-  auto guarded = [fn = std::move(fn), shared, stuck]() -> absl::StatusOr<T> {
-    absl::StatusOr<T> r = absl::InternalError("device plugin call did not run");
-    try {
-      r = fn();
-    } catch (const std::exception& e) {
-      r = absl::InternalError(std::string("device plugin threw: ") + e.what());
-    }
-    if (shared->state.exchange(kFinished) == kAbandoned)
-      stuck->fetch_sub(1);
-    return r;
+  auto shared = std::make_shared<internal::CallShared<T>>(executor);
+  std::function<absl::StatusOr<T>()> guarded = [fn = std::move(fn), shared, stuck] {
+    return internal::GuardedCall<T>(fn, shared, stuck);
   };
-  auto run = [](asio::thread_pool& p, std::shared_ptr<Shared> s,
-                decltype(guarded) work) -> asio::awaitable<void> {
-    s->result = co_await common::Offload(p, std::move(work));
-    s->done.Set();
-  };
-  common::SpawnDetached(executor, run(pool, shared, std::move(guarded)), "device plugin call");
+  common::SpawnDetached(executor, internal::RunCall<T>(pool, shared, std::move(guarded)),
+                        "device plugin call");
   using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
   auto wait = shared->done.Wait();
   auto timeout = clock.Sleep(deadline);
@@ -65,8 +84,8 @@ asio::awaitable<std::optional<absl::StatusOr<T>>> CallWithDeadline(
   co_await (std::move(wait) || std::move(timeout) || std::move(stopped));
   if (shared->done.IsSet())
     co_return std::move(shared->result);
-  int expected = kRunning;
-  if (shared->state.compare_exchange_strong(expected, kAbandoned))
+  int expected = internal::kCallRunning;
+  if (shared->state.compare_exchange_strong(expected, internal::kCallAbandoned))
     stuck->fetch_add(1);
   co_return std::nullopt;
 }

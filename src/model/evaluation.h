@@ -19,6 +19,7 @@ inline constexpr char kTriggerJobRegister[] = "job-register";
 inline constexpr char kTriggerJobDeregister[] = "job-deregister";
 inline constexpr char kTriggerAllocStop[] = "alloc-stop";
 inline constexpr char kTriggerNodeUpdate[] = "node-update";
+inline constexpr char kTriggerNodeDrain[] = "node-drain";
 inline constexpr char kTriggerRetryFailedAlloc[] = "alloc-failure";
 
 struct Evaluation {

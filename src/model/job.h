@@ -116,6 +116,23 @@ struct EphemeralDisk {
   friend bool operator==(const EphemeralDisk&, const EphemeralDisk&) = default;
 };
 
+inline constexpr char kMigrateHealthChecks[] = "checks";
+inline constexpr char kMigrateHealthTaskStates[] = "task_states";
+
+// The group's migrate block: how a node drain moves its allocations. Service jobs
+// only; canonicalization fills Nomad's defaults (1, "checks", 10s, 5m) under the job's
+// and the group's own fields.
+struct MigrateStrategy {
+  // Fields a decoded block left out; never seen after canonicalization of a service job.
+  static constexpr int kUnsetMaxParallel = std::numeric_limits<int>::min();
+  static constexpr Duration kUnsetDuration = Duration::min();
+  int max_parallel = kUnsetMaxParallel;
+  std::string health_check;
+  Duration min_healthy_time = kUnsetDuration;
+  Duration healthy_deadline = kUnsetDuration;
+  friend bool operator==(const MigrateStrategy&, const MigrateStrategy&) = default;
+};
+
 struct LogConfig {
   int max_files = 0;
   int max_file_size_mb = 0;
@@ -176,6 +193,7 @@ struct TaskGroup {
   std::optional<RestartPolicy> restart_policy;
   std::optional<ReschedulePolicy> reschedule_policy;
   std::optional<EphemeralDisk> ephemeral_disk;
+  std::optional<MigrateStrategy> migrate;
   std::vector<NetworkResource> networks;
   std::map<std::string, std::string> meta;
   std::optional<Duration> shutdown_delay;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,33 @@ struct NodeReservedResources {
   friend bool operator==(const NodeReservedResources&, const NodeReservedResources&) = default;
 };
 
+inline constexpr char kDrainStatusDraining[] = "draining";
+inline constexpr char kDrainStatusComplete[] = "complete";
+inline constexpr char kDrainStatusCanceled[] = "canceled";
+
+// A drain in progress (Nomad's DrainStrategy). `deadline` as given: negative forces
+// every allocation off at once, zero means no deadline. `force_deadline` is when what
+// is left is stopped (zero time without a deadline).
+struct DrainStrategy {
+  Duration deadline{0};
+  Time force_deadline{};
+  bool ignore_system_jobs = false;
+  Time started_at{};
+  friend bool operator==(const DrainStrategy&, const DrainStrategy&) = default;
+};
+
+// What the node's latest drain was (Nomad's DrainMetadata, LastDrain).
+struct DrainMetadata {
+  Time started_at{};
+  Time updated_at{};
+  std::string status;  // kDrainStatus*
+  std::map<std::string, std::string> meta;
+  // Drover's own: the drain left system allocations running, so the node keeps them
+  // while it stays ineligible after the drain (until its eligibility is set again).
+  bool ignore_system_jobs = false;
+  friend bool operator==(const DrainMetadata&, const DrainMetadata&) = default;
+};
+
 struct Node {
   std::string id;
   std::string secret_id;
@@ -59,7 +87,9 @@ struct Node {
   std::string node_pool = "default";
   // "v1:<hash>" of what makes nodes interchangeable for placement (ComputeNodeClass).
   std::string computed_class;
-  bool drain = false;
+  bool drain = false;  // drain_strategy is set
+  std::optional<DrainStrategy> drain_strategy;
+  std::optional<DrainMetadata> last_drain;
   std::string scheduling_eligibility = "eligible";
   std::string status;
   std::string status_description;

@@ -245,6 +245,15 @@ bool NodeServesJob(const model::Job& job, const model::Node& node) {
          (job.node_pool.empty() || job.node_pool == "all" || node.node_pool == job.node_pool);
 }
 
+bool NodeKeepsSystemAllocs(const model::Job& job, const model::Node& node) {
+  const bool kept_by_drain =
+      node.drain_strategy.has_value() || (node.scheduling_eligibility != "eligible" &&
+                                          node.last_drain && node.last_drain->ignore_system_jobs);
+  return kept_by_drain && node.status == model::kNodeStatusReady &&
+         DatacenterMatches(job.datacenters, node.datacenter) &&
+         (job.node_pool.empty() || job.node_pool == "all" || node.node_pool == job.node_pool);
+}
+
 std::optional<Fit> FitOnNode(const model::Job& job, const model::TaskGroup& g,
                              const model::Node& node, const NodeUsage& u, const GroupAsk& ask,
                              std::mt19937_64& rng, model::AllocMetric& metric) {

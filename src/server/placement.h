@@ -42,6 +42,10 @@ GroupAsk AskOf(const model::TaskGroup& g);
 
 bool HasDistinctHosts(const model::Job& job, const model::TaskGroup& g);
 // Ready, eligible, and in the job's datacenters and node pool.
+// A node that does not serve the job yet keeps its system allocations: one that drains
+// (the drainer moves them last, or never), or one a drain left ineligible with system
+// jobs ignored. It must be ready and in the job's datacenters and pool.
+bool NodeKeepsSystemAllocs(const model::Job& job, const model::Node& node);
 bool NodeServesJob(const model::Job& job, const model::Node& node);
 
 // A group's fit on one node.

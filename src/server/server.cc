@@ -24,6 +24,7 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       state_(executor, clock),
       queue_changed_(executor),
       durable_writes_(executor),
+      drain_changed_(executor),
       stop_(common::CancellationScope::Create(executor)),
       seed_(std::random_device{}()),
       rng_(std::random_device{}()) {}
@@ -45,8 +46,11 @@ void Server::Start() {
   for (const NodePtr& n : state_.ListNodes("")) {
     if (n->status != model::kNodeStatusDown)
       heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
+    if (n->drain_strategy)
+      draining_.insert(n->id);
   }
   common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
+  common::SpawnDetached(executor_, DrainLoop(), "drain loop");
   common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
 }
 
@@ -420,7 +424,10 @@ absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
   node.computed_class = model::ComputeNodeClass(node);
   node.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
   if (prev) {
+    // Set through the API, not by the client.
     node.drain = prev->drain;
+    node.drain_strategy = prev->drain_strategy;
+    node.last_drain = prev->last_drain;
     node.scheduling_eligibility = prev->scheduling_eligibility;
   }
   const common::Duration ttl = NextHeartbeatTtl();
@@ -529,6 +536,9 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::SetNodeEligibilityDurably(
     if (before->scheduling_eligibility != eligibility) {
       model::Node updated = *before;
       updated.scheduling_eligibility = eligibility;
+      // The operator decides now: a past drain's choice to keep system jobs ends.
+      if (updated.last_drain)
+        updated.last_drain->ignore_system_jobs = false;
       state_.UpsertNode(std::move(updated));
       if (eligibility == "eligible")
         UnblockEvals();

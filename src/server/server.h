@@ -58,6 +58,13 @@ struct EvalResponse {
   uint64_t index = 0;
 };
 
+// A drain to start (Nomad's DrainSpec). `deadline`: negative moves everything off at
+// once, zero waits as long as it takes, positive stops what is left after that long.
+struct DrainSpec {
+  common::Duration deadline{0};
+  bool ignore_system_jobs = false;
+};
+
 class Server {
  public:
   // `pool` and `clock` must outlive the server.
@@ -122,6 +129,16 @@ class Server {
   asio::awaitable<absl::StatusOr<EvalResponse>> SetNodeEligibilityDurably(std::string node_id,
                                                                           std::string eligibility);
 
+  // PUT /v1/node/:id/drain. With `spec`, starts (or changes) a drain: the node turns
+  // ineligible and the drain loop migrates its allocations (drainer.h); once nothing
+  // is left the drain completes and the node stays ineligible. Without, stops a drain
+  // (allocations already moved stay moved), and `mark_eligible` makes the node eligible
+  // again. `meta` is kept in the node's LastDrain. NotFound "node not found". Durable
+  // as RegisterJobDurably.
+  asio::awaitable<absl::StatusOr<EvalResponse>> UpdateNodeDrainDurably(
+      std::string node_id, std::optional<DrainSpec> spec, bool mark_eligible,
+      std::map<std::string, std::string> meta);
+
   // Client-facing calls (through ServerRpc). Registration and heartbeats answer with
   // the node's next heartbeat TTL.
   // A registration of a known node ID with another secret is PermissionDenied: one node
@@ -175,6 +192,15 @@ class Server {
   void CreateNodeEvals(const std::string& node_id);
   // Evaluates every system and sysbatch job (a node joined or changed).
   std::vector<std::string> CreateSystemJobEvals();
+  // The drain loop (node_drain.cc): one pass whenever allocations or nodes change, or
+  // a drain's deadline comes, while any node drains.
+  asio::awaitable<void> DrainLoop();
+  // Applies PlanDrain's decisions; returns the next force deadline.
+  std::optional<common::Time> DrainPass();
+  absl::StatusOr<EvalResponse> UpdateNodeDrain(const std::string& node_id,
+                                               const std::optional<DrainSpec>& spec,
+                                               bool mark_eligible,
+                                               std::map<std::string, std::string> meta);
   // Whether the job has an evaluation queued that the worker has not taken yet.
   bool HasQueuedEval(const model::Job& job) const;
 
@@ -191,6 +217,8 @@ class Server {
   std::vector<std::string> deferred_;  // evaluations that write created
   // When each node is marked down unless it heartbeats first (TTL + grace).
   std::map<std::string, common::Time> heartbeat_deadline_;
+  std::set<std::string> draining_;  // nodes with a drain strategy
+  common::Notifier drain_changed_;
   common::CancellationScopePtr stop_;
   uint64_t seed_ = 0;
   std::mt19937_64 rng_;  // heartbeat stagger

@@ -1,7 +1,8 @@
 // The system scheduler, for system and sysbatch jobs: one allocation of each group on
 // every node that serves the job (ready, eligible, in its datacenters and pool) and
 // meets its constraints, nodes that join later included. An allocation on a node that
-// went down is lost; on a node that no longer serves the job, stopped. A sysbatch
+// went down is lost; on a node that no longer serves the job, stopped, unless a drain
+// keeps it there (NodeKeepsSystemAllocs); one marked for migration, stopped. A sysbatch
 // allocation that completed stays complete; system allocations are never
 // rescheduled (their restart policy is all they get).
 #include <algorithm>
@@ -31,10 +32,23 @@ std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
     const SchedulerInput& in, const std::set<std::string>& serving, PlanResult& plan) {
   const model::Job& job = *in.job;
   const std::set<std::string> lost_nodes = LostNodes(in);
+  std::set<std::string> keeping;
+  for (const NodePtr& n : in.nodes) {
+    if (!serving.contains(n->id) && NodeKeepsSystemAllocs(job, *n))
+      keeping.insert(n->id);
+  }
   std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> slots;
   for (const AllocPtr& a : in.job_allocs) {
     if (a->desired_status != model::kDesiredRun)
       continue;
+    if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
+      // Moved off by a drain (or alloc stop): a serving node gets a new one below.
+      plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
+      ++plan.stopped;
+      continue;
+    }
+    if (job.FindGroup(a->task_group) != nullptr && keeping.contains(a->node_id))
+      continue;  // neither placed again nor stopped
     if (job.FindGroup(a->task_group) == nullptr || !serving.contains(a->node_id)) {
       if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
         plan.upserts.push_back(LostCopy(*a));

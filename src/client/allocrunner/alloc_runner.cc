@@ -4,6 +4,7 @@
 #include "client/allocrunner/await_previous_hook.h"
 #include "client/allocrunner/client_status.h"
 #include "client/allocrunner/group_shutdown_delay_hook.h"
+#include "client/allocrunner/health_tracker.h"
 #include "client/allocrunner/migrate_disk_hook.h"
 #include "common/logging.h"
 #include "common/offload.h"
@@ -34,7 +35,12 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       state_handler_done_(executor),
       update_handler_done_(executor),
       run_exited_(executor),
-      destroyed_(executor) {
+      destroyed_(executor),
+      health_check_(executor),
+      health_stop_(common::CancellationScope::Create(executor)),
+      health_done_(executor) {
+  if (alloc_->deployment_status && alloc_->deployment_status->healthy)
+    health_ = alloc_->deployment_status;
   const model::TaskGroup* group = alloc_->Group();
   DROVER_CHECK(group != nullptr);
   coordinator_ = std::make_unique<LifecycleCoordinator>(executor, group->tasks);
@@ -140,6 +146,7 @@ model::AllocClientUpdate AllocRunner::ClientUpdate() const {
   const ClientStatus cs = ComputeClientStatus(u.task_states);
   u.client_status = cs.status;
   u.client_description = cs.description;
+  u.deployment_status = health_;
   if (u.client_status == model::kClientComplete || u.client_status == model::kClientFailed) {
     // Terminal: every task gets a finish time (used for rescheduling decisions).
     for (auto& [name, st] : u.task_states) {
@@ -159,7 +166,9 @@ void AllocRunner::ReportState() {
   copy->client_status = u.client_status;
   copy->client_description = u.client_description;
   copy->task_states = u.task_states;
+  copy->deployment_status = u.deployment_status;
   broadcaster_.Send(std::move(copy));
+  health_check_.Notify();
   if (config_.on_update)
     config_.on_update(u);
 }
@@ -169,6 +178,11 @@ asio::awaitable<void> AllocRunner::Run() {
   run_launched_ = true;
   common::SpawnDetached(executor_, HandleTaskStateUpdates(), "alloc " + id_ + " state handler");
   common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
+  if (WatchesHealth()) {
+    common::SpawnDetached(executor_, WatchHealth(), "alloc " + id_ + " health watcher");
+  } else {
+    health_done_.Set();
+  }
   if (!alloc_->Terminal() && !destroy_launched_ && !shutdown_launched_) {
     if (std::optional<std::string> failure = co_await RunPrerunHooks()) {
       if (prerun_cancel_->cancelled()) {
@@ -199,8 +213,10 @@ asio::awaitable<void> AllocRunner::Run() {
   run_done_.Set();
   updates_.Close();
   task_state_changed_.Notify();
+  health_stop_->Cancel();
   co_await state_handler_done_.Wait();
   co_await update_handler_done_.Wait();
+  co_await health_done_.Wait();
   // Last: whoever waits on this may destroy the runner once it resumes.
   run_exited_.Set();
 }
@@ -261,6 +277,29 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
   state_handler_done_.Set();
 }
 
+bool AllocRunner::WatchesHealth() const {
+  const model::TaskGroup* group = alloc_->Group();
+  return !health_ && !alloc_->Terminal() && alloc_->job &&
+         alloc_->job->type == model::kJobTypeService && group->migrate.has_value();
+}
+
+asio::awaitable<void> AllocRunner::WatchHealth() {
+  using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
+  HealthTracker tracker(*alloc_->Group(), *alloc_->Group()->migrate, config_.clock->Now());
+  while (!health_stop_->cancelled()) {
+    const common::Time now = config_.clock->Now();
+    if (std::optional<bool> healthy = tracker.Observe(ClientUpdate().task_states, now)) {
+      health_ = model::AllocDeploymentStatus{.healthy = *healthy, .timestamp = now};
+      DROVER_LOG_DEBUG("alloc {}: {}", id_, *healthy ? "healthy" : "unhealthy");
+      ReportState();
+      break;
+    }
+    const common::Duration wait = tracker.NextCheck() - now;
+    co_await (health_check_.Wait() || config_.clock->Sleep(wait) || health_stop_->Wait());
+  }
+  health_done_.Set();
+}
+
 asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
   while (auto next = co_await updates_.Take()) {
     const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
@@ -271,6 +310,7 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
         tr->Update(alloc_);
     }
     if (stopping) {
+      health_stop_->Cancel();  // a stopped allocation's health matters to nobody
       co_await KillTasks(std::nullopt);
     }
   }
@@ -444,6 +484,7 @@ asio::awaitable<void> AllocRunner::Shutdown() {
     co_return;
   shutdown_launched_ = true;
   prerun_cancel_->Cancel();
+  health_stop_->Cancel();
   for (auto& tr : runners_)
     tr->Shutdown();
   if (run_launched_) {

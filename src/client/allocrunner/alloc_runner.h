@@ -120,6 +120,12 @@ class AllocRunner {
 
  private:
   asio::awaitable<void> HandleTaskStateUpdates();
+  // Whether this allocation's health is to be watched: a running service allocation
+  // whose group has a migrate block and whose health is not known yet.
+  bool WatchesHealth() const;
+  // Decides the allocation's health (HealthTracker) and reports it once, as its
+  // DeploymentStatus; ends then, or when health_stop_ is cancelled.
+  asio::awaitable<void> WatchHealth();
   asio::awaitable<void> HandleAllocUpdates();
   // Kill order (§6.6): leader alone first, then other main tasks together, then
   // sidecars. Poststop tasks are left to run once the rest is dead, unless
@@ -169,6 +175,11 @@ class AllocRunner {
   bool prerun_done_ = false;
   bool killing_ = false;
   std::optional<model::AllocClientUpdate> last_reported_;
+  // The health reported for a drain (none until decided).
+  std::optional<model::AllocDeploymentStatus> health_;
+  common::Notifier health_check_;  // task states changed
+  common::CancellationScopePtr health_stop_;
+  common::Event health_done_;
 };
 
 }  // namespace drover::allocrunner

@@ -36,6 +36,33 @@ TEST_F(AllocRunnerTest, BatchAllocCompletesAndReportsStatusChanges) {
   EXPECT_FALSE(std::filesystem::exists(ar->alloc_dir().dir()));
 }
 
+TEST_F(AllocRunnerTest, ReportsHealthOnceTasksRanForMinHealthyTime) {
+  auto alloc = MakeAlloc({MockTask("web", {{"run_for", "1h"}})});
+  const_cast<model::Job&>(*alloc->job).task_groups[0].migrate =
+      model::MigrateStrategy{1, "task_states", 10s, 5min};
+  auto ar = Make(alloc);
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return !updates_.empty() && updates_.back().deployment_status; }));
+  const model::AllocClientUpdate& u = updates_.back();
+  EXPECT_EQ(u.client_status, "running");
+  EXPECT_EQ(u.deployment_status->healthy, true);
+  const common::Time started = ar->task_runner("web")->state().started_at;
+  EXPECT_GE(u.deployment_status->timestamp - started, 10s);
+  EXPECT_LT(u.deployment_status->timestamp - started, 11s);
+  // Reported once; later updates carry the same verdict.
+  Destroy(*ar);
+  EXPECT_EQ(updates_.back().deployment_status->healthy, true);
+}
+
+TEST_F(AllocRunnerTest, NoHealthWithoutAMigrateBlockOrForBatch) {
+  auto ar = Make(MakeAlloc({MockTask("web", {{"run_for", "1m"}})}));
+  Start(*ar);
+  ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  for (const auto& u : updates_)
+    EXPECT_FALSE(u.deployment_status.has_value());
+  Destroy(*ar);
+}
+
 TEST_F(AllocRunnerTest, LeaderExitKillsFollowersAndAllocCompletes) {
   auto leader = MockTask("leader", {{"run_for", "5s"}});
   leader.leader = true;
