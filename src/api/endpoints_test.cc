@@ -77,15 +77,69 @@ class EndpointsTest : public ::testing::Test {
   Router router_;
 };
 
-// A migrate block is accepted, and the registration says it is not used yet.
-TEST_F(EndpointsTest, AMigrateBlockComesBackAsAWarning) {
+// A migrate block is taken as it is, with no warning, and comes back filled in.
+TEST_F(EndpointsTest, AMigrateBlockIsCarriedOut) {
   Response reg = Call("PUT", "/v1/jobs", R"({"Job": {"ID": "mig", "Datacenters": ["dc1"],
-    "TaskGroups": [{"Name": "g", "Migrate": {"MaxParallel": 1}, "Tasks": [{"Name": "t",
+    "TaskGroups": [{"Name": "g", "Migrate": {"MaxParallel": 2}, "Tasks": [{"Name": "t",
     "Driver": "mock_driver", "Config": {"run_for": "1h"}}]}]}})");
   ASSERT_EQ(reg.status, 200) << reg.body;
-  EXPECT_EQ(Body(reg)["Warnings"],
-            "Job.TaskGroups[0].Migrate: the migrate block is not used yet; Drover has no node "
-            "drain (docs/cluster.md)");
+  EXPECT_EQ(Body(reg)["Warnings"], "");
+  EXPECT_EQ(Body(Call("GET", "/v1/job/mig"))["TaskGroups"][0]["Migrate"],
+            codec::Json({{"MaxParallel", 2},
+                         {"HealthCheck", "checks"},
+                         {"MinHealthyTime", 10'000'000'000},
+                         {"HealthyDeadline", 300'000'000'000}}));
+}
+
+TEST_F(EndpointsTest, DrainStartsAndStopsAsNomadsApi) {
+  // An allocation that never reports healthy keeps the drain going.
+  ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return server_.pending_evals() == 0; }));
+  Response r = Call("PUT", "/v1/node/node-1/drain",
+                    R"({"DrainSpec": {"Deadline": 3600000000000, "IgnoreSystemJobs": true},
+                        "Meta": {"message": "kernel"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(Body(r).contains("EvalIDs"));
+  EXPECT_EQ(r.headers.at("X-Nomad-Index"), std::to_string(Body(r)["NodeModifyIndex"].get<int>()));
+  codec::Json node = Body(Call("GET", "/v1/node/node-1"));
+  EXPECT_EQ(node["Drain"], true);
+  EXPECT_EQ(node["SchedulingEligibility"], "ineligible");
+  EXPECT_EQ(node["DrainStrategy"]["Deadline"], 3'600'000'000'000);
+  EXPECT_EQ(node["DrainStrategy"]["IgnoreSystemJobs"], true);
+  EXPECT_EQ(node["LastDrain"]["Status"], "draining");
+  EXPECT_EQ(node["LastDrain"]["Meta"]["message"], "kernel");
+  EXPECT_EQ(Body(Call("GET", "/v1/nodes"))[0]["Drain"], true);
+  // Eligible while draining is refused.
+  r = Call("PUT", "/v1/node/node-1/eligibility", R"({"Eligibility": "eligible"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+
+  r = Call("POST", "/v1/node/node-1/drain", R"({"DrainSpec": null, "MarkEligible": true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  node = Body(Call("GET", "/v1/node/node-1"));
+  EXPECT_EQ(node["Drain"], false);
+  EXPECT_TRUE(node["DrainStrategy"].is_null());
+  EXPECT_EQ(node["SchedulingEligibility"], "eligible");
+  EXPECT_EQ(node["LastDrain"]["Status"], "canceled");
+}
+
+TEST_F(EndpointsTest, BadDrainRequestsChangeNothing) {
+  const std::string before = Call("GET", "/v1/node/node-1").body;
+  Response r = Call("PUT", "/v1/node/nope/drain", R"({"DrainSpec": {}})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.body, "node not found");
+  for (const char* body : {"", "[]", R"({"DrainSpec": 5})", R"({"DrainSpec": {"Deadline": "1h"}})",
+                           R"({"DrainSpec": {"Deadline": 1.5}})",
+                           R"({"DrainSpec": {"Deadline": 9223372036854775808}})",
+                           R"({"DrainSpec": {"IgnoreSystemJobs": 1}})",
+                           R"({"MarkEligible": "yes"})", R"({"Meta": {"a": 1}})"}) {
+    r = Call("PUT", "/v1/node/node-1/drain", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_NE(r.body.find("Failed to decode request body"), std::string::npos) << r.body;
+  }
+  r = Call("PUT", "/v1/node/node-1/drain",
+           R"({"Meta": {"m": ")" + std::string(20000, 'x') + R"("}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Call("GET", "/v1/node/node-1").body, before);
 }
 
 TEST_F(EndpointsTest, RegisterReadListAndDeregister) {

@@ -12,6 +12,62 @@ using server::Table;
 namespace {
 // {"NodeID": "...", "Eligibility": "ineligible"}: parsed on the loop, so kept small.
 constexpr size_t kMaxEligibilityBody = 4096;
+// A drain request, with its Meta: also parsed on the loop.
+constexpr size_t kMaxDrainBody = 16 * 1024;
+
+// Nomad's NodeUpdateDrainRequest: {"DrainSpec": {"Deadline": ns, "IgnoreSystemJobs":
+// bool} or null (stop draining), "MarkEligible": bool, "Meta": {string: string}}.
+struct DrainBody {
+  std::optional<server::DrainSpec> spec;
+  bool mark_eligible = false;
+  std::map<std::string, std::string> meta;
+};
+
+absl::StatusOr<DrainBody> DecodeDrainBody(const std::string& text) {
+  auto bad = [](const std::string& what) {
+    return absl::InvalidArgumentError("Failed to decode request body: " + what);
+  };
+  if (text.size() > kMaxDrainBody)
+    return bad("larger than " + std::to_string(kMaxDrainBody) + " bytes");
+  absl::StatusOr<codec::Json> body = codec::ParseJson(text);
+  if (!body.ok() || !body->is_object())
+    return bad("expected a JSON object with DrainSpec");
+  DrainBody out;
+  auto spec = body->find("DrainSpec");
+  if (spec != body->end() && !spec->is_null()) {
+    if (!spec->is_object())
+      return bad("DrainSpec: expected an object or null");
+    server::DrainSpec s;
+    if (auto d = spec->find("Deadline"); d != spec->end() && !d->is_null()) {
+      const bool fits = d->is_number_unsigned() ? d->get<uint64_t>() <= uint64_t{INT64_MAX}
+                                                : d->is_number_integer();
+      if (!fits)
+        return bad("DrainSpec.Deadline: expected an integer of nanoseconds");
+      s.deadline = common::Duration(d->get<int64_t>());
+    }
+    if (auto i = spec->find("IgnoreSystemJobs"); i != spec->end() && !i->is_null()) {
+      if (!i->is_boolean())
+        return bad("DrainSpec.IgnoreSystemJobs: expected a boolean");
+      s.ignore_system_jobs = i->get<bool>();
+    }
+    out.spec = s;
+  }
+  if (auto m = body->find("MarkEligible"); m != body->end() && !m->is_null()) {
+    if (!m->is_boolean())
+      return bad("MarkEligible: expected a boolean");
+    out.mark_eligible = m->get<bool>();
+  }
+  if (auto m = body->find("Meta"); m != body->end() && !m->is_null()) {
+    if (!m->is_object())
+      return bad("Meta: expected an object of strings");
+    for (const auto& [k, v] : m->items()) {
+      if (!v.is_string())
+        return bad("Meta[\"" + k + "\"]: expected a string");
+      out.meta[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
 }  // namespace
 
 void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
@@ -80,6 +136,23 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                std::string eligibility = it->get<std::string>();
                auto resp = co_await ctx.server->SetNodeEligibilityDurably(std::move(node_id),
                                                                           std::move(eligibility));
+               if (!resp.ok())
+                 co_return ErrorResponse(resp.status());
+               const uint64_t node_index = resp->index;
+               codec::Json out = {{"EvalIDs", resp->eval_ids},
+                                  {"EvalCreateIndex", resp->eval_create_index},
+                                  {"NodeModifyIndex", node_index},
+                                  {"Index", node_index}};
+               co_return JsonResponse(req, out, node_index);
+             });
+  router.Add({"PUT", "POST"}, "/v1/node/:id/drain",
+             [&ctx](Request& req) -> asio::awaitable<Response> {
+               absl::StatusOr<DrainBody> body = DecodeDrainBody(req.body);
+               if (!body.ok())
+                 co_return ErrorResponse(body.status());
+               std::string node_id = req.Param("id");
+               auto resp = co_await ctx.server->UpdateNodeDrainDurably(
+                   std::move(node_id), body->spec, body->mark_eligible, std::move(body->meta));
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                const uint64_t node_index = resp->index;

@@ -346,6 +346,34 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
+  NodeDrainOptions drain_options;
+  CLI::App* node_drain =
+      node->add_subcommand("drain", "Toggle drain mode on a node, moving its allocations away");
+  node_drain->add_flag("--enable", drain_options.enable, "Enable draining");
+  node_drain->add_flag("--disable", drain_options.disable, "Disable draining");
+  node_drain->add_flag("--monitor", drain_options.monitor, "Follow an ongoing drain");
+  node_drain->add_flag("--detach", drain_options.detach, "Return once the drain is set");
+  node_drain->add_flag("--yes,-y", drain_options.yes, "Do not ask for confirmation");
+  node_drain->add_flag("--self", drain_options.self, "The local node");
+  node_drain->add_option("--deadline", drain_options.deadline,
+                         "Force what is left off after this long (default 1h)");
+  node_drain->add_flag("--force", drain_options.force, "Move every allocation off at once");
+  node_drain->add_flag("--no-deadline", drain_options.no_deadline, "No deadline");
+  node_drain->add_flag("--ignore-system", drain_options.ignore_system,
+                       "Leave system job allocations running");
+  node_drain->add_flag("--keep-ineligible", drain_options.keep_ineligible,
+                       "With -disable: the node stays ineligible");
+  node_drain->add_option("-m", drain_options.message, "A message kept with the drain");
+  node_drain->add_option("--meta", drain_options.meta, "key=value kept with the drain");
+  node_drain->add_option("id", drain_options.id, "Node ID or prefix");
+  AddApiFlags(node_drain, &api);
+  node_drain->callback([&] {
+    action = [&] {
+      return WithClient(api, deps, ui,
+                        [&](HttpClient& c, Ui& u) { return RunNodeDrain(drain_options, c, u); });
+    };
+  });
+
   // drover status
   JobStatusOptions top_status_options;
   CLI::App* top_status =

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,30 @@ struct NodeEligibilityOptions {
   bool self = false;
 };
 int RunNodeEligibility(const NodeEligibilityOptions& options, HttpClient& client, Ui& ui);
+
+// drover node drain -enable|-disable [-deadline D|-force|-no-deadline] [-ignore-system]
+// [-keep-ineligible] [-detach] [-yes] [-m MSG] [-meta k=v] [-self] [NODE], or
+// -monitor [NODE]: a drain set, then followed until every allocation has stopped.
+struct NodeDrainOptions {
+  std::string id;
+  bool enable = false;
+  bool disable = false;
+  bool monitor = false;
+  bool detach = false;
+  bool yes = false;
+  bool self = false;
+  std::optional<std::string> deadline;
+  bool force = false;
+  bool no_deadline = false;
+  bool ignore_system = false;
+  bool keep_ineligible = false;
+  std::string message;
+  std::vector<std::string> meta;
+};
+int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui);
+// Follows a node's drain: allocation changes, then the drain's end, until every
+// allocation on the node has stopped.
+int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id);
 
 // drover agent -dev | -data-dir DIR [...]. Unset strings/ports keep AgentConfig's
 // defaults.

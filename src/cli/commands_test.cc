@@ -482,6 +482,75 @@ TEST_F(CommandsTest, AllocStatusPrefixErrors) {
   EXPECT_EQ(err_.str(), "No allocation(s) with prefix or id \"ffff\" found\n");
 }
 
+TEST_F(CommandsTest, NodeDrainRefusesConflictingFlags) {
+  struct Case {
+    NodeDrainOptions options;
+    std::string error;
+  };
+  for (const Case& c : {
+           Case{{.id = "1234"},
+                "Either the '-enable' or '-disable' flag must be set, unless using "
+                "'-monitor'\n"},
+           Case{{.id = "1234", .enable = true, .disable = true},
+                "Only one of -enable or -disable flag can be set\n"},
+           Case{{.id = "1234", .enable = true, .monitor = true},
+                "The -monitor flag cannot be used with the '-enable' or '-disable' flags\n"},
+           Case{{.id = "1234", .enable = true, .deadline = "1h", .force = true},
+                "Only one of -deadline, -force and -no-deadline can be set\n"},
+           Case{{.id = "1234", .disable = true, .ignore_system = true},
+                "-deadline, -force, -no-deadline and -ignore-system only apply with -enable\n"},
+           Case{{.id = "1234", .enable = true, .keep_ineligible = true},
+                "-keep-ineligible only applies with -disable\n"},
+           Case{{.enable = true}, "This command takes one argument: <node>\n"},
+           Case{{.id = "1234", .enable = true, .deadline = "soon"},
+                "Failed to parse deadline \"soon\": a positive duration is required (e.g. 30m, "
+                "1h)\n"},
+       }) {
+    err_.str("");
+    EXPECT_EQ(RunNodeDrain(c.options, client_, ui_), kExitError) << c.error;
+    EXPECT_EQ(err_.str(), c.error);
+  }
+  EXPECT_TRUE(client_.requests().empty());
+}
+
+TEST_F(CommandsTest, NodeDrainSendsNomadsRequest) {
+  model::Node node;
+  node.id = kNodeId;
+  node.name = "laptop";
+  client_.AddJson("GET", "/v1/nodes?prefix=1234",
+                  codec::Dump(nlohmann::json::array({codec::NodeStubJson(node)})));
+  client_.AddJson("PUT", "/v1/node/" + kNodeId + "/drain", R"({"NodeModifyIndex": 7})");
+  EXPECT_EQ(RunNodeDrain({.id = "1234",
+                          .enable = true,
+                          .detach = true,
+                          .yes = true,
+                          .deadline = "30m",
+                          .ignore_system = true,
+                          .message = "kernel"},
+                         client_, ui_),
+            kExitOk);
+  EXPECT_EQ(out_.str(), "2026-11-30T02:53:32Z: Node \"" + kNodeId + "\" drain strategy set\n");
+  const nlohmann::json body = nlohmann::json::parse(client_.requests().back().body);
+  EXPECT_EQ(body["DrainSpec"],
+            nlohmann::json({{"Deadline", 1'800'000'000'000}, {"IgnoreSystemJobs", true}}));
+  EXPECT_EQ(body["Meta"]["message"], "kernel");
+
+  // Disabling asks first; anything but "y" cancels.
+  out_.str("");
+  in_.str("n\n");
+  EXPECT_EQ(RunNodeDrain({.id = "1234", .disable = true}, client_, ui_), kExitOk);
+  EXPECT_EQ(out_.str(), "Are you sure you want to disable drain mode for node \"" + kNodeId +
+                            "\"? [y/N] Canceling drain toggle\n");
+  out_.str("");
+  in_.clear();
+  in_.str("y\n");
+  EXPECT_EQ(RunNodeDrain({.id = "1234", .disable = true, .keep_ineligible = true}, client_, ui_),
+            kExitOk);
+  const nlohmann::json off = nlohmann::json::parse(client_.requests().back().body);
+  EXPECT_TRUE(off["DrainSpec"].is_null());
+  EXPECT_EQ(off["MarkEligible"], false);
+}
+
 TEST_F(CommandsTest, NodeStatusListAndDetail) {
   model::Node node;
   node.id = kNodeId;

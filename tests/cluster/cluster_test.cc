@@ -350,5 +350,76 @@ TEST_F(ClusterTest, EligibilityDecidesWhatANodeIsGiven) {
   EXPECT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
 }
 
+// A drain moves a service off its node one allocation at a time (migrate
+// max_parallel = 1): each replacement runs, healthy, before the next moves, so at no
+// moment is more than one of the three missing. The drain then completes, the node
+// stays ineligible, and the CLI's monitor says so.
+TEST_F(ClusterTest, ADrainMovesAServiceOneAllocationAtATime) {
+  const std::string node = cluster_.NodeId(0);
+  // Only node 0 is eligible while the job is placed: all three land there.
+  for (size_t i : {1, 2})
+    ASSERT_EQ(
+        cluster_.client(0).Cli({"node", "eligibility", "-disable", cluster_.NodeId(i)}).exit_code,
+        0);
+  const std::string job = cluster_.client(0).WriteFile(
+      "web.json", RawExecJob("web", "service", "sleep 3600", R"({"Count": 3,
+        "Migrate": {"MaxParallel": 1, "HealthCheck": "task_states",
+                    "MinHealthyTime": 1000000000, "HealthyDeadline": 60000000000}})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
+  for (const auto& a : Allocs("web"))
+    ASSERT_EQ(a["NodeID"], node);
+  for (size_t i : {1, 2})
+    ASSERT_EQ(
+        cluster_.client(0).Cli({"node", "eligibility", "-enable", cluster_.NodeId(i)}).exit_code,
+        0);
+
+  CliResult drain = cluster_.client(1).Cli(
+      {"node", "drain", "-enable", "-yes", "-detach", "-deadline", "5m", node.substr(0, 8)});
+  ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
+  EXPECT_NE(drain.out.find("Node \"" + node + "\" drain strategy set"), std::string::npos)
+      << drain.out;
+  // Sampled at every poll until the drain is done.
+  size_t fewest_running = 3;
+  const bool done = testing::WaitFor(
+      [&] {
+        size_t running = 0;
+        for (const auto& a : Allocs("web"))
+          running += a["DesiredStatus"] == "run" && a["ClientStatus"] == "running" ? 1 : 0;
+        fewest_running = std::min(fewest_running, running);
+        return cluster_.server().Get("/v1/node/" + node)["Drain"] == false;
+      },
+      90s);
+  ASSERT_TRUE(done) << Allocs("web").dump();
+  EXPECT_GE(fewest_running, 2u) << "more than one allocation was missing at once";
+  ASSERT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
+  for (const auto& a : Allocs("web")) {
+    if (a["DesiredStatus"] == "run") {
+      EXPECT_NE(a["NodeID"], node);
+    }
+  }
+  const codec::Json n = cluster_.server().Get("/v1/node/" + node);
+  EXPECT_EQ(n["SchedulingEligibility"], "ineligible");
+  EXPECT_TRUE(n["DrainStrategy"].is_null());
+  EXPECT_EQ(n["LastDrain"]["Status"], "complete");
+
+  CliResult monitor = cluster_.client(2).Cli({"node", "drain", "-monitor", node});
+  EXPECT_EQ(monitor.exit_code, 0) << monitor.err;
+  EXPECT_NE(monitor.out.find("Drain complete for node"), std::string::npos) << monitor.out;
+  EXPECT_NE(monitor.out.find("All allocations on node \"" + node + "\" have stopped"),
+            std::string::npos)
+      << monitor.out;
+  CliResult overview = cluster_.client(0).Cli({"status"});
+  EXPECT_NE(overview.out.find("3 (3 ready, 0 down, 1 ineligible, 0 draining)"), std::string::npos)
+      << overview.out;
+  // Bad input: a drain of a node that does not exist changes nothing.
+  auto unknown = cluster_.server().http().Do("PUT", "/v1/node/no-such-node/drain",
+                                             R"({"DrainSpec": {"Deadline": 0}})");
+  EXPECT_TRUE(absl::IsNotFound(unknown.status())) << unknown.status();
+  CliResult off = cluster_.client(0).Cli({"node", "drain", "-disable", "-yes", node});
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(cluster_.server().Get("/v1/node/" + node)["SchedulingEligibility"], "eligible");
+}
+
 }  // namespace
 }  // namespace drover::cluster

@@ -1,0 +1,233 @@
+// drover node drain -enable|-disable [flags] NODE, and -monitor alone: moves a node's
+// allocations elsewhere and follows the drain (Nomad's command/node_drain.go).
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/json_fields.h"
+#include "cli/lookup.h"
+#include "cli/url.h"
+#include <nlohmann/json.hpp>
+
+#include "common/go_duration.h"
+
+namespace drover::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMonitorWait{2000};
+
+// Nomad's confirmation: an exact "y" goes on; anything else cancels.
+bool Confirm(Ui& ui, const std::string& question) {
+  const std::string answer = ui.Ask(question + " [y/N]");
+  if (answer == "y")
+    return true;
+  if (!answer.empty() && std::tolower(static_cast<unsigned char>(answer[0])) == 'y')
+    ui.Output("For confirmation, an exact ‘y’ is required.");
+  else
+    ui.Output("Canceling drain toggle");
+  return false;
+}
+
+std::optional<std::string> SelfNodeId(HttpClient& client, Ui& ui) {
+  absl::StatusOr<codec::Json> self = GetJson(client, "/v1/agent/self");
+  if (!self.ok()) {
+    ui.Error(absl::StrCat("Error querying agent info: ", self.status().message()));
+    return std::nullopt;
+  }
+  const codec::Json* config = self->contains("config") ? &(*self)["config"] : nullptr;
+  std::string node;
+  if (config != nullptr && config->contains("Client"))
+    node = JsonString((*config)["Client"], "NodeID");
+  if (node.empty()) {
+    ui.Error("Local node ID unknown: this agent runs no client");
+    return std::nullopt;
+  }
+  return node;
+}
+
+void Say(Ui& ui, const std::string& line) {
+  ui.Output(absl::StrCat(FormatTime(ui.Now()), ": ", line));
+}
+
+bool ClientTerminal(const codec::Json& a) {
+  const std::string s = JsonString(a, "ClientStatus");
+  return s == "complete" || s == "failed" || s == "lost";
+}
+
+bool IsSystemAlloc(const codec::Json& a) {
+  const codec::Json* job = a.contains("Job") ? &a["Job"] : nullptr;
+  const std::string type = job != nullptr && job->is_object() ? JsonString(*job, "Type") : "";
+  return type == "system" || type == "sysbatch";
+}
+
+}  // namespace
+
+int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id) {
+  Say(ui, "Ctrl-C to stop monitoring: will not cancel the node drain");
+  const std::string node_path = absl::StrCat("/v1/node/", PathEscape(node_id));
+  std::map<std::string, std::string> seen;  // alloc -> what was said of it last
+  uint64_t index = 0;
+  bool drain_done = false;
+  bool ignore_system = false;
+  for (;;) {
+    absl::StatusOr<HttpResponse> allocs = client.Do(
+        "GET",
+        absl::StrCat(node_path, "/allocations?index=", index, "&wait=", kMonitorWait.count(), "ms"),
+        "", kMonitorWait + std::chrono::seconds(10));
+    absl::StatusOr<codec::Json> node = GetJson(client, node_path);
+    if (!allocs.ok() || !node.ok()) {
+      ui.Error(absl::StrCat("Error monitoring node drain: ",
+                            (!allocs.ok() ? allocs.status() : node.status()).message()));
+      return kExitError;
+    }
+    index = allocs->index;
+    absl::StatusOr<codec::Json> list = codec::ParseJson(allocs->body);
+    if (!list.ok() || !list->is_array()) {
+      ui.Error("Error monitoring node drain: unexpected allocation list");
+      return kExitError;
+    }
+    const codec::Json& strategy = (*node)["DrainStrategy"];
+    if (strategy.is_object())
+      ignore_system = strategy.value("IgnoreSystemJobs", false);
+    bool all_stopped = true;
+    const bool first_poll = seen.empty();
+    for (const codec::Json& a : *list) {
+      const std::string id = JsonString(a, "ID");
+      std::string now;
+      if (ClientTerminal(a)) {
+        now = absl::StrCat("status ", JsonString(a, "ClientStatus"));
+      } else if (JsonString(a, "DesiredStatus") == "stop") {
+        now = "draining";
+      } else if (a.contains("DesiredTransition") && a["DesiredTransition"].is_object() &&
+                 a["DesiredTransition"].value("Migrate", false)) {
+        now = "marked for migration";
+      }
+      if (!ClientTerminal(a) && !(ignore_system && IsSystemAlloc(a)))
+        all_stopped = false;
+      if (now.empty() || seen[id] == now)
+        continue;
+      seen[id] = now;
+      // What had finished before the monitor started is not news.
+      if (!first_poll || !ClientTerminal(a))
+        Say(ui, absl::StrCat("Alloc ", Quote(id), " ", now));
+    }
+    if (!drain_done && !strategy.is_object()) {
+      drain_done = true;
+      const codec::Json& last = (*node)["LastDrain"];
+      const std::string status = last.is_object() ? JsonString(last, "Status") : "";
+      if (status == "canceled") {
+        Say(ui, absl::StrCat("Drain canceled for node ", Quote(node_id)));
+        return kExitOk;
+      }
+      if (status != "complete") {
+        Say(ui, absl::StrCat("No drain strategy set for node ", Quote(node_id)));
+        return kExitOk;
+      }
+      Say(ui, absl::StrCat("Drain complete for node ", Quote(node_id)));
+    }
+    if (drain_done && all_stopped) {
+      Say(ui, absl::StrCat("All allocations on node ", Quote(node_id), " have stopped"));
+      return kExitOk;
+    }
+  }
+}
+
+int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
+  if (options.enable && options.disable) {
+    ui.Error("Only one of -enable or -disable flag can be set");
+    return kExitError;
+  }
+  if (!options.enable && !options.disable && !options.monitor) {
+    ui.Error("Either the '-enable' or '-disable' flag must be set, unless using '-monitor'");
+    return kExitError;
+  }
+  if (options.monitor && (options.enable || options.disable)) {
+    ui.Error("The -monitor flag cannot be used with the '-enable' or '-disable' flags");
+    return kExitError;
+  }
+  const int deadline_flags = (options.deadline.has_value() ? 1 : 0) + (options.force ? 1 : 0) +
+                             (options.no_deadline ? 1 : 0);
+  if (deadline_flags > 1) {
+    ui.Error("Only one of -deadline, -force and -no-deadline can be set");
+    return kExitError;
+  }
+  if (options.disable && (deadline_flags > 0 || options.ignore_system)) {
+    ui.Error("-deadline, -force, -no-deadline and -ignore-system only apply with -enable");
+    return kExitError;
+  }
+  if (options.keep_ineligible && !options.disable) {
+    ui.Error("-keep-ineligible only applies with -disable");
+    return kExitError;
+  }
+  if (options.self == !options.id.empty()) {
+    ui.Error(options.self ? "A node ID and -self cannot both be given"
+                          : "This command takes one argument: <node>");
+    return kExitError;
+  }
+  common::Duration deadline = std::chrono::hours(1);  // Nomad's default
+  if (options.deadline) {
+    absl::StatusOr<common::Duration> d = common::ParseGoDuration(*options.deadline);
+    if (!d.ok() || *d <= common::Duration::zero()) {
+      ui.Error(absl::StrCat("Failed to parse deadline ", Quote(*options.deadline),
+                            ": a positive duration is required (e.g. 30m, 1h)"));
+      return kExitError;
+    }
+    deadline = *d;
+  } else if (options.force) {
+    deadline = common::Duration(-1);
+  } else if (options.no_deadline) {
+    deadline = common::Duration::zero();
+  }
+  std::map<std::string, std::string> meta;
+  for (const std::string& kv : options.meta) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      ui.Error(absl::StrCat("Error parsing -meta ", Quote(kv), ": expected key=value"));
+      return kExitError;
+    }
+    meta[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!options.message.empty())
+    meta["message"] = options.message;
+
+  std::optional<std::string> id =
+      options.self ? SelfNodeId(client, ui) : LookupNodeId(client, ui, options.id, false, 8);
+  if (!id)
+    return kExitError;
+  if (options.monitor)
+    return MonitorDrain(client, ui, *id);
+  if (!options.yes &&
+      !Confirm(ui, absl::StrCat("Are you sure you want to ", options.enable ? "enable" : "disable",
+                                " drain mode for node ", Quote(*id), "?")))
+    return kExitOk;
+
+  codec::Json body = {{"NodeID", *id}, {"Meta", meta}};
+  if (options.enable) {
+    body["DrainSpec"] = {{"Deadline", deadline.count()},
+                         {"IgnoreSystemJobs", options.ignore_system}};
+  } else {
+    body["DrainSpec"] = nullptr;
+    body["MarkEligible"] = !options.keep_ineligible;
+  }
+  absl::StatusOr<HttpResponse> response =
+      client.Do("PUT", absl::StrCat("/v1/node/", PathEscape(*id), "/drain"), codec::Dump(body));
+  if (!response.ok()) {
+    ui.Error(absl::StrCat("Error updating drain specification: ", response.status().message()));
+    return kExitError;
+  }
+  if (!options.enable) {
+    ui.Output(absl::StrCat(FormatTime(ui.Now()), ": Node ", Quote(*id), " drain strategy unset"));
+    return kExitOk;
+  }
+  ui.Output(absl::StrCat(FormatTime(ui.Now()), ": Node ", Quote(*id), " drain strategy set"));
+  if (options.detach)
+    return kExitOk;
+  return MonitorDrain(client, ui, *id);
+}
+
+}  // namespace drover::cli
