@@ -94,7 +94,8 @@ TEST_F(EndpointsTest, AMigrateBlockIsCarriedOut) {
 TEST_F(EndpointsTest, DrainStartsAndStopsAsNomadsApi) {
   // An allocation that never reports healthy keeps the drain going.
   ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
-  ASSERT_TRUE(testing::RunUntil(io_, [&] { return server_.pending_evals() == 0; }));
+  ASSERT_TRUE(testing::RunUntil(
+      io_, [&] { return server_.state().AllocsByJob("default", "web").size() == 1; }));
   Response r = Call("PUT", "/v1/node/node-1/drain",
                     R"({"DrainSpec": {"Deadline": 3600000000000, "IgnoreSystemJobs": true},
                         "Meta": {"message": "kernel"}})");

@@ -27,8 +27,16 @@ class DrainTest : public ::testing::Test {
     return c;
   }
   bool Run(const std::function<bool()>& pred) { return testing::RunUntil(io_, pred); }
+  // No evaluation waits or runs (one taken by the worker is no longer queued, but
+  // still pending until its plan is applied).
   bool Idle() {
-    return Run([&] { return server_.pending_evals() == 0; });
+    return Run([&] {
+      for (const EvalPtr& e : server_.state().ListEvals("*", "")) {
+        if (e->status == model::kEvalPending && e->wait_until <= clock_.Now())
+          return false;
+      }
+      return true;
+    });
   }
 
   absl::StatusOr<EvalResponse> Drain(const std::string& node, std::optional<DrainSpec> spec,

@@ -1,7 +1,7 @@
 // What the schedulers share to place one allocation: the resources nodes already give
 // out, whether a node may run a group at all, the fit of a group on a node (resources,
 // ports, devices, a bin-packing score), and building the allocation. The generic
-// scheduler (scheduler.cc) picks the best node per allocation; the system scheduler
+// scheduler (scheduler.cc) picks the best of a few nodes per allocation; the system scheduler
 // (system_scheduler.cc) places one per node.
 #pragma once
 
@@ -41,11 +41,11 @@ struct GroupAsk {
 GroupAsk AskOf(const model::TaskGroup& g);
 
 bool HasDistinctHosts(const model::Job& job, const model::TaskGroup& g);
-// Ready, eligible, and in the job's datacenters and node pool.
 // A node that does not serve the job yet keeps its system allocations: one that drains
 // (the drainer moves them last, or never), or one a drain left ineligible with system
 // jobs ignored. It must be ready and in the job's datacenters and pool.
 bool NodeKeepsSystemAllocs(const model::Job& job, const model::Node& node);
+// Ready, eligible, and in the job's datacenters and node pool.
 bool NodeServesJob(const model::Job& job, const model::Node& node);
 
 // A group's fit on one node.

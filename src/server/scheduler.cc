@@ -77,6 +77,15 @@ std::set<std::string> NodesToAvoid(const Rescheduled& r) {
   return out;
 }
 
+// How many nodes that fit a placement are scored before the best is taken (Nomad's
+// LimitIterator): 2 for batch jobs, and for others log2 of the candidates, at least 2.
+// What a placement costs then grows with the log of the cluster, not its size.
+size_t CandidateLimit(const model::Job& job, size_t nodes) {
+  if (job.IsBatch() || nodes <= 2)
+    return 2;
+  return std::max<size_t>(2, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(nodes)))));
+}
+
 }  // namespace
 
 PlanResult Schedule(const SchedulerInput& in) {
@@ -188,6 +197,20 @@ PlanResult Schedule(const SchedulerInput& in) {
   // Resource usage per node from everything that keeps running there.
   std::map<std::string, NodeUsage> usage = UsageAfter(in.node_allocs, plan);
 
+  // The nodes that may run the job, in random order: each placement walks on from
+  // where the previous one stopped (Nomad's StaticIterator).
+  std::vector<const model::Node*> ring;
+  std::map<std::string, const model::Node*> serving;
+  for (const NodePtr& np : in.nodes) {
+    if (NodeServesJob(job, *np)) {
+      ring.push_back(np.get());
+      serving[np->id] = np.get();
+    }
+  }
+  std::shuffle(ring.begin(), ring.end(), rng);
+  size_t cursor = 0;
+  const size_t limit = in.score_every_node ? ring.size() : CandidateLimit(job, ring.size());
+
   // Pass 2: place what is missing.
   for (const GroupWork& w : work) {
     const model::TaskGroup& g = *w.group;
@@ -212,31 +235,41 @@ PlanResult Schedule(const SchedulerInput& in) {
         continue;
       }
       model::AllocMetric metric;
+      metric.nodes_available = static_cast<int>(ring.size());
       const auto resched = w.rescheduled.find(idx);
       const std::set<std::string> avoid =
           resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
       const model::Node* best = nullptr;
       std::optional<Fit> best_fit;
-      for (const NodePtr& np : in.nodes) {
-        const model::Node& node = *np;
-        if (!NodeServesJob(job, node))
-          continue;
+      auto consider = [&](const model::Node& node, double bonus) {
         ++metric.nodes_evaluated;
-        ++metric.nodes_available;
         std::optional<Fit> fit = FitOnNode(job, g, node, usage[node.id], ask, rng, metric);
         if (!fit)
-          continue;
-        if (sticky) {
-          auto prev = w.replaced_node.find(idx);
-          if (prev != w.replaced_node.end() && prev->second == node.id)
-            fit->score += 100;  // above any bin-packing score
-        }
+          return false;
+        fit->score += bonus;
         if (avoid.contains(node.id))
           fit->score -= 50;  // below any other feasible node, yet still a choice
         if (best == nullptr || fit->score > best_fit->score) {
           best = &node;
           best_fit = std::move(fit);
         }
+        return true;
+      };
+      const model::Node* home = nullptr;
+      if (auto prev = w.replaced_node.find(idx); sticky && prev != w.replaced_node.end()) {
+        auto it = serving.find(prev->second);
+        home = it == serving.end() ? nullptr : it->second;
+      }
+      if (home != nullptr)
+        consider(*home, 100);  // above any bin-packing score
+      // Nodes to avoid do not count towards the limit: a replacement looks on for
+      // nodes it prefers.
+      size_t fits = 0;
+      for (size_t seen = 0; seen < ring.size() && fits < limit; ++seen) {
+        const model::Node& node = *ring[cursor];
+        cursor = (cursor + 1) % ring.size();
+        if (&node != home && consider(node, 0) && !avoid.contains(node.id))
+          ++fits;
       }
       if (best == nullptr) {
         if (failed == 0)

@@ -25,6 +25,9 @@ struct SchedulerInput {
   // The scheduler configuration's memory_oversubscription_enabled: without it a task's
   // memory_max is ignored (its hard limit is its memory), as in Nomad.
   bool memory_oversubscription = false;
+  // Scores every feasible node for each placement instead of the best of a few (the
+  // benchmark's naive baseline; never set by the server otherwise).
+  bool score_every_node = false;
 };
 
 struct PlanResult {

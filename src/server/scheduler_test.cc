@@ -177,6 +177,37 @@ TEST_F(SchedulerTest, ConstraintThatNoNodeMeetsFailsWithMetric) {
   EXPECT_EQ(plan.queued.at("web"), 2);
 }
 
+// Each placement scores a few fitting nodes, not all of them: log2 of the cluster for
+// a service job, 2 for a batch job; infeasible nodes are passed over without counting.
+// Consecutive placements walk on to other nodes.
+TEST_F(SchedulerTest, APlacementScoresOnlyAFewNodes) {
+  for (int i = 0; i < 1000; ++i) {
+    nodes_.push_back(test::MakeNode("n" + std::to_string(i)));
+    if (i % 2 == 1)
+      nodes_.back().attributes["kernel.name"] = "windows";
+  }
+  model::Job job = test::MakeJob("web", 20);
+  job.constraints.push_back({"${attr.kernel.name}", "linux", "="});
+  auto plan = Pass(job);
+  ASSERT_EQ(plan.placed, 20);
+  for (const auto& a : plan.upserts) {
+    EXPECT_EQ(a.metrics.nodes_available, 1000);
+    // 10 = ceil(log2(1000)) fitting nodes, each found past about one filtered one.
+    EXPECT_LT(a.metrics.nodes_evaluated, 40) << a.metrics.nodes_evaluated;
+    EXPECT_GE(a.metrics.nodes_evaluated, 10);
+  }
+  model::Job batch = test::MakeJob("report", 1, "batch");
+  auto b = Pass(batch);
+  ASSERT_EQ(b.placed, 1);
+  EXPECT_LT(b.upserts[0].metrics.nodes_evaluated, 20);
+
+  // The naive baseline scores every node.
+  allocs_.clear();
+  naive_ = true;
+  auto all = Pass(test::MakeJob("web", 1));
+  EXPECT_EQ(all.upserts[0].metrics.nodes_evaluated, 1000);
+}
+
 TEST_F(SchedulerTest, UnknownDriverIsFilteredAsMissingDrivers) {
   nodes_ = {test::MakeNode("n1")};
   model::Job job = test::MakeJob("web");

@@ -309,6 +309,7 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   input.now = clock_.Now();
   input.seed = seed_++;
   input.memory_oversubscription = config_.memory_oversubscription;
+  input.score_every_node = config_.score_every_node;
   eval.snapshot_index = state_.LatestIndex();
   PlanResult plan;
   try {

@@ -39,6 +39,8 @@ struct ServerConfig {
   // memory_max raises its hard memory limit above its memory (otherwise it is ignored,
   // with a warning at registration, as in Nomad).
   bool memory_oversubscription = false;
+  // The scheduler benchmark's naive baseline (SchedulerInput::score_every_node).
+  bool score_every_node = false;
 };
 
 // A node's allocations as of `index` (of the allocation table).

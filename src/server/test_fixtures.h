@@ -77,6 +77,7 @@ class SchedulerHarness {
     }
     in.seed = 42;
     in.now = now_;
+    in.score_every_node = naive_;
     return Schedule(in);
   }
   void Apply(const PlanResult& plan) {
@@ -95,6 +96,7 @@ class SchedulerHarness {
   std::vector<model::Allocation> allocs_;
   common::Time now_{};
   std::string eval_id_ = "eval-1";
+  bool naive_ = false;
 };
 
 }  // namespace drover::server::test
