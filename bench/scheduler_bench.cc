@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -93,8 +94,8 @@ struct Result {
 };
 
 Result Run(int nodes, int jobs, int count, bool naive) {
-  asio::io_context io;
-  asio::thread_pool pool(1);
+  drover::asio::io_context io;
+  drover::asio::thread_pool pool(1);
   drover::common::FakeClock clock;  // no heartbeat ever expires
   drover::server::ServerConfig config;
   config.score_every_node = naive;
@@ -169,7 +170,13 @@ void Print(int nodes, const Result& r, std::optional<double> target) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3) {
+    // One run, for profiling: drover_scheduler_bench NODES JOBS.
+    const int nodes = std::atoi(argv[1]);
+    Print(nodes, Run(nodes, std::atoi(argv[2]), 1000, false), std::nullopt);
+    return 0;
+  }
   const Result small = Run(500, 100, 1000, false);
   Print(500, small, std::nullopt);
   const Result large = Run(5000, 100, 1000, false);

@@ -209,6 +209,7 @@ PlanResult Schedule(const SchedulerInput& in) {
   }
   std::shuffle(ring.begin(), ring.end(), rng);
   size_t cursor = 0;
+  const model::Node* last = nullptr;
   const size_t limit = in.score_every_node ? ring.size() : CandidateLimit(job, ring.size());
 
   // Pass 2: place what is missing.
@@ -262,13 +263,16 @@ PlanResult Schedule(const SchedulerInput& in) {
       }
       if (home != nullptr)
         consider(*home, 100);  // above any bin-packing score
-      // Nodes to avoid do not count towards the limit: a replacement looks on for
-      // nodes it prefers.
+      // The node the previous placement chose is a candidate again: bin packing then
+      // fills it before it opens another. Nodes to avoid do not count towards the
+      // limit: a replacement looks on for nodes it prefers.
       size_t fits = 0;
+      if (last != nullptr && last != home && consider(*last, 0) && !avoid.contains(last->id))
+        ++fits;
       for (size_t seen = 0; seen < ring.size() && fits < limit; ++seen) {
         const model::Node& node = *ring[cursor];
         cursor = (cursor + 1) % ring.size();
-        if (&node != home && consider(node, 0) && !avoid.contains(node.id))
+        if (&node != home && &node != last && consider(node, 0) && !avoid.contains(node.id))
           ++fits;
       }
       if (best == nullptr) {
@@ -289,6 +293,7 @@ PlanResult Schedule(const SchedulerInput& in) {
         plan.upserts.push_back(std::move(failed));
       }
       AddUsage(usage[best->id], a);
+      last = best;
       plan.upserts.push_back(std::move(a));
       ++plan.placed;
     }

@@ -1,6 +1,7 @@
 #include "server/state_store.h"
 
 #include <algorithm>
+#include <set>
 
 namespace drover::server {
 
@@ -255,14 +256,15 @@ model::JobSummary StateStore::JobSummary(const model::Job& job) const {
 void StateStore::UpsertEvals(std::vector<model::Evaluation> evals) {
   const uint64_t index = Bump(Table::kEvals);
   const int64_t now = common::ToUnixNanos(clock_.Now());
-  std::vector<std::pair<std::string, std::string>> jobs;
+  // Each job once: its status is refreshed from all of its allocations.
+  std::set<std::pair<std::string, std::string>> jobs;
   for (model::Evaluation& e : evals) {
     auto it = evals_.find(e.id);
     e.create_index = it == evals_.end() ? index : it->second->create_index;
     e.create_time = it == evals_.end() ? now : it->second->create_time;
     e.modify_index = index;
     e.modify_time = now;
-    jobs.emplace_back(e.namespace_, e.job_id);
+    jobs.emplace(e.namespace_, e.job_id);
     const std::string id = e.id;  // the right side is evaluated (and moved) first
     evals_by_job_[JobKey(e.namespace_, e.job_id)].insert(id);
     evals_[id] = std::make_shared<const model::Evaluation>(std::move(e));
@@ -299,7 +301,8 @@ std::vector<EvalPtr> StateStore::EvalsByJob(const std::string& ns,
 void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
   const uint64_t index = Bump(Table::kAllocs);
   const int64_t now = common::ToUnixNanos(clock_.Now());
-  std::vector<std::pair<std::string, std::string>> jobs;
+  // Each job once: its status is refreshed from all of its allocations.
+  std::set<std::pair<std::string, std::string>> jobs;
   for (model::Allocation& a : allocs) {
     auto it = allocs_.find(a.id);
     if (it == allocs_.end()) {
@@ -323,7 +326,7 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     a.modify_index = index;
     a.alloc_modify_index = index;
     a.modify_time = now;
-    jobs.emplace_back(a.namespace_, a.job_id);
+    jobs.emplace(a.namespace_, a.job_id);
     const std::string id = a.id;  // the right side is evaluated (and moved) first
     allocs_by_job_[JobKey(a.namespace_, a.job_id)].insert(id);
     allocs_by_node_[a.node_id].insert(id);
@@ -342,7 +345,8 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
   }
   const uint64_t index = Bump(Table::kAllocs);
   const int64_t now = common::ToUnixNanos(clock_.Now());
-  std::vector<std::pair<std::string, std::string>> jobs;
+  // Each job once: its status is refreshed from all of its allocations.
+  std::set<std::pair<std::string, std::string>> jobs;
   for (const model::AllocClientUpdate& u : updates) {
     auto it = allocs_.find(u.id);
     if (it == allocs_.end()) {
@@ -361,7 +365,7 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
       a->deployment_status = u.deployment_status;
     a->modify_index = index;
     a->modify_time = now;
-    jobs.emplace_back(a->namespace_, a->job_id);
+    jobs.emplace(a->namespace_, a->job_id);
     it->second = std::move(a);
     Save(it->second);
   }
@@ -447,11 +451,15 @@ void StateStore::RefreshJobStatus(const std::string& ns, const std::string& job_
   std::string status;
   bool has_alloc = false;
   bool has_eval = false;
-  for (const AllocPtr& a : AllocsByJob(ns, job_id)) {
-    has_alloc = true;
-    if (!a->Terminal()) {
-      status = model::kJobStatusRunning;
-      break;
+  // Walks the index rather than copying the job's allocations: this runs on every
+  // write to them.
+  if (auto ids = allocs_by_job_.find(it->first); ids != allocs_by_job_.end()) {
+    for (const std::string& id : ids->second) {
+      has_alloc = true;
+      if (!allocs_.at(id)->Terminal()) {
+        status = model::kJobStatusRunning;
+        break;
+      }
     }
   }
   if (status.empty()) {
