@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include <boost/asio/ip/address.hpp>
@@ -122,6 +123,18 @@ api::HttpLimits HttpLimitsFor(const AgentConfig& config) {
   api::HttpLimits limits = config.http_limits;
   limits.max_conns =
       std::min<size_t>(limits.max_conns, static_cast<size_t>(std::max(descriptors / 2, 16L)));
+  return limits;
+}
+
+// The RPC port's: HttpLimitsFor's, with its own connection limits.
+api::HttpLimits RpcLimitsFor(const AgentConfig& config) {
+  const long descriptors = common::RaiseDescriptorLimit();
+  const size_t cap = static_cast<size_t>(std::max(descriptors / 2, 16L));
+  api::HttpLimits limits = HttpLimitsFor(config);
+  limits.max_conns = std::min(config.rpc_max_conns.value_or(cap), cap);
+  limits.max_conns_per_client = config.rpc_max_conns_per_client == 0
+                                    ? std::numeric_limits<size_t>::max()
+                                    : config.rpc_max_conns_per_client;
   return limits;
 }
 
@@ -250,7 +263,7 @@ int RunAgent(const AgentConfig& config) {
   std::string rpc_addr;
   if (server != nullptr && !config.dev_mode) {
     rpc_http = std::make_unique<api::HttpServer>(io.get_executor(), rpc_router,
-                                                 HttpLimitsFor(config), BrowserPolicyFor(config));
+                                                 RpcLimitsFor(config), BrowserPolicyFor(config));
     auto rpc_port = rpc_http->Listen(config.bind_addr, static_cast<uint16_t>(config.rpc_port));
     if (!rpc_port.ok())
       return Refuse(pool, rpc_port.status());

@@ -83,6 +83,12 @@ struct AgentConfig {
   bool memory_oversubscription = false;
   // The HTTP API's limits and browser policy (the limits and http blocks).
   api::HttpLimits http_limits;
+  // A server's RPC port (limits.rpc_max_conns_per_client, Nomad's, 0 for none; and
+  // limits.rpc_max_conns, Drover's): every node of the cluster holds a connection to
+  // it, so the total defaults to what the descriptor limit allows. The HTTP limits
+  // apply otherwise.
+  size_t rpc_max_conns_per_client = 100;
+  std::optional<size_t> rpc_max_conns;
   api::BrowserPolicy browser;
 };
 

@@ -79,7 +79,9 @@ const BlockSpec kTelemetry{
         {"disable_hostname", "disable_hostname", F::kBool},
     }};
 const BlockSpec kLimits{"limits",
-                        {{"http_max_conns_per_client", "http_max_conns_per_client", F::kInt},
+                        {{"rpc_max_conns_per_client", "rpc_max_conns_per_client", F::kInt},
+                         {"rpc_max_conns", "rpc_max_conns", F::kInt},
+                         {"http_max_conns_per_client", "http_max_conns_per_client", F::kInt},
                          {"http_max_conns", "http_max_conns", F::kInt},
                          {"http_max_header_bytes", "http_max_header_bytes", F::kInt},
                          {"http_max_body_bytes", "http_max_body_bytes", F::kInt},
@@ -155,8 +157,21 @@ std::set<std::string> OptionList(const std::string& value) {
   return out;
 }
 
-// The limits block: every value at least 1 (durations at least 1s).
+// The limits block: every value at least 1 (durations at least 1s), but
+// rpc_max_conns_per_client, which may be 0 (no limit) as in Nomad.
 absl::Status ApplyLimits(const Json& l, AgentConfig& config) {
+  if (l.contains("rpc_max_conns_per_client")) {
+    const int64_t v = l["rpc_max_conns_per_client"].get<int64_t>();
+    if (v < 0)
+      return Unsupported("limits.rpc_max_conns_per_client", "must be at least 0");
+    config.rpc_max_conns_per_client = static_cast<size_t>(v);
+  }
+  if (l.contains("rpc_max_conns")) {
+    const int64_t v = l["rpc_max_conns"].get<int64_t>();
+    if (v < 1)
+      return Unsupported("limits.rpc_max_conns", "must be at least 1");
+    config.rpc_max_conns = static_cast<size_t>(v);
+  }
   api::HttpLimits& h = config.http_limits;
   const std::pair<const char*, size_t*> counts[] = {
       {"http_max_conns_per_client", &h.max_conns_per_client},

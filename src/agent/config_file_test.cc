@@ -93,6 +93,11 @@ client {
 telemetry {
   collection_interval = "5s"
 }
+
+limits {
+  rpc_max_conns_per_client = 0
+  rpc_max_conns            = 20000
+}
 )";
 
 TEST_F(ConfigFileTest, AppliesEverySetting) {
@@ -128,6 +133,8 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.gc.inode_usage_threshold, 85.5);
   EXPECT_EQ(config.gc.max_allocs, 20);
   EXPECT_EQ(config.stats_interval, std::chrono::seconds(5));
+  EXPECT_EQ(config.rpc_max_conns_per_client, 0u);
+  EXPECT_EQ(config.rpc_max_conns, 20000u);
 }
 
 TEST_F(ConfigFileTest, LaterFilesOverrideAndDirectoriesAreReadInOrder) {

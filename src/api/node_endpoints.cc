@@ -139,7 +139,8 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                const uint64_t node_index = resp->index;
-               codec::Json out = {{"EvalIDs", resp->eval_ids},
+               codec::Json out = {{"EvalIDs", resp->eval_ids.empty() ? codec::Json(nullptr)
+                                                                     : codec::Json(resp->eval_ids)},
                                   {"EvalCreateIndex", resp->eval_create_index},
                                   {"NodeModifyIndex", node_index},
                                   {"Index", node_index}};
@@ -156,7 +157,8 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
                const uint64_t node_index = resp->index;
-               codec::Json out = {{"EvalIDs", resp->eval_ids},
+               codec::Json out = {{"EvalIDs", resp->eval_ids.empty() ? codec::Json(nullptr)
+                                                                     : codec::Json(resp->eval_ids)},
                                   {"EvalCreateIndex", resp->eval_create_index},
                                   {"NodeModifyIndex", node_index},
                                   {"Index", node_index}};

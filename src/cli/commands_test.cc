@@ -499,8 +499,6 @@ TEST_F(CommandsTest, NodeDrainRefusesConflictingFlags) {
                 "Only one of -deadline, -force and -no-deadline can be set\n"},
            Case{{.id = "1234", .disable = true, .ignore_system = true},
                 "-deadline, -force, -no-deadline and -ignore-system only apply with -enable\n"},
-           Case{{.id = "1234", .enable = true, .keep_ineligible = true},
-                "-keep-ineligible only applies with -disable\n"},
            Case{{.enable = true}, "This command takes one argument: <node>\n"},
            Case{{.id = "1234", .enable = true, .deadline = "soon"},
                 "Failed to parse deadline \"soon\": a positive duration is required (e.g. 30m, "
@@ -547,6 +545,12 @@ TEST_F(CommandsTest, NodeDrainSendsNomadsRequest) {
   EXPECT_EQ(RunNodeDrain({.id = "1234", .disable = true, .keep_ineligible = true}, client_, ui_),
             kExitOk);
   const nlohmann::json off = nlohmann::json::parse(client_.requests().back().body);
+  // Anything but y or n is an error.
+  out_.str("");
+  in_.clear();
+  in_.str("maybe\n");
+  EXPECT_EQ(RunNodeDrain({.id = "1234", .disable = true}, client_, ui_), kExitError);
+  EXPECT_NE(out_.str().find("No confirmation detected"), std::string::npos) << out_.str();
   EXPECT_TRUE(off["DrainSpec"].is_null());
   EXPECT_EQ(off["MarkEligible"], false);
 }

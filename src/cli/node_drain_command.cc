@@ -21,16 +21,23 @@ namespace {
 
 constexpr std::chrono::milliseconds kMonitorWait{2000};
 
-// Nomad's confirmation: an exact "y" goes on; anything else cancels.
-bool Confirm(Ui& ui, const std::string& question) {
+// Nomad's confirmation: an exact "y" goes on (nullopt); nothing or "n..." cancels
+// (exit 0), "y..." asks for an exact "y" (exit 0), anything else is an error.
+std::optional<int> Confirm(Ui& ui, const std::string& question) {
   const std::string answer = ui.Ask(question + " [y/N]");
   if (answer == "y")
-    return true;
-  if (!answer.empty() && std::tolower(static_cast<unsigned char>(answer[0])) == 'y')
-    ui.Output("For confirmation, an exact ‘y’ is required.");
-  else
+    return std::nullopt;
+  const char first = answer.empty() ? 'n' : std::tolower(static_cast<unsigned char>(answer[0]));
+  if (first == 'n') {
     ui.Output("Canceling drain toggle");
-  return false;
+    return kExitOk;
+  }
+  if (first == 'y') {
+    ui.Output("For confirmation, an exact ‘y’ is required.");
+    return kExitOk;
+  }
+  ui.Output("No confirmation detected. For confirmation, an exact ‘y’ is required.");
+  return kExitError;
 }
 
 std::optional<std::string> SelfNodeId(HttpClient& client, Ui& ui) {
@@ -92,8 +99,11 @@ int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id) {
       return kExitError;
     }
     const codec::Json& strategy = (*node)["DrainStrategy"];
+    const codec::Json& last_drain = (*node)["LastDrain"];
     if (strategy.is_object())
       ignore_system = strategy.value("IgnoreSystemJobs", false);
+    else if (last_drain.is_object())  // done before the first look
+      ignore_system = last_drain.value("IgnoreSystemJobs", false);
     bool all_stopped = true;
     const bool first_poll = seen.empty();
     for (const codec::Json& a : *list) {
@@ -160,10 +170,6 @@ int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
     ui.Error("-deadline, -force, -no-deadline and -ignore-system only apply with -enable");
     return kExitError;
   }
-  if (options.keep_ineligible && !options.disable) {
-    ui.Error("-keep-ineligible only applies with -disable");
-    return kExitError;
-  }
   if (options.self == !options.id.empty()) {
     ui.Error(options.self ? "A node ID and -self cannot both be given"
                           : "This command takes one argument: <node>");
@@ -179,7 +185,7 @@ int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
     }
     deadline = *d;
   } else if (options.force) {
-    deadline = common::Duration(-1);
+    deadline = -std::chrono::seconds(1);  // Nomad's "force"
   } else if (options.no_deadline) {
     deadline = common::Duration::zero();
   }
@@ -201,10 +207,12 @@ int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
     return kExitError;
   if (options.monitor)
     return MonitorDrain(client, ui, *id);
-  if (!options.yes &&
-      !Confirm(ui, absl::StrCat("Are you sure you want to ", options.enable ? "enable" : "disable",
-                                " drain mode for node ", Quote(*id), "?")))
-    return kExitOk;
+  if (!options.yes) {
+    if (std::optional<int> stop = Confirm(
+            ui, absl::StrCat("Are you sure you want to ", options.enable ? "enable" : "disable",
+                             " drain mode for node ", Quote(*id), "?")))
+      return *stop;
+  }
 
   codec::Json body = {{"NodeID", *id}, {"Meta", meta}};
   if (options.enable) {

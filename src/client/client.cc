@@ -307,6 +307,13 @@ asio::awaitable<void> Client::RestoreAllocs() {
       if (auto u = codec::AllocClientUpdateFromJson(**ack); u.ok())
         acknowledged_[alloc->id] = std::move(*u);
     }
+    // The health the servers acknowledged is known: not watched (and sent) again.
+    if (auto ack = acknowledged_.find(alloc->id);
+        ack != acknowledged_.end() && ack->second.deployment_status && !alloc->deployment_status) {
+      auto copy = std::make_shared<model::Allocation>(*alloc);
+      copy->deployment_status = ack->second.deployment_status;
+      alloc = std::move(copy);
+    }
     auto runner = MakeRunner(alloc, nullptr);
     allocrunner::AllocRunner* raw = runner.get();
     runners_[alloc->id] = std::move(runner);

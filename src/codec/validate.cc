@@ -222,16 +222,19 @@ bool ViableAttempts(const model::ReschedulePolicy& p, int& possible, Duration& r
 void CheckMigrate(const model::MigrateStrategy& m, Errors& errs) {
   if (m.max_parallel < 0)
     errs.push_back(absl::StrCat("MaxParallel must be >= 0 but found ", m.max_parallel));
-  if (m.health_check != model::kMigrateHealthChecks &&
-      m.health_check != model::kMigrateHealthTaskStates)
-    errs.push_back(absl::StrCat("Invalid HealthCheck: \"", m.health_check,
-                                "\" (must be \"checks\" or \"task_states\")"));
+  if (m.health_check.empty()) {
+    if (m.max_parallel > 0)
+      errs.push_back("Missing HealthCheck");
+  } else if (m.health_check != model::kMigrateHealthChecks &&
+             m.health_check != model::kMigrateHealthTaskStates) {
+    errs.push_back(absl::StrCat("Invalid HealthCheck: \"", m.health_check, "\""));
+  }
   if (m.min_healthy_time < Duration::zero())
-    errs.push_back(absl::StrCat("MinHealthyTime must be >= 0 but found ",
-                                FormatGoDuration(m.min_healthy_time)));
-  if (m.healthy_deadline <= Duration::zero())
-    errs.push_back(absl::StrCat("HealthyDeadline must be > 0 but found ",
-                                FormatGoDuration(m.healthy_deadline)));
+    errs.push_back(absl::StrCat("MinHealthyTime is ", FormatGoDuration(m.min_healthy_time),
+                                " and must be >= 0"));
+  if (m.healthy_deadline < Duration::zero())
+    errs.push_back(absl::StrCat("HealthyDeadline is ", FormatGoDuration(m.healthy_deadline),
+                                " and must be >= 0"));
   if (m.min_healthy_time > m.healthy_deadline)
     errs.push_back("MinHealthyTime must be less than HealthyDeadline");
 }

@@ -329,12 +329,14 @@ TEST(ValidateJobTest, SystemJobsMayNotReschedule) {
 TEST(ValidateJobTest, MigrateRules) {
   model::Job job = ValidJob();
   ASSERT_TRUE(job.task_groups[0].migrate.has_value());  // the service default
-  job.task_groups[0].migrate = model::MigrateStrategy{-1, "manual", seconds(-1), seconds(0)};
+  job.task_groups[0].migrate = model::MigrateStrategy{-1, "manual", seconds(-1), seconds(-2)};
   const std::string text = ErrorText(job);
   EXPECT_THAT(text, HasSubstr("\t* MaxParallel must be >= 0 but found -1\n"));
-  EXPECT_THAT(text, HasSubstr("\t* Invalid HealthCheck: \"manual\""));
-  EXPECT_THAT(text, HasSubstr("\t* MinHealthyTime must be >= 0 but found -1s\n"));
-  EXPECT_THAT(text, HasSubstr("\t* HealthyDeadline must be > 0 but found 0s\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Invalid HealthCheck: \"manual\"\n"));
+  EXPECT_THAT(text, HasSubstr("\t* MinHealthyTime is -1s and must be >= 0\n"));
+  EXPECT_THAT(text, HasSubstr("\t* HealthyDeadline is -2s and must be >= 0\n"));
+  job.task_groups[0].migrate = model::MigrateStrategy{2, "", seconds(0), seconds(0)};
+  EXPECT_THAT(ErrorText(job), HasSubstr("\t* Missing HealthCheck\n"));
   job.task_groups[0].migrate = model::MigrateStrategy{0, "task_states", minutes(2), minutes(1)};
   EXPECT_THAT(ErrorText(job), HasSubstr("MinHealthyTime must be less than HealthyDeadline"));
   job.task_groups[0].migrate = model::MigrateStrategy{3, "task_states", seconds(1), minutes(1)};

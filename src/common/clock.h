@@ -25,6 +25,13 @@ inline int64_t ToUnixNanos(Time t) {
 inline Time FromUnixNanos(int64_t ns) {
   return Time(Duration(ns));
 }
+// t + d for a non-negative d, held at the end of time instead of overflowing (a
+// user's deadline of centuries).
+inline Time AddSaturating(Time t, Duration d) {
+  if (d > Time::max() - t)
+    return Time::max();
+  return t + d;
+}
 
 class Clock {
  public:

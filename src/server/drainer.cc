@@ -73,8 +73,10 @@ DrainPlan PlanDrain(const StateStore& state, const std::vector<NodePtr>& drainin
         continue;
       }
       others_left = true;
-      if (Marked(*a))
+      if (Marked(*a)) {
+        plan.marked.push_back(a);
         continue;
+      }
       if (forced) {
         plan.migrate.push_back(a);
       } else if (!IsBatch(*a)) {
@@ -87,10 +89,8 @@ DrainPlan PlanDrain(const StateStore& state, const std::vector<NodePtr>& drainin
       plan.complete.push_back(node);
       continue;
     }
-    for (const AllocPtr& a : system) {
-      if (!Marked(*a))
-        plan.migrate.push_back(a);
-    }
+    for (const AllocPtr& a : system)
+      (Marked(*a) ? plan.marked : plan.migrate).push_back(a);
   }
   for (auto& [key, allocs] : candidates) {
     std::sort(allocs.begin(), allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {

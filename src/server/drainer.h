@@ -22,7 +22,10 @@
 namespace drover::server {
 
 struct DrainPlan {
-  std::vector<AllocPtr> migrate;              // to mark for migration now
+  std::vector<AllocPtr> migrate;  // to mark for migration now
+  // Marked earlier and still meant to run: their job's evaluation has not stopped them
+  // (it failed, or was lost with a crash); the server evaluates the job again.
+  std::vector<AllocPtr> marked;
   std::vector<NodePtr> complete;              // drains with nothing left to move
   std::optional<common::Time> next_deadline;  // the earliest force deadline still ahead
 };

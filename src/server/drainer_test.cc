@@ -207,6 +207,47 @@ TEST_F(DrainTest, ADrainOfAnUnknownNodeChangesNothing) {
   EXPECT_EQ(server_.state().LatestIndex(), before);
 }
 
+// An allocation marked for migration whose evaluation never stopped it (lost in a
+// crash) gets another evaluation, and the drain goes on.
+TEST_F(DrainTest, AMarkedAllocationWithoutAnEvaluationIsEvaluatedAgain) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  Register(test::MakeJob("report", 1, "batch"));
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2")).ok());
+  ASSERT_TRUE(Drain("n1", DrainSpec{}).ok());
+  ASSERT_TRUE(Idle());
+  model::Allocation marked = *Live("n1").at(0);
+  marked.desired_transition.migrate = true;
+  server_.state().UpsertAllocs({marked});
+  ASSERT_TRUE(Run([&] { return Live("n2").size() == 1; }));
+  EXPECT_TRUE(Live("n1").empty());
+}
+
+// What a client says of its drain is not taken: drains are set through the API.
+TEST_F(DrainTest, ANodeCannotRegisterItselfDraining) {
+  model::Node node = test::MakeNode("n1");
+  node.drain = true;
+  node.drain_strategy = model::DrainStrategy{.deadline = seconds(-1)};
+  node.last_drain = model::DrainMetadata{.status = "draining"};
+  node.scheduling_eligibility = "ineligible";
+  ASSERT_TRUE(server_.RegisterNode(node).ok());
+  NodePtr stored = server_.state().GetNode("n1");
+  EXPECT_FALSE(stored->drain);
+  EXPECT_FALSE(stored->drain_strategy.has_value());
+  EXPECT_FALSE(stored->last_drain.has_value());
+  EXPECT_EQ(stored->scheduling_eligibility, "eligible");
+}
+
+// A deadline of centuries does not overflow into one in the past.
+TEST_F(DrainTest, AHugeDeadlineIsNotAForcedDrain) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  Register(test::MakeJob("report", 1, "batch"));
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2")).ok());
+  ASSERT_TRUE(Drain("n1", DrainSpec{.deadline = common::Duration::max()}).ok());
+  ASSERT_TRUE(Idle());
+  EXPECT_EQ(Live("n1").size(), 1u);
+  EXPECT_EQ(server_.state().GetNode("n1")->drain_strategy->force_deadline, common::Time::max());
+}
+
 TEST_F(DrainTest, ANegativeDeadlineMovesEverythingAtOnce) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
   model::Job job = test::MakeJob("web", 3);

@@ -24,13 +24,16 @@ absl::StatusOr<EvalResponse> Server::UpdateNodeDrain(const std::string& node_id,
     model::DrainStrategy s;
     s.deadline = spec->deadline;
     if (spec->deadline > common::Duration::zero())
-      s.force_deadline = now + spec->deadline;
+      s.force_deadline = common::AddSaturating(now, spec->deadline);
     s.ignore_system_jobs = spec->ignore_system_jobs;
     // A changed drain keeps counting from when the node began draining.
     s.started_at = before->drain_strategy ? before->drain_strategy->started_at : now;
     node.drain_strategy = s;
     node.drain = true;
     node.scheduling_eligibility = "ineligible";
+    // A changed drain without meta keeps what it had (as Nomad).
+    if (meta.empty() && before->drain_strategy && before->last_drain)
+      meta = before->last_drain->meta;
     node.last_drain = model::DrainMetadata{.started_at = s.started_at,
                                            .updated_at = now,
                                            .status = model::kDrainStatusDraining,
@@ -40,6 +43,8 @@ absl::StatusOr<EvalResponse> Server::UpdateNodeDrain(const std::string& node_id,
     if (before->drain_strategy && node.last_drain) {
       node.last_drain->status = model::kDrainStatusCanceled;
       node.last_drain->updated_at = now;
+      // Left ineligible, the node keeps the system allocations the drain kept.
+      node.last_drain->ignore_system_jobs = before->drain_strategy->ignore_system_jobs;
       if (!meta.empty())
         node.last_drain->meta = std::move(meta);
     }
@@ -81,6 +86,7 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::UpdateNodeDrainDurably(
     } else {
       draining_.erase(node_id);
     }
+    drain_changed_.Notify();
   };
   co_return co_await Durably(write, undo);
 }
@@ -113,6 +119,22 @@ std::optional<common::Time> Server::DrainPass() {
   for (const auto& [ns, id] : jobs) {
     JobPtr job = state_.GetJob(ns, id);
     if (job && !HasQueuedEval(*job))
+      CreateEval(*job, model::kTriggerNodeDrain);
+  }
+  // Marked before, yet not stopped: the evaluation that should have done it is gone.
+  // (A pass never runs while the worker schedules: both hold durable_writes_.)
+  std::set<std::pair<std::string, std::string>> stalled;
+  for (const AllocPtr& a : plan.marked)
+    stalled.emplace(a->namespace_, a->job_id);
+  for (const auto& [ns, id] : stalled) {
+    JobPtr job = state_.GetJob(ns, id);
+    if (!job || jobs.contains({ns, id}))
+      continue;
+    const std::vector<EvalPtr> evals = state_.EvalsByJob(ns, id);
+    const bool pending = std::any_of(evals.begin(), evals.end(), [](const EvalPtr& e) {
+      return e->status == model::kEvalPending;
+    });
+    if (!pending)
       CreateEval(*job, model::kTriggerNodeDrain);
   }
   for (const NodePtr& n : plan.complete) {

@@ -86,6 +86,20 @@ size_t CandidateLimit(const model::Job& job, size_t nodes) {
   return std::max<size_t>(2, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(nodes)))));
 }
 
+// Device affinities rank nodes by what they hold: a few sampled nodes could miss the
+// one they prefer, so such jobs score every node.
+bool HasDeviceAffinities(const model::Job& job) {
+  for (const model::TaskGroup& g : job.task_groups) {
+    for (const model::Task& t : g.tasks) {
+      for (const model::RequestedDevice& d : t.resources.devices) {
+        if (!d.affinities.empty())
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 PlanResult Schedule(const SchedulerInput& in) {
@@ -210,7 +224,9 @@ PlanResult Schedule(const SchedulerInput& in) {
   std::shuffle(ring.begin(), ring.end(), rng);
   size_t cursor = 0;
   const model::Node* last = nullptr;
-  const size_t limit = in.score_every_node ? ring.size() : CandidateLimit(job, ring.size());
+  const size_t limit = in.score_every_node || HasDeviceAffinities(job)
+                           ? ring.size()
+                           : CandidateLimit(job, ring.size());
 
   // Pass 2: place what is missing.
   for (const GroupWork& w : work) {

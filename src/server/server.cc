@@ -424,8 +424,12 @@ absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
   node.status = model::kNodeStatusReady;
   node.computed_class = model::ComputeNodeClass(node);
   node.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
+  // Set through the API, never by the client.
+  node.drain = false;
+  node.drain_strategy.reset();
+  node.last_drain.reset();
+  node.scheduling_eligibility = "eligible";
   if (prev) {
-    // Set through the API, not by the client.
     node.drain = prev->drain;
     node.drain_strategy = prev->drain_strategy;
     node.last_drain = prev->last_drain;

@@ -66,8 +66,7 @@ TEST(NodeSimTest, TwoHundredSimulatedNodesRunWhatTheServerPlaces) {
   // Every simulated node calls from 127.0.0.1: the per-client connection limit must
   // hold a long poll and a heartbeat for each.
   Cluster cluster(ClusterOptions{.clients = 0,
-                                 .server_config = "limits {\n  http_max_conns_per_client = 2000\n"
-                                                  "  http_max_conns = 2000\n}\n"});
+                                 .server_config = "limits {\n  rpc_max_conns_per_client = 0\n}\n"});
   ASSERT_TRUE(cluster.ok()) << cluster.Logs();
   NodeSim sim(cluster.server().rpc_address(), kNodes, cluster.server().data_dir());
   ASSERT_TRUE(sim.WaitReady()) << testing::ReadFile(cluster.server().data_dir() / "nodesim.err");

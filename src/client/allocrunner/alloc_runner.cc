@@ -278,14 +278,20 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
 }
 
 bool AllocRunner::WatchesHealth() const {
-  const model::TaskGroup* group = alloc_->Group();
   return !health_ && !alloc_->Terminal() && alloc_->job &&
-         alloc_->job->type == model::kJobTypeService && group->migrate.has_value();
+         alloc_->job->type == model::kJobTypeService;
 }
 
 asio::awaitable<void> AllocRunner::WatchHealth() {
   using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
-  HealthTracker tracker(*alloc_->Group(), *alloc_->Group()->migrate, config_.clock->Now());
+  // The tracker points into this version of the job: kept alive here, as updates
+  // replace alloc_ meanwhile.
+  const std::shared_ptr<const model::Allocation> alloc = alloc_;
+  const model::TaskGroup& group = *alloc->Group();
+  // A job stored before migrate blocks were kept has none: Nomad's defaults then.
+  const model::MigrateStrategy strategy = group.migrate.value_or(model::MigrateStrategy{
+      1, model::kMigrateHealthChecks, std::chrono::seconds(10), std::chrono::minutes(5)});
+  HealthTracker tracker(group, strategy, config_.clock->Now());
   while (!health_stop_->cancelled()) {
     const common::Time now = config_.clock->Now();
     if (std::optional<bool> healthy = tracker.Observe(ClientUpdate().task_states, now)) {

@@ -121,7 +121,7 @@ class AllocRunner {
  private:
   asio::awaitable<void> HandleTaskStateUpdates();
   // Whether this allocation's health is to be watched: a running service allocation
-  // whose group has a migrate block and whose health is not known yet.
+  // whose health is not known yet (with its group's migrate block, or Nomad's default).
   bool WatchesHealth() const;
   // Decides the allocation's health (HealthTracker) and reports it once, as its
   // DeploymentStatus; ends then, or when health_stop_ is cancelled.

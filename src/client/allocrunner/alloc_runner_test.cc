@@ -54,12 +54,42 @@ TEST_F(AllocRunnerTest, ReportsHealthOnceTasksRanForMinHealthyTime) {
   EXPECT_EQ(updates_.back().deployment_status->healthy, true);
 }
 
-TEST_F(AllocRunnerTest, NoHealthWithoutAMigrateBlockOrForBatch) {
+// A job stored before migrate blocks were kept has none: Nomad's defaults apply
+// (10 s of health). Batch allocations have no health.
+TEST_F(AllocRunnerTest, HealthWithoutAMigrateBlockUsesTheDefaultsButNotForBatch) {
   auto ar = Make(MakeAlloc({MockTask("web", {{"run_for", "1m"}})}));
   Start(*ar);
   ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
+  bool healthy = false;
+  for (const auto& u : updates_)
+    healthy = healthy || (u.deployment_status && u.deployment_status->healthy == true);
+  EXPECT_TRUE(healthy);
+  Destroy(*ar);
+  updates_.clear();
+  auto batch = Make(MakeAlloc({MockTask("job", {{"run_for", "1m"}})}, "batch"));
+  Start(*batch);
+  ASSERT_TRUE(RunUntil([&] { return batch->run_done(); }));
   for (const auto& u : updates_)
     EXPECT_FALSE(u.deployment_status.has_value());
+  Destroy(*batch);
+}
+
+// The watcher outlives updates that replace the allocation (and its job) under it.
+TEST_F(AllocRunnerTest, HealthIsDecidedAcrossUpdatesOfTheAllocation) {
+  auto alloc = MakeAlloc({MockTask("web", {{"run_for", "1h"}})});
+  auto ar = Make(alloc);
+  Start(*ar);
+  ASSERT_TRUE(
+      RunUntil([&] { return !updates_.empty() && updates_.back().client_status == "running"; }));
+  for (int i = 0; i < 3; ++i) {
+    auto copy = std::make_shared<model::Allocation>(*alloc);
+    copy->job = std::make_shared<model::Job>(*alloc->job);  // a fresh job, as decoded
+    copy->alloc_modify_index = alloc->alloc_modify_index + 1 + i;
+    ar->Update(copy);
+  }
+  alloc.reset();
+  ASSERT_TRUE(RunUntil([&] { return !updates_.empty() && updates_.back().deployment_status; }));
+  EXPECT_EQ(updates_.back().deployment_status->healthy, true);
   Destroy(*ar);
 }
 

@@ -2,9 +2,12 @@
 
 namespace drover::allocrunner {
 
+using common::AddSaturating;
+
 HealthTracker::HealthTracker(const model::TaskGroup& group, const model::MigrateStrategy& strategy,
                              common::Time start)
-    : min_healthy_time_(strategy.min_healthy_time), deadline_(start + strategy.healthy_deadline) {
+    : min_healthy_time_(strategy.min_healthy_time),
+      deadline_(AddSaturating(start, strategy.healthy_deadline)) {
   for (const model::Task& t : group.tasks) {
     if (!t.IsPoststop())
       tasks_.push_back(&t);
@@ -41,7 +44,7 @@ std::optional<bool> HealthTracker::Observe(const std::map<std::string, model::Ta
     healthy_since_ = now;
     since_signature_ = std::move(sig);
   }
-  if (healthy_since_ && now - *healthy_since_ >= min_healthy_time_) {
+  if (healthy_since_ && AddSaturating(*healthy_since_, min_healthy_time_) <= now) {
     verdict_ = true;
   } else if (now >= deadline_) {
     verdict_ = false;
@@ -51,7 +54,7 @@ std::optional<bool> HealthTracker::Observe(const std::map<std::string, model::Ta
 
 common::Time HealthTracker::NextCheck() const {
   if (healthy_since_)
-    return std::min(*healthy_since_ + min_healthy_time_, deadline_);
+    return std::min(AddSaturating(*healthy_since_, min_healthy_time_), deadline_);
   return deadline_;
 }
 

@@ -8,9 +8,16 @@
 // is reported complete. Writes -ready-file once every node has registered, and runs
 // until SIGINT or SIGTERM.
 //
+// For benchmarks: -stats-file PATH is rewritten every second with what the nodes saw
+// ({"registered", "heartbeats", "heartbeat_p50_ms", "heartbeat_p99_ms",
+// "heartbeat_max_ms", "running", "silenced"}: heartbeat round trips, allocations
+// reported running now); SIGUSR1 silences the first -silence N nodes, which stop
+// heartbeating and answering from then on, as machines that died.
+//
 //   drover-nodesim -servers 127.0.0.1:4647 -nodes 200 [-datacenter dc1] [-region global]
 //                  [-name-prefix sim] [-fail-percent 0] [-batch-run-ms 1000]
-//                  [-ready-file PATH]
+//                  [-ready-file PATH] [-stats-file PATH] [-silence N]
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -25,6 +32,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "common/clock.h"
+#include "common/fds.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/offload.h"
@@ -44,6 +52,27 @@ struct Options {
   int fail_percent = 0;
   common::Duration batch_run = std::chrono::seconds(1);
   std::string ready_file;
+  std::string stats_file;
+  int silence = 0;
+};
+
+// What every node saw, for -stats-file (on the control loop; no locks).
+struct Stats {
+  int registered = 0;
+  uint64_t heartbeats = 0;
+  std::vector<double> latencies_ms;  // the latest heartbeats' round trips, a ring
+  size_t next = 0;
+  int64_t running = 0;
+  int silenced = 0;
+  void Heartbeat(double ms) {
+    ++heartbeats;
+    constexpr size_t kKept = 100'000;
+    if (latencies_ms.size() < kKept) {
+      latencies_ms.push_back(ms);
+    } else {
+      latencies_ms[next++ % kKept] = ms;
+    }
+  }
 };
 
 bool ParseOptions(int argc, char** argv, Options& o) {
@@ -67,6 +96,10 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       o.batch_run = std::chrono::milliseconds(n);
     } else if (flag == "-ready-file") {
       o.ready_file = value;
+    } else if (flag == "-stats-file") {
+      o.stats_file = value;
+    } else if (flag == "-silence" && absl::SimpleAtoi(value, &n) && n >= 0 && n <= 100'000) {
+      o.silence = static_cast<int>(n);
     } else {
       std::fprintf(stderr, "drover-nodesim: bad flag or value: %s %s\n", flag.c_str(),
                    value.c_str());
@@ -103,8 +136,9 @@ model::Node SimulatedNode(const Options& o, int index) {
 // One simulated node: registration, heartbeats, and the allocations placed on it.
 class SimNode {
  public:
-  SimNode(asio::thread_pool& pool, common::Clock& clock, const Options& o, int index)
+  SimNode(asio::thread_pool& pool, common::Clock& clock, const Options& o, int index, Stats& stats)
       : clock_(clock),
+        stats_(stats),
         options_(o),
         node_(SimulatedNode(o, index)),
         rpc_(pool, rpc::RemoteServerRpcOptions{.servers = o.servers, .region = o.region}) {}
@@ -126,11 +160,25 @@ class SimNode {
     co_await (Heartbeats(ttl) && Allocations());
   }
 
+  // From now on the node neither heartbeats nor answers: a machine that died.
+  void Silence() {
+    if (silenced_)
+      return;
+    silenced_ = true;
+    ++stats_.silenced;
+    for (const auto& [id, status] : reported_)
+      stats_.running -= status == model::kClientRunning ? 1 : 0;
+  }
+
  private:
   asio::awaitable<void> Heartbeats(common::Duration ttl) {
     for (;;) {
       co_await clock_.Sleep(ttl);
+      if (silenced_)
+        co_return;
+      const common::Time sent = clock_.Now();
       absl::StatusOr<common::Duration> r = co_await rpc_.Heartbeat(node_.id);
+      stats_.Heartbeat(std::chrono::duration<double, std::milli>(clock_.Now() - sent).count());
       if (r.ok()) {
         ttl = *r;
       } else if (absl::IsNotFound(r.status())) {
@@ -149,6 +197,8 @@ class SimNode {
 
   model::AllocClientUpdate Update(const model::Allocation& a, const std::string& status) {
     model::AllocClientUpdate u{.id = a.id, .node_id = node_.id, .client_status = status};
+    stats_.running += (status == model::kClientRunning ? 1 : 0) -
+                      (reported_[a.id] == model::kClientRunning ? 1 : 0);
     const model::TaskGroup* g = a.Group();
     if (g == nullptr) {
       reported_[a.id] = status;
@@ -169,7 +219,7 @@ class SimNode {
 
   asio::awaitable<void> CompleteLater(std::shared_ptr<const model::Allocation> a) {
     co_await clock_.Sleep(options_.batch_run);
-    if (reported_[a->id] != model::kClientRunning)
+    if (silenced_ || reported_[a->id] != model::kClientRunning)
       co_return;
     std::vector<model::AllocClientUpdate> done = {Update(*a, model::kClientComplete)};
     (void)co_await rpc_.UpdateAllocations(std::move(done));
@@ -180,6 +230,8 @@ class SimNode {
     for (;;) {
       absl::StatusOr<client::NodeAllocations> got =
           co_await rpc_.GetNodeAllocations(node_.id, index, std::chrono::minutes(5));
+      if (silenced_)
+        co_return;
       if (!got.ok()) {
         co_await clock_.Sleep(std::chrono::seconds(1));
         continue;
@@ -207,34 +259,73 @@ class SimNode {
   }
 
   common::Clock& clock_;
+  Stats& stats_;
   const Options& options_;
   model::Node node_;
   rpc::RemoteServerRpc rpc_;
   std::map<std::string, std::string> reported_;  // allocation -> status reported
+  bool silenced_ = false;
 };
+
+void WriteStats(const std::string& path, Stats& stats) {
+  std::vector<double> sorted = stats.latencies_ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double p) {
+    return sorted.empty() ? 0.0 : sorted[static_cast<size_t>(p * (sorted.size() - 1))];
+  };
+  {
+    std::ofstream out(path + ".tmp");
+    out << "{\"registered\": " << stats.registered << ", \"heartbeats\": " << stats.heartbeats
+        << ", \"heartbeat_p50_ms\": " << pct(0.5) << ", \"heartbeat_p99_ms\": " << pct(0.99)
+        << ", \"heartbeat_max_ms\": " << (sorted.empty() ? 0.0 : sorted.back())
+        << ", \"running\": " << stats.running << ", \"silenced\": " << stats.silenced << "}\n";
+  }
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+asio::awaitable<void> StatsWriter(common::Clock& clock, const std::string& path, Stats& stats) {
+  for (;;) {
+    co_await clock.Sleep(std::chrono::seconds(1));
+    WriteStats(path, stats);
+  }
+}
 
 int Main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, options))
     return 2;
   common::InitLogging("warn");
+  // A long poll and a heartbeat at a time per node.
+  common::RaiseDescriptorLimit();
   asio::io_context io;
   asio::thread_pool pool(1);
   common::RealClock clock;
   std::vector<std::unique_ptr<SimNode>> nodes;
-  int registered = 0;
+  Stats stats;
   auto on_registered = [&] {
-    if (++registered != options.nodes || options.ready_file.empty())
+    if (++stats.registered != options.nodes || options.ready_file.empty())
       return;
-    { std::ofstream(options.ready_file + ".tmp") << registered << "\n"; }
+    { std::ofstream(options.ready_file + ".tmp") << stats.registered << "\n"; }
     std::rename((options.ready_file + ".tmp").c_str(), options.ready_file.c_str());
   };
   for (int i = 0; i < options.nodes; ++i) {
-    nodes.push_back(std::make_unique<SimNode>(pool, clock, options, i));
+    nodes.push_back(std::make_unique<SimNode>(pool, clock, options, i, stats));
     common::SpawnDetached(io.get_executor(), nodes.back()->Run(on_registered), "nodesim node");
   }
+  if (!options.stats_file.empty())
+    common::SpawnDetached(io.get_executor(), StatsWriter(clock, options.stats_file, stats),
+                          "nodesim stats");
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
+  asio::signal_set usr1(io, SIGUSR1);
+  usr1.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec)
+      return;
+    for (int i = 0; i < options.silence && i < options.nodes; ++i)
+      nodes[i]->Silence();
+    if (!options.stats_file.empty())
+      WriteStats(options.stats_file, stats);
+  });
   io.run();
   pool.stop();
   pool.join();

@@ -1,0 +1,273 @@
+// A real server agent and 5,000 simulated nodes (drover-nodesim) heartbeating and
+// long-polling through the client protocol on 127.0.0.1. Measures, in order:
+//   steady     the server's CPU share with 5,000 idle nodes (30 s), and the nodes'
+//              heartbeat round trips (p50/p99/max);
+//   place      from registering 20 service jobs x 1,000 allocations to the server
+//              seeing all 20,000 reported running, and the server's CPU share then;
+//   node_down  after 500 nodes stop heartbeating (SIGUSR1 to drover-nodesim): until
+//              the server marks all 500 down, and until their allocations' replacements
+//              are reported running (20,000 again).
+// One JSON object per line: {"bench":"cluster_sim","metric":..,"value":..,...}.
+// Target (issue 17): the server stays under one core at steady state.
+//
+//   drover_cluster_sim_bench --drover PATH --nodesim PATH [--nodes 5000]
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/http_client.h"
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_agent.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using drover::bench::Emit;
+
+pid_t Spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  std::vector<char*> cargs;
+  std::vector<std::string> copy = args;
+  for (auto& a : copy)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0].c_str(), &fa, nullptr, cargs.data(), environ) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+void Stop(pid_t pid) {
+  if (pid <= 0)
+    return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+// Polls `pred` every `every` until it holds or `timeout` passes.
+template <typename Pred>
+bool WaitUntil(Pred pred, std::chrono::seconds timeout,
+               std::chrono::milliseconds every = std::chrono::milliseconds(200)) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (pred())
+      return true;
+    std::this_thread::sleep_for(every);
+  }
+  return pred();
+}
+
+// The process's user + system CPU seconds (/proc/PID/stat).
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  long utime = 0;
+  long stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14)
+      utime = std::stol(field);
+    if (i == 15)
+      stime = std::stol(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+long RssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+nlohmann::json ReadJson(const fs::path& p) {
+  std::ifstream in(p);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_discarded() ? nlohmann::json::object() : j;
+}
+
+// Allocations the server sees running, over every job (the list's JobSummary).
+int64_t Running(drover::cli::HttpClient& http) {
+  auto r = http.Do("GET", "/v1/jobs");
+  if (!r.ok())
+    return -1;
+  nlohmann::json jobs = nlohmann::json::parse(r->body, nullptr, false);
+  int64_t n = 0;
+  for (const auto& j : jobs) {
+    for (const auto& [group, s] : j["JobSummary"]["Summary"].items())
+      n += s.value("Running", 0);
+  }
+  return n;
+}
+
+int64_t DownNodes(drover::cli::HttpClient& http) {
+  auto r = http.Do("GET", "/v1/nodes");
+  if (!r.ok())
+    return -1;
+  int64_t n = 0;
+  for (const auto& node : nlohmann::json::parse(r->body, nullptr, false))
+    n += node["Status"] == "down" ? 1 : 0;
+  return n;
+}
+
+std::string Job(int i, int count) {
+  nlohmann::json job = {{"ID", "sim-" + std::to_string(i)},
+                        {"Type", "service"},
+                        {"Datacenters", {"dc1"}},
+                        {"TaskGroups",
+                         {{{"Name", "g"},
+                           {"Count", count},
+                           {"Tasks",
+                            {{{"Name", "t"},
+                              {"Driver", "mock_driver"},
+                              {"Config", {{"run_for", "1h"}}},
+                              {"Resources", {{"CPU", 100}, {"MemoryMB", 64}}}}}}}}}};
+  return nlohmann::json({{"Job", job}}).dump();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string drover;
+  std::string nodesim;
+  int nodes = 5000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--drover")
+      drover = argv[i + 1];
+    else if (flag == "--nodesim")
+      nodesim = argv[i + 1];
+    else if (flag == "--nodes")
+      nodes = std::atoi(argv[i + 1]);
+  }
+  if (drover.empty() || nodesim.empty() || nodes < 10) {
+    std::fprintf(stderr, "usage: %s --drover PATH --nodesim PATH [--nodes N]\n", argv[0]);
+    return 2;
+  }
+  const int jobs = 20;
+  const int count = 1000;
+  const int silence = nodes / 10;
+  const fs::path dir =
+      fs::temp_directory_path() / ("drover-cluster-sim-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "server.hcl") << "limits {\n  rpc_max_conns_per_client = 0\n}\n";
+  const pid_t server =
+      Spawn({drover, "agent", "-server", "-data-dir", (dir / "server").string(), "-http-port", "0",
+             "-rpc-port", "0", "-config", (dir / "server.hcl").string(), "-log-level", "warn"},
+            dir / "server.out", dir / "server.err");
+  pid_t sim = -1;
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "cluster_sim: %s (logs in %s)\n", why.c_str(), dir.c_str());
+    Stop(sim);
+    Stop(server);
+    return 1;
+  };
+  if (!WaitUntil([&] { return fs::exists(dir / "server" / "rpc.addr"); }, std::chrono::seconds(60)))
+    return fail("the server did not start");
+  std::string http_addr;
+  std::string rpc_addr;
+  std::ifstream(dir / "server" / "http.addr") >> http_addr;
+  std::ifstream(dir / "server" / "rpc.addr") >> rpc_addr;
+  auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + http_addr));
+
+  const auto start = Clock::now();
+  sim = Spawn({nodesim, "-servers", rpc_addr, "-nodes", std::to_string(nodes), "-ready-file",
+               (dir / "sim.ready").string(), "-stats-file", (dir / "sim.json").string(), "-silence",
+               std::to_string(silence)},
+              dir / "sim.out", dir / "sim.err");
+  if (!WaitUntil([&] { return fs::exists(dir / "sim.ready"); }, std::chrono::seconds(300)))
+    return fail("the simulated nodes did not all register");
+  const double register_s = std::chrono::duration<double>(Clock::now() - start).count();
+
+  // Steady state: every node registered, heartbeating at the TTL it was given.
+  double cpu0 = CpuSeconds(server);
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(30));
+  double share =
+      (CpuSeconds(server) - cpu0) / std::chrono::duration<double>(Clock::now() - t0).count();
+  nlohmann::json stats = ReadJson(dir / "sim.json");
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "steady_server_cpu_share"},
+        {"nodes", nodes},
+        {"value", share},
+        {"target", 1.0},
+        {"register_s", register_s},
+        {"server_rss_mib", RssKib(server) / 1024.0},
+        {"heartbeats", stats.value("heartbeats", 0)},
+        {"heartbeat_p50_ms", stats.value("heartbeat_p50_ms", 0.0)},
+        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)},
+        {"heartbeat_max_ms", stats.value("heartbeat_max_ms", 0.0)}});
+
+  // Placement: 20 jobs x 1,000 allocations until all run.
+  cpu0 = CpuSeconds(server);
+  t0 = Clock::now();
+  for (int i = 0; i < jobs; ++i) {
+    auto r = http->Do("PUT", "/v1/jobs", Job(i, count));
+    if (!r.ok())
+      return fail("registering a job: " + std::string(r.status().message()));
+  }
+  const int64_t want = static_cast<int64_t>(jobs) * count;
+  if (!WaitUntil([&] { return Running(*http) >= want; }, std::chrono::seconds(600)))
+    return fail("not every allocation ran");
+  const double place_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "time_to_running_s"},
+        {"nodes", nodes},
+        {"allocations", want},
+        {"value", place_s},
+        {"server_cpu_share", (CpuSeconds(server) - cpu0) / place_s},
+        {"server_rss_mib", RssKib(server) / 1024.0}});
+
+  // 500 nodes die.
+  kill(sim, SIGUSR1);
+  t0 = Clock::now();
+  cpu0 = CpuSeconds(server);
+  if (!WaitUntil([&] { return DownNodes(*http) >= silence; }, std::chrono::seconds(600)))
+    return fail("the silent nodes were not all marked down");
+  const double down_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!WaitUntil([&] { return Running(*http) >= want; }, std::chrono::seconds(600)))
+    return fail("the lost allocations were not all replaced");
+  const double replaced_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats = ReadJson(dir / "sim.json");
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "node_down_detected_s"},
+        {"nodes", nodes},
+        {"silenced", silence},
+        {"value", down_s},
+        {"replaced_running_s", replaced_s},
+        {"server_cpu_share", (CpuSeconds(server) - cpu0) / replaced_s},
+        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)}});
+  Stop(sim);
+  Stop(server);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return 0;
+}
