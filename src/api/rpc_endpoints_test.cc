@@ -94,7 +94,12 @@ TEST_F(RpcEndpointsTest, ANodeRegistersHeartbeatsGetsItsAllocationsAndReportsThe
   model::AllocClientUpdate u{.id = got->allocs[0]->id, .node_id = "n1", .client_status = "running"};
   ASSERT_TRUE(Run(remote->UpdateAllocations({u})).ok());
   EXPECT_EQ(server_.state().GetAlloc(u.id)->client_status, "running");
-  // The update changed an allocation of this node: a query from the last index wakes.
+  // The node's own report does not wake its query: it runs out its wait, unchanged.
+  auto same = Run(remote->GetNodeAllocations("n1", got->index, 200ms));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->index, got->index);
+  // A change the server makes to one of its allocations does.
+  ASSERT_TRUE(server_.StopAlloc(u.id).ok());
   auto next = Run(remote->GetNodeAllocations("n1", got->index, 10s));
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_GT(next->index, got->index);

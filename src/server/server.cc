@@ -620,24 +620,14 @@ absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
 asio::awaitable<absl::StatusOr<NodeAllocs>> Server::WatchNodeAllocs(std::string node_id,
                                                                     uint64_t min_index,
                                                                     common::Duration max_wait) {
-  const common::Time deadline = clock_.Now() + max_wait;
+  // Woken by the server's changes to this node's allocations only: with thousands of
+  // nodes long-polling, a change elsewhere (or a node's own status report) wakes none.
+  if (min_index != 0)
+    co_await state_.WaitNodeAllocs(node_id, min_index, max_wait);
   NodeAllocs out;
-  out.index = state_.TableIndex(Table::kAllocs);
   out.allocs = state_.AllocsByNode(node_id);
-  const size_t count = out.allocs.size();
-  auto changed = [&] {
-    if (min_index == 0 || out.allocs.size() != count)  // new, or one was removed
-      return true;
-    return std::any_of(out.allocs.begin(), out.allocs.end(),
-                       [&](const AllocPtr& a) { return a->modify_index > min_index; });
-  };
-  while (!changed() && clock_.Now() < deadline) {
-    std::vector<Table> tables{Table::kAllocs};
-    out.index =
-        co_await state_.BlockUntil(tables, std::max(out.index, min_index), deadline - clock_.Now());
-    out.allocs = state_.AllocsByNode(node_id);
-  }
-  out.index = std::max(out.index, min_index);
+  // Never 0: the next poll must wait rather than return at once.
+  out.index = std::max({state_.NodeAllocsIndex(node_id), min_index, uint64_t{1}});
   if (absl::Status durable = co_await state_.Flush(); !durable.ok())
     co_return durable;
   co_return out;

@@ -194,5 +194,50 @@ TEST_F(ServerTest, DeregisterWithNoShutdownDelayMarksTheStoppedAllocs) {
   }
 }
 
+// A node's long poll wakes for the server's changes to its own allocations: not for
+// another node's, nor for its own status reports.
+TEST_F(ServerTest, ANodesAllocationWatchWakesForItsOwnChangesOnly) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2", 1000)).ok());
+  model::Job job = test::MakeJob("web", 1);
+  job.constraints.push_back({"${node.unique.id}", "n1", "="});
+  auto resp = server_.RegisterJob(job);
+  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  std::optional<absl::StatusOr<NodeAllocs>> first;
+  auto watch = [&](uint64_t index,
+                   std::optional<absl::StatusOr<NodeAllocs>>& out) -> asio::awaitable<void> {
+    auto r = co_await server_.WatchNodeAllocs("n1", index, std::chrono::minutes(5));
+    out = std::move(r);
+  };
+  asio::co_spawn(io_, watch(0, first), asio::detached);
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return first.has_value(); }));
+  ASSERT_TRUE(first->ok());
+  ASSERT_EQ((*first)->allocs.size(), 1u);
+  const uint64_t index = (*first)->index;
+
+  std::optional<absl::StatusOr<NodeAllocs>> second;
+  asio::co_spawn(io_, watch(index, second), asio::detached);
+  // Another node's allocation, and n1's own report: no wake-up.
+  model::Job other = test::MakeJob("other", 1);
+  other.constraints.push_back({"${node.unique.id}", "n2", "="});
+  auto r2 = server_.RegisterJob(other);
+  ASSERT_TRUE(r2.ok());
+  ASSERT_TRUE(EvalDone(r2->eval_id));
+  ASSERT_TRUE(
+      server_
+          .UpdateAllocsFromClient(
+              "n1", {{.id = (*first)->allocs[0]->id, .node_id = "n1", .client_status = "running"}})
+          .ok());
+  io_.poll();
+  EXPECT_FALSE(second.has_value());
+  // A stop of its allocation: woken, with the change.
+  auto stop = server_.StopAlloc((*first)->allocs[0]->id);
+  ASSERT_TRUE(stop.ok());
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return second.has_value(); }));
+  ASSERT_TRUE(second->ok());
+  EXPECT_GT((*second)->index, index);
+}
+
 }  // namespace
 }  // namespace drover::server

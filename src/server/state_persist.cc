@@ -210,6 +210,8 @@ absl::Status StateStore::Load() {
     allocs_[a->id] = a;
     allocs_by_job_[JobKey(a->namespace_, a->job_id)].insert(a->id);
     allocs_by_node_[a->node_id].insert(a->id);
+    uint64_t& node_index = node_allocs_index_[a->node_id];
+    node_index = std::max(node_index, a->alloc_modify_index);
   }
   auto nodes = LoadAll<model::Node>(*store_, kNodePrefix, "Node", codec::NodeFromJson);
   if (!nodes.ok())

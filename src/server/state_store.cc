@@ -207,8 +207,42 @@ void StateStore::RestoreAllocs(const std::vector<AllocPtr>& before,
     Save(before[i]);
     changed = true;
   }
-  if (changed)
-    Bump(Table::kAllocs);
+  if (!changed)
+    return;
+  const uint64_t index = Bump(Table::kAllocs);
+  for (const AllocPtr& a : before)
+    NodeAllocsChanged(a->node_id, index);
+}
+
+uint64_t StateStore::NodeAllocsIndex(const std::string& node_id) const {
+  auto it = node_allocs_index_.find(node_id);
+  return it == node_allocs_index_.end() ? 0 : it->second;
+}
+
+void StateStore::NodeAllocsChanged(const std::string& node_id, uint64_t index) {
+  uint64_t& seen = node_allocs_index_[node_id];
+  seen = std::max(seen, index);
+  if (auto it = node_allocs_changed_.find(node_id); it != node_allocs_changed_.end()) {
+    it->second->Set();
+    node_allocs_changed_.erase(it);
+  }
+}
+
+asio::awaitable<void> StateStore::WaitNodeAllocs(std::string node_id, uint64_t min_index,
+                                                 common::Duration max_wait) {
+  const common::Time deadline = clock_.Now() + max_wait;
+  while (NodeAllocsIndex(node_id) <= min_index) {
+    const common::Time now = clock_.Now();
+    if (now >= deadline)
+      break;
+    std::shared_ptr<common::Event>& slot = node_allocs_changed_[node_id];
+    if (!slot)
+      slot = std::make_shared<common::Event>(executor_);
+    const std::shared_ptr<common::Event> changed = slot;  // alive across the wait
+    auto woken = changed->Wait();
+    auto timeout = clock_.Sleep(deadline - now);
+    co_await (std::move(woken) || std::move(timeout));
+  }
 }
 
 model::JobSummary StateStore::JobSummary(const model::Job& job) const {
@@ -330,6 +364,7 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
     const std::string id = a.id;  // the right side is evaluated (and moved) first
     allocs_by_job_[JobKey(a.namespace_, a.job_id)].insert(id);
     allocs_by_node_[a.node_id].insert(id);
+    NodeAllocsChanged(a.node_id, index);
     allocs_[id] = std::make_shared<const model::Allocation>(std::move(a));
     Save(allocs_[id]);
   }

@@ -33,6 +33,7 @@
 
 #include "common/asio.h"
 #include "common/clock.h"
+#include "common/event.h"
 #include "model/allocation.h"
 #include "model/evaluation.h"
 #include "model/job.h"
@@ -100,6 +101,13 @@ class StateStore {
   std::vector<std::string> UpdateAllocsFromClient(
       const std::vector<model::AllocClientUpdate>& updates);
   AllocPtr GetAlloc(const std::string& id) const;
+  // The index of the server's last change to a node's allocations (placed, updated,
+  // stopped, put back; not the node's own status reports): 0 for none. A node's long
+  // poll waits on it, so it wakes for its own allocations only.
+  uint64_t NodeAllocsIndex(const std::string& node_id) const;
+  // Returns once NodeAllocsIndex(node_id) > min_index, or after max_wait.
+  asio::awaitable<void> WaitNodeAllocs(std::string node_id, uint64_t min_index,
+                                       common::Duration max_wait);
   std::vector<AllocPtr> ListAllocs(const std::string& ns, const std::string& prefix) const;
   std::vector<AllocPtr> AllocsByJob(const std::string& ns, const std::string& job_id) const;
   std::vector<AllocPtr> AllocsByNode(const std::string& node_id) const;
@@ -140,6 +148,8 @@ class StateStore {
   // are gone from memory.
   void ResaveAll();
   absl::Status Load();
+  // Records a change to the node's allocations at `index` and wakes its waiters.
+  void NodeAllocsChanged(const std::string& node_id, uint64_t index);
   // Recomputes the stored status of a job from its allocs and evals (Nomad's rules).
   void RefreshJobStatus(const std::string& ns, const std::string& job_id);
 
@@ -162,6 +172,9 @@ class StateStore {
   std::map<std::string, std::set<std::string>> allocs_by_node_;
   std::map<std::string, std::set<std::string>> evals_by_job_;
   std::map<std::string, NodePtr> nodes_;
+  std::map<std::string, uint64_t> node_allocs_index_;
+  // Set by the node's next change, then dropped: later waiters get a fresh one.
+  std::map<std::string, std::shared_ptr<common::Event>> node_allocs_changed_;
 
   std::unique_ptr<state::Store> store_;
   // The store's failed commits when the disk was last known to match memory.
