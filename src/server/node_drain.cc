@@ -170,10 +170,11 @@ asio::awaitable<void> Server::DrainLoop() {
       continue;
     const uint64_t index =
         std::max(state_.TableIndex(Table::kAllocs), state_.TableIndex(Table::kNodes));
-    // A pass costs a walk of the draining nodes' allocations; without a deadline ahead,
-    // state changes alone wake it.
+    // A pass costs a walk of the draining nodes' allocations; state changes wake it,
+    // and the next deadline (looked at again hourly, whatever its distance).
     const common::Duration wait =
-        next ? std::max<common::Duration>(*next - clock_.Now(), common::Duration::zero())
+        next ? std::clamp<common::Duration>(*next - clock_.Now(), common::Duration::zero(),
+                                            std::chrono::hours(1))
              : std::chrono::hours(1);
     std::vector<Table> tables{Table::kAllocs, Table::kNodes};
     auto changed = state_.BlockUntil(tables, index, wait);
