@@ -100,6 +100,212 @@ bool HasDeviceAffinities(const model::Job& job) {
   return false;
 }
 
+// Pass 1 for one group: reconciles its live allocations (oldest first) against its
+// count and spec. Stops, marks lost, updates in place or replaces them in `plan`, and
+// returns what is left to place.
+GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
+                         std::vector<AllocPtr> live, const std::set<std::string>& lost_nodes,
+                         PlanResult& plan) {
+  const model::Job& job = *in.job;
+  GroupWork w{&g, {}, {}, {}, {}};
+  std::set<int> taken;
+  std::sort(live.begin(), live.end(),
+            [](const AllocPtr& a, const AllocPtr& b) { return a->create_index < b->create_index; });
+  auto replace = [&](const AllocPtr& a, int idx) {
+    w.replaces[idx] = a->id;
+    w.replaced_node[idx] = a->node_id;
+  };
+  for (const AllocPtr& a : live) {
+    const int idx = a->Index();
+    if (idx < 0 || idx >= g.count || taken.contains(idx)) {
+      if (!a->ClientTerminal()) {
+        plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
+        ++plan.stopped;
+      }
+      continue;
+    }
+    if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
+      // What finished on the node stays finished; what ran there is replaced.
+      plan.upserts.push_back(LostCopy(*a));
+      ++plan.lost;
+      replace(a, idx);
+      continue;
+    }
+    if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
+      plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
+      ++plan.stopped;
+      replace(a, idx);
+      continue;
+    }
+    if (a->ClientTerminal() && !a->next_allocation.empty()) {
+      // Rescheduled: its replacement holds the slot.
+      continue;
+    }
+    const bool current_version =
+        a->job && a->job->version == job.version && a->job->create_index == job.create_index;
+    if (a->client_status == model::kClientFailed && current_version &&
+        Reschedule(in, g, a, idx, w, plan)) {
+      continue;
+    }
+    if (a->ClientTerminal() && !current_version) {
+      // Finished under an older version (or a purged and re-registered job): the new
+      // version runs again in this slot.
+      continue;
+    }
+    taken.insert(idx);
+    if (current_version || a->ClientTerminal()) {
+      // Finished allocations keep their slot: batch work is not redone, and failed ones
+      // are replaced only as their reschedule policy allows (above).
+      continue;
+    }
+    const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
+    if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
+      model::Allocation updated = *a;
+      updated.job = in.job;
+      plan.upserts.push_back(std::move(updated));
+      ++plan.updated_in_place;
+    } else {
+      plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
+      ++plan.stopped;
+      taken.erase(idx);
+      replace(a, idx);
+    }
+  }
+  for (int i = 0; i < g.count; ++i) {
+    if (!taken.contains(i))
+      w.to_place.push_back(i);
+  }
+  return w;
+}
+
+// Pass 2: places what pass 1 left, one allocation at a time. The nodes that may run
+// the job are in random order; each placement walks on from where the previous one
+// stopped (Nomad's StaticIterator) and takes the best of `limit_` that fit.
+class Placer {
+ public:
+  Placer(const SchedulerInput& in, std::map<std::string, NodeUsage> usage, std::mt19937_64& rng)
+      : in_(in), job_(*in.job), usage_(std::move(usage)), rng_(rng) {
+    for (const NodePtr& np : in.nodes) {
+      if (NodeServesJob(job_, *np)) {
+        ring_.push_back(np.get());
+        serving_[np->id] = np.get();
+      }
+    }
+    std::shuffle(ring_.begin(), ring_.end(), rng_);
+    limit_ = in.score_every_node || HasDeviceAffinities(job_) ? ring_.size()
+                                                              : CandidateLimit(job_, ring_.size());
+  }
+
+  void PlaceGroup(const GroupWork& w, PlanResult& plan) {
+    const model::TaskGroup& g = *w.group;
+    plan.queued[g.name] = 0;
+    if (w.to_place.empty())
+      return;
+    const GroupAsk ask = AskOf(g);
+    // A sticky or migrating ephemeral disk wants the replacement on the node that has
+    // the data (reference §7); any other feasible node is the fallback.
+    const bool sticky = g.ephemeral_disk && (g.ephemeral_disk->sticky || g.ephemeral_disk->migrate);
+    int failed = 0;
+    model::AllocMetric failed_metric;
+    for (int idx : w.to_place) {
+      if (failed > 0) {
+        // Nothing fit one placement; usage only grew since, so nothing fits the rest of
+        // the group either (Nomad coalesces these failures too). Counting them costs
+        // nothing, however large the count.
+        ++failed;
+        continue;
+      }
+      const auto resched = w.rescheduled.find(idx);
+      const std::set<std::string> avoid =
+          resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
+      const model::Node* home = nullptr;
+      if (auto prev = w.replaced_node.find(idx); sticky && prev != w.replaced_node.end()) {
+        auto it = serving_.find(prev->second);
+        home = it == serving_.end() ? nullptr : it->second;
+      }
+      model::AllocMetric metric;
+      std::optional<std::pair<const model::Node*, Fit>> pick = Pick(g, ask, home, avoid, metric);
+      if (!pick) {
+        if (failed == 0)
+          failed_metric = metric;
+        ++failed;
+        continue;
+      }
+      const model::Node& node = *pick->first;
+      model::Allocation a = NewAlloc(in_, g, idx, node, std::move(pick->second), ask, metric);
+      if (auto it = w.replaces.find(idx); it != w.replaces.end())
+        a.previous_allocation = it->second;
+      if (resched != w.rescheduled.end()) {
+        const Rescheduled& r = resched->second;
+        a.previous_allocation = r.failed->id;
+        a.reschedule_tracker = NextTracker(*r.failed, *g.reschedule_policy, in_.now, r.delay);
+        model::Allocation failed_alloc = *r.failed;
+        failed_alloc.next_allocation = a.id;
+        plan.upserts.push_back(std::move(failed_alloc));
+      }
+      AddUsage(usage_[node.id], a);
+      last_ = &node;
+      plan.upserts.push_back(std::move(a));
+      ++plan.placed;
+    }
+    RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
+  }
+
+ private:
+  // The best node for one allocation of `g`, with its fit; nothing when none fits.
+  // `home` (a sticky disk's node) is scored first and above any other; the node the
+  // previous placement chose is a candidate again, so bin packing fills it before it
+  // opens another. Nodes in `avoid` are scored low and do not count towards the limit:
+  // a replacement looks on for nodes it prefers.
+  std::optional<std::pair<const model::Node*, Fit>> Pick(const model::TaskGroup& g,
+                                                         const GroupAsk& ask,
+                                                         const model::Node* home,
+                                                         const std::set<std::string>& avoid,
+                                                         model::AllocMetric& metric) {
+    metric.nodes_available = static_cast<int>(ring_.size());
+    const model::Node* best = nullptr;
+    std::optional<Fit> best_fit;
+    auto consider = [&](const model::Node& node, double bonus) {
+      ++metric.nodes_evaluated;
+      std::optional<Fit> fit = FitOnNode(job_, g, node, usage_[node.id], ask, rng_, metric);
+      if (!fit)
+        return false;
+      fit->score += bonus;
+      if (avoid.contains(node.id))
+        fit->score -= 50;  // below any other feasible node, yet still a choice
+      if (best == nullptr || fit->score > best_fit->score) {
+        best = &node;
+        best_fit = std::move(fit);
+      }
+      return !avoid.contains(node.id);
+    };
+    if (home != nullptr)
+      consider(*home, 100);  // above any bin-packing score
+    size_t fits = 0;
+    if (last_ != nullptr && last_ != home && consider(*last_, 0))
+      ++fits;
+    for (size_t seen = 0; seen < ring_.size() && fits < limit_; ++seen) {
+      const model::Node& node = *ring_[cursor_];
+      cursor_ = (cursor_ + 1) % ring_.size();
+      if (&node != home && &node != last_ && consider(node, 0))
+        ++fits;
+    }
+    if (best == nullptr)
+      return std::nullopt;
+    return std::make_pair(best, *std::move(best_fit));
+  }
+
+  const SchedulerInput& in_;
+  const model::Job& job_;
+  std::map<std::string, NodeUsage> usage_;
+  std::mt19937_64& rng_;
+  std::vector<const model::Node*> ring_;
+  std::map<std::string, const model::Node*> serving_;
+  size_t limit_ = 0;
+  size_t cursor_ = 0;
+  const model::Node* last_ = nullptr;
+};
+
 }  // namespace
 
 PlanResult Schedule(const SchedulerInput& in) {
@@ -126,195 +332,15 @@ PlanResult Schedule(const SchedulerInput& in) {
   }
   if (in.job->type == model::kJobTypeSystem || in.job->type == model::kJobTypeSysbatch)
     return ScheduleSystem(in);
-  const model::Job& job = *in.job;
-  auto job_ptr = in.job;
+
   const std::set<std::string> lost_nodes = LostNodes(in);
-
-  // Pass 1: reconcile each group's live allocations against its count and spec.
   std::vector<GroupWork> work;
-  for (const model::TaskGroup& g : job.task_groups) {
-    GroupWork w{&g, {}, {}, {}, {}};
-    std::vector<AllocPtr>& live = live_by_group[g.name];
-    std::set<int> taken;
-    std::sort(live.begin(), live.end(), [](const AllocPtr& a, const AllocPtr& b) {
-      return a->create_index < b->create_index;
-    });
-    for (const AllocPtr& a : live) {
-      const int idx = a->Index();
-      if (idx < 0 || idx >= g.count || taken.contains(idx)) {
-        if (!a->ClientTerminal()) {
-          plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
-          ++plan.stopped;
-        }
-        continue;
-      }
-      if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
-        // What finished on the node stays finished; what ran there is replaced.
-        plan.upserts.push_back(LostCopy(*a));
-        ++plan.lost;
-        w.replaces[idx] = a->id;
-        w.replaced_node[idx] = a->node_id;
-        continue;
-      }
-      if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
-        plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
-        ++plan.stopped;
-        w.replaces[idx] = a->id;
-        w.replaced_node[idx] = a->node_id;
-        continue;
-      }
-      if (a->ClientTerminal() && !a->next_allocation.empty()) {
-        // Rescheduled: its replacement holds the slot.
-        continue;
-      }
-      const bool current_version =
-          a->job && a->job->version == job.version && a->job->create_index == job.create_index;
-      if (a->client_status == model::kClientFailed && current_version &&
-          Reschedule(in, g, a, idx, w, plan)) {
-        continue;
-      }
-      if (a->ClientTerminal() && !current_version) {
-        // Finished under an older version (or a purged and re-registered job): the new
-        // version runs again in this slot.
-        continue;
-      }
-      taken.insert(idx);
-      if (current_version) {
-        continue;
-      }
-      if (a->ClientTerminal()) {
-        // Finished allocations keep their slot: batch work is not redone, and failed ones
-        // are replaced only as their reschedule policy allows (above).
-        continue;
-      }
-      const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
-      if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
-        model::Allocation updated = *a;
-        updated.job = job_ptr;
-        plan.upserts.push_back(std::move(updated));
-        ++plan.updated_in_place;
-      } else {
-        plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
-        ++plan.stopped;
-        taken.erase(idx);
-        w.replaces[idx] = a->id;
-        w.replaced_node[idx] = a->node_id;
-      }
-    }
-    for (int i = 0; i < g.count; ++i) {
-      if (!taken.contains(i))
-        w.to_place.push_back(i);
-    }
-    work.push_back(std::move(w));
-  }
-
+  for (const model::TaskGroup& g : in.job->task_groups)
+    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), lost_nodes, plan));
   // Resource usage per node from everything that keeps running there.
-  std::map<std::string, NodeUsage> usage = UsageAfter(in.node_allocs, plan);
-
-  // The nodes that may run the job, in random order: each placement walks on from
-  // where the previous one stopped (Nomad's StaticIterator).
-  std::vector<const model::Node*> ring;
-  std::map<std::string, const model::Node*> serving;
-  for (const NodePtr& np : in.nodes) {
-    if (NodeServesJob(job, *np)) {
-      ring.push_back(np.get());
-      serving[np->id] = np.get();
-    }
-  }
-  std::shuffle(ring.begin(), ring.end(), rng);
-  size_t cursor = 0;
-  const model::Node* last = nullptr;
-  const size_t limit = in.score_every_node || HasDeviceAffinities(job)
-                           ? ring.size()
-                           : CandidateLimit(job, ring.size());
-
-  // Pass 2: place what is missing.
-  for (const GroupWork& w : work) {
-    const model::TaskGroup& g = *w.group;
-    const auto& to_place = w.to_place;
-    const auto& replaces = w.replaces;
-    plan.queued[g.name] = 0;
-    if (to_place.empty())
-      continue;
-
-    const GroupAsk ask = AskOf(g);
-    // A sticky or migrating ephemeral disk wants the replacement on the node that has
-    // the data (reference §7); any other feasible node is the fallback.
-    const bool sticky = g.ephemeral_disk && (g.ephemeral_disk->sticky || g.ephemeral_disk->migrate);
-    int failed = 0;
-    model::AllocMetric failed_metric;
-    for (int idx : to_place) {
-      if (failed > 0) {
-        // Nothing fit one placement; usage only grew since, so nothing fits the rest of
-        // the group either (Nomad coalesces these failures too). Counting them costs
-        // nothing, however large the count.
-        ++failed;
-        continue;
-      }
-      model::AllocMetric metric;
-      metric.nodes_available = static_cast<int>(ring.size());
-      const auto resched = w.rescheduled.find(idx);
-      const std::set<std::string> avoid =
-          resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
-      const model::Node* best = nullptr;
-      std::optional<Fit> best_fit;
-      auto consider = [&](const model::Node& node, double bonus) {
-        ++metric.nodes_evaluated;
-        std::optional<Fit> fit = FitOnNode(job, g, node, usage[node.id], ask, rng, metric);
-        if (!fit)
-          return false;
-        fit->score += bonus;
-        if (avoid.contains(node.id))
-          fit->score -= 50;  // below any other feasible node, yet still a choice
-        if (best == nullptr || fit->score > best_fit->score) {
-          best = &node;
-          best_fit = std::move(fit);
-        }
-        return true;
-      };
-      const model::Node* home = nullptr;
-      if (auto prev = w.replaced_node.find(idx); sticky && prev != w.replaced_node.end()) {
-        auto it = serving.find(prev->second);
-        home = it == serving.end() ? nullptr : it->second;
-      }
-      if (home != nullptr)
-        consider(*home, 100);  // above any bin-packing score
-      // The node the previous placement chose is a candidate again: bin packing then
-      // fills it before it opens another. Nodes to avoid do not count towards the
-      // limit: a replacement looks on for nodes it prefers.
-      size_t fits = 0;
-      if (last != nullptr && last != home && consider(*last, 0) && !avoid.contains(last->id))
-        ++fits;
-      for (size_t seen = 0; seen < ring.size() && fits < limit; ++seen) {
-        const model::Node& node = *ring[cursor];
-        cursor = (cursor + 1) % ring.size();
-        if (&node != home && &node != last && consider(node, 0) && !avoid.contains(node.id))
-          ++fits;
-      }
-      if (best == nullptr) {
-        if (failed == 0)
-          failed_metric = metric;
-        ++failed;
-        continue;
-      }
-      model::Allocation a = NewAlloc(in, g, idx, *best, *std::move(best_fit), ask, metric);
-      if (auto it = replaces.find(idx); it != replaces.end())
-        a.previous_allocation = it->second;
-      if (resched != w.rescheduled.end()) {
-        const Rescheduled& r = resched->second;
-        a.previous_allocation = r.failed->id;
-        a.reschedule_tracker = NextTracker(*r.failed, *g.reschedule_policy, in.now, r.delay);
-        model::Allocation failed = *r.failed;
-        failed.next_allocation = a.id;
-        plan.upserts.push_back(std::move(failed));
-      }
-      AddUsage(usage[best->id], a);
-      last = best;
-      plan.upserts.push_back(std::move(a));
-      ++plan.placed;
-    }
-    RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
-  }
+  Placer placer(in, UsageAfter(in.node_allocs, plan), rng);
+  for (const GroupWork& w : work)
+    placer.PlaceGroup(w, plan);
   return plan;
 }
 
