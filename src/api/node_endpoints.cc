@@ -68,6 +68,15 @@ absl::StatusOr<DrainBody> DecodeDrainBody(const std::string& text) {
   }
   return out;
 }
+// Nomad's NodeUpdateResponse / NodeDrainUpdateResponse: no evaluations is a null list.
+Response NodeUpdateResponse(const Request& req, const server::EvalResponse& resp) {
+  codec::Json out = {
+      {"EvalIDs", resp.eval_ids.empty() ? codec::Json(nullptr) : codec::Json(resp.eval_ids)},
+      {"EvalCreateIndex", resp.eval_create_index},
+      {"NodeModifyIndex", resp.index},
+      {"Index", resp.index}};
+  return JsonResponse(req, out, resp.index);
+}
 }  // namespace
 
 void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
@@ -138,13 +147,7 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                                                                           std::move(eligibility));
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
-               const uint64_t node_index = resp->index;
-               codec::Json out = {{"EvalIDs", resp->eval_ids.empty() ? codec::Json(nullptr)
-                                                                     : codec::Json(resp->eval_ids)},
-                                  {"EvalCreateIndex", resp->eval_create_index},
-                                  {"NodeModifyIndex", node_index},
-                                  {"Index", node_index}};
-               co_return JsonResponse(req, out, node_index);
+               co_return NodeUpdateResponse(req, *resp);
              });
   router.Add({"PUT", "POST"}, "/v1/node/:id/drain",
              [&ctx](Request& req) -> asio::awaitable<Response> {
@@ -156,13 +159,7 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                    std::move(node_id), body->spec, body->mark_eligible, std::move(body->meta));
                if (!resp.ok())
                  co_return ErrorResponse(resp.status());
-               const uint64_t node_index = resp->index;
-               codec::Json out = {{"EvalIDs", resp->eval_ids.empty() ? codec::Json(nullptr)
-                                                                     : codec::Json(resp->eval_ids)},
-                                  {"EvalCreateIndex", resp->eval_create_index},
-                                  {"NodeModifyIndex", node_index},
-                                  {"Index", node_index}};
-               co_return JsonResponse(req, out, node_index);
+               co_return NodeUpdateResponse(req, *resp);
              });
 }
 

@@ -130,4 +130,21 @@ std::optional<std::string> LookupNodeId(HttpClient& client, Ui& ui, const std::s
   return JsonString(found->items[found->match.indexes.front()], "ID");
 }
 
+std::optional<std::string> LocalNodeId(HttpClient& client, Ui& ui) {
+  absl::StatusOr<codec::Json> self = GetJson(client, "/v1/agent/self");
+  if (!self.ok()) {
+    ui.Error(absl::StrCat("Error querying agent info: ", self.status().message()));
+    return std::nullopt;
+  }
+  const codec::Json* config = self->contains("config") ? &(*self)["config"] : nullptr;
+  std::string node;
+  if (config != nullptr && config->contains("Client"))
+    node = JsonString((*config)["Client"], "NodeID");
+  if (node.empty()) {
+    ui.Error("Local node ID unknown: this agent runs no client");
+    return std::nullopt;
+  }
+  return node;
+}
+
 }  // namespace drover::cli

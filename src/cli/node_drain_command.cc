@@ -40,23 +40,6 @@ std::optional<int> Confirm(Ui& ui, const std::string& question) {
   return kExitError;
 }
 
-std::optional<std::string> SelfNodeId(HttpClient& client, Ui& ui) {
-  absl::StatusOr<codec::Json> self = GetJson(client, "/v1/agent/self");
-  if (!self.ok()) {
-    ui.Error(absl::StrCat("Error querying agent info: ", self.status().message()));
-    return std::nullopt;
-  }
-  const codec::Json* config = self->contains("config") ? &(*self)["config"] : nullptr;
-  std::string node;
-  if (config != nullptr && config->contains("Client"))
-    node = JsonString((*config)["Client"], "NodeID");
-  if (node.empty()) {
-    ui.Error("Local node ID unknown: this agent runs no client");
-    return std::nullopt;
-  }
-  return node;
-}
-
 void Say(Ui& ui, const std::string& line) {
   ui.Output(absl::StrCat(FormatTime(ui.Now()), ": ", line));
 }
@@ -202,7 +185,7 @@ int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
     meta["message"] = options.message;
 
   std::optional<std::string> id =
-      options.self ? SelfNodeId(client, ui) : LookupNodeId(client, ui, options.id, false, 8);
+      options.self ? LocalNodeId(client, ui) : LookupNodeId(client, ui, options.id, false, 8);
   if (!id)
     return kExitError;
   if (options.monitor)

@@ -24,27 +24,10 @@ int RunNodeEligibility(const NodeEligibilityOptions& options, HttpClient& client
                           : "This command takes one argument: <node>");
     return kExitError;
   }
-  std::optional<std::string> id;
-  if (options.self) {
-    absl::StatusOr<codec::Json> self = GetJson(client, "/v1/agent/self");
-    if (!self.ok()) {
-      ui.Error(absl::StrCat("Error querying agent info: ", self.status().message()));
-      return kExitError;
-    }
-    const codec::Json* config = self->contains("config") ? &(*self)["config"] : nullptr;
-    std::string node;
-    if (config != nullptr && config->contains("Client"))
-      node = JsonString((*config)["Client"], "NodeID");
-    if (node.empty()) {
-      ui.Error("Local node ID unknown: this agent runs no client");
-      return kExitError;
-    }
-    id = node;
-  } else {
-    id = LookupNodeId(client, ui, options.id, false, 8);
-    if (!id)
-      return kExitError;
-  }
+  std::optional<std::string> id =
+      options.self ? LocalNodeId(client, ui) : LookupNodeId(client, ui, options.id, false, 8);
+  if (!id)
+    return kExitError;
   const std::string value = options.enable ? "eligible" : "ineligible";
   const codec::Json body = {{"NodeID", *id}, {"Eligibility", value}};
   absl::StatusOr<HttpResponse> response = client.Do(
