@@ -50,7 +50,7 @@ bool ClientTerminal(const codec::Json& a) {
 }
 
 bool IsSystemAlloc(const codec::Json& a) {
-  const codec::Json* job = a.contains("Job") ? &a["Job"] : nullptr;
+  const codec::Json* job = JsonMember(a, "Job");
   const std::string type = job != nullptr && job->is_object() ? JsonString(*job, "Type") : "";
   return type == "system" || type == "sysbatch";
 }
@@ -77,16 +77,16 @@ int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id) {
     }
     index = allocs->index;
     absl::StatusOr<codec::Json> list = codec::ParseJson(allocs->body);
-    if (!list.ok() || !list->is_array()) {
-      ui.Error("Error monitoring node drain: unexpected allocation list");
+    if (!list.ok() || !list->is_array() || !node->is_object()) {
+      ui.Error("Error monitoring node drain: unexpected answer from the agent");
       return kExitError;
     }
     const codec::Json& strategy = (*node)["DrainStrategy"];
     const codec::Json& last_drain = (*node)["LastDrain"];
     if (strategy.is_object())
-      ignore_system = strategy.value("IgnoreSystemJobs", false);
+      ignore_system = JsonBool(strategy, "IgnoreSystemJobs");
     else if (last_drain.is_object())  // done before the first look
-      ignore_system = last_drain.value("IgnoreSystemJobs", false);
+      ignore_system = JsonBool(last_drain, "IgnoreSystemJobs");
     bool all_stopped = true;
     const bool first_poll = seen.empty();
     for (const codec::Json& a : *list) {
@@ -96,8 +96,8 @@ int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id) {
         now = absl::StrCat("status ", JsonString(a, "ClientStatus"));
       } else if (JsonString(a, "DesiredStatus") == "stop") {
         now = "draining";
-      } else if (a.contains("DesiredTransition") && a["DesiredTransition"].is_object() &&
-                 a["DesiredTransition"].value("Migrate", false)) {
+      } else if (const codec::Json* t = JsonMember(a, "DesiredTransition");
+                 t != nullptr && t->is_object() && JsonBool(*t, "Migrate")) {
         now = "marked for migration";
       }
       if (!ClientTerminal(a) && !(ignore_system && IsSystemAlloc(a)))
