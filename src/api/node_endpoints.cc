@@ -77,6 +77,8 @@ Response NodeUpdateResponse(const Request& req, const server::EvalResponse& resp
       {"Index", resp.index}};
   return JsonResponse(req, out, resp.index);
 }
+
+void RegisterNodeWriteRoutes(Router& router, ApiContext& ctx);
 }  // namespace
 
 void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
@@ -126,6 +128,12 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                };
                co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
              });
+  RegisterNodeWriteRoutes(router, ctx);
+}
+
+namespace {
+// PUT /v1/node/:id/eligibility and /drain.
+void RegisterNodeWriteRoutes(Router& router, ApiContext& ctx) {
   router.Add({"PUT", "POST"}, "/v1/node/:id/eligibility",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                absl::StatusOr<codec::Json> body =
@@ -162,5 +170,7 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                co_return NodeUpdateResponse(req, *resp);
              });
 }
+
+}  // namespace
 
 }  // namespace drover::api

@@ -130,59 +130,73 @@ int MonitorDrain(HttpClient& client, Ui& ui, const std::string& node_id) {
   }
 }
 
-int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
-  if (options.enable && options.disable) {
-    ui.Error("Only one of -enable or -disable flag can be set");
-    return kExitError;
+namespace {
+
+// The flags checked against each other, as Nomad's command does; "" when they agree.
+std::string FlagConflict(const NodeDrainOptions& o) {
+  if (o.enable && o.disable)
+    return "Only one of -enable or -disable flag can be set";
+  if (!o.enable && !o.disable && !o.monitor)
+    return "Either the '-enable' or '-disable' flag must be set, unless using '-monitor'";
+  if (o.monitor && (o.enable || o.disable))
+    return "The -monitor flag cannot be used with the '-enable' or '-disable' flags";
+  const int deadline_flags =
+      (o.deadline.has_value() ? 1 : 0) + (o.force ? 1 : 0) + (o.no_deadline ? 1 : 0);
+  if (deadline_flags > 1)
+    return "Only one of -deadline, -force and -no-deadline can be set";
+  if (o.disable && (deadline_flags > 0 || o.ignore_system))
+    return "-deadline, -force, -no-deadline and -ignore-system only apply with -enable";
+  if (o.self == !o.id.empty())
+    return o.self ? "A node ID and -self cannot both be given"
+                  : "This command takes one argument: <node>";
+  return "";
+}
+
+// The drain's deadline: -deadline, -force (Nomad's -1s), -no-deadline (0), or 1h.
+absl::StatusOr<common::Duration> DrainDeadline(const NodeDrainOptions& o) {
+  if (o.deadline) {
+    absl::StatusOr<common::Duration> d = common::ParseGoDuration(*o.deadline);
+    if (!d.ok() || *d <= common::Duration::zero())
+      return absl::InvalidArgumentError(
+          absl::StrCat("Failed to parse deadline ", Quote(*o.deadline),
+                       ": a positive duration is required (e.g. 30m, 1h)"));
+    return *d;
   }
-  if (!options.enable && !options.disable && !options.monitor) {
-    ui.Error("Either the '-enable' or '-disable' flag must be set, unless using '-monitor'");
-    return kExitError;
-  }
-  if (options.monitor && (options.enable || options.disable)) {
-    ui.Error("The -monitor flag cannot be used with the '-enable' or '-disable' flags");
-    return kExitError;
-  }
-  const int deadline_flags = (options.deadline.has_value() ? 1 : 0) + (options.force ? 1 : 0) +
-                             (options.no_deadline ? 1 : 0);
-  if (deadline_flags > 1) {
-    ui.Error("Only one of -deadline, -force and -no-deadline can be set");
-    return kExitError;
-  }
-  if (options.disable && (deadline_flags > 0 || options.ignore_system)) {
-    ui.Error("-deadline, -force, -no-deadline and -ignore-system only apply with -enable");
-    return kExitError;
-  }
-  if (options.self == !options.id.empty()) {
-    ui.Error(options.self ? "A node ID and -self cannot both be given"
-                          : "This command takes one argument: <node>");
-    return kExitError;
-  }
-  common::Duration deadline = std::chrono::hours(1);  // Nomad's default
-  if (options.deadline) {
-    absl::StatusOr<common::Duration> d = common::ParseGoDuration(*options.deadline);
-    if (!d.ok() || *d <= common::Duration::zero()) {
-      ui.Error(absl::StrCat("Failed to parse deadline ", Quote(*options.deadline),
-                            ": a positive duration is required (e.g. 30m, 1h)"));
-      return kExitError;
-    }
-    deadline = *d;
-  } else if (options.force) {
-    deadline = -std::chrono::seconds(1);  // Nomad's "force"
-  } else if (options.no_deadline) {
-    deadline = common::Duration::zero();
-  }
+  if (o.force)
+    return -std::chrono::seconds(1);
+  if (o.no_deadline)
+    return common::Duration::zero();
+  return std::chrono::hours(1);  // Nomad's default
+}
+
+// -meta k=v pairs and -m as "message".
+absl::StatusOr<std::map<std::string, std::string>> DrainMeta(const NodeDrainOptions& o) {
   std::map<std::string, std::string> meta;
-  for (const std::string& kv : options.meta) {
+  for (const std::string& kv : o.meta) {
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      ui.Error(absl::StrCat("Error parsing -meta ", Quote(kv), ": expected key=value"));
-      return kExitError;
-    }
+    if (eq == std::string::npos || eq == 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("Error parsing -meta ", Quote(kv), ": expected key=value"));
     meta[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (!options.message.empty())
-    meta["message"] = options.message;
+  if (!o.message.empty())
+    meta["message"] = o.message;
+  return meta;
+}
+
+}  // namespace
+
+int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
+  if (std::string conflict = FlagConflict(options); !conflict.empty()) {
+    ui.Error(conflict);
+    return kExitError;
+  }
+  absl::StatusOr<common::Duration> deadline = DrainDeadline(options);
+  absl::StatusOr<std::map<std::string, std::string>> meta = DrainMeta(options);
+  if (!deadline.ok() || !meta.ok()) {
+    ui.Error(std::string((!deadline.ok() ? deadline.status() : meta.status()).message()));
+    return kExitError;
+  }
 
   std::optional<std::string> id =
       options.self ? LocalNodeId(client, ui) : LookupNodeId(client, ui, options.id, false, 8);
@@ -197,9 +211,9 @@ int RunNodeDrain(const NodeDrainOptions& options, HttpClient& client, Ui& ui) {
       return *stop;
   }
 
-  codec::Json body = {{"NodeID", *id}, {"Meta", meta}};
+  codec::Json body = {{"NodeID", *id}, {"Meta", *meta}};
   if (options.enable) {
-    body["DrainSpec"] = {{"Deadline", deadline.count()},
+    body["DrainSpec"] = {{"Deadline", deadline->count()},
                          {"IgnoreSystemJobs", options.ignore_system}};
   } else {
     body["DrainSpec"] = nullptr;
