@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -153,12 +154,120 @@ std::string Job(int i, int count) {
   return nlohmann::json({{"Job", job}}).dump();
 }
 
+// One run: the server, the simulated nodes, and what the phases share.
+struct Sim {
+  fs::path dir;
+  int nodes = 0;
+  int silence = 0;        // nodes that die in the last phase
+  int64_t want = 0;       // allocations that must run
+  double register_s = 0;  // until every node registered
+  pid_t server = -1;
+  pid_t sim = -1;
+  std::unique_ptr<drover::cli::HttpClient> http;
+};
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Starts the server agent and the simulated nodes; the error, or "".
+std::string Start(Sim& s, const std::string& drover, const std::string& nodesim) {
+  std::ofstream(s.dir / "server.hcl") << "limits {\n  rpc_max_conns_per_client = 0\n}\n";
+  s.server = Spawn(
+      {drover, "agent", "-server", "-data-dir", (s.dir / "server").string(), "-http-port", "0",
+       "-rpc-port", "0", "-config", (s.dir / "server.hcl").string(), "-log-level", "warn"},
+      s.dir / "server.out", s.dir / "server.err");
+  if (!WaitUntil([&] { return fs::exists(s.dir / "server" / "rpc.addr"); },
+                 std::chrono::seconds(60)))
+    return "the server did not start";
+  std::string http_addr;
+  std::string rpc_addr;
+  std::ifstream(s.dir / "server" / "http.addr") >> http_addr;
+  std::ifstream(s.dir / "server" / "rpc.addr") >> rpc_addr;
+  s.http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + http_addr));
+  const auto start = Clock::now();
+  s.sim = Spawn({nodesim, "-servers", rpc_addr, "-nodes", std::to_string(s.nodes), "-ready-file",
+                 (s.dir / "sim.ready").string(), "-stats-file", (s.dir / "sim.json").string(),
+                 "-silence", std::to_string(s.silence)},
+                s.dir / "sim.out", s.dir / "sim.err");
+  if (!WaitUntil([&] { return fs::exists(s.dir / "sim.ready"); }, std::chrono::seconds(300)))
+    return "the simulated nodes did not all register";
+  s.register_s = Since(start);
+  return "";
+}
+
+// Steady state: every node registered, heartbeating at the TTL it was given.
+void Steady(const Sim& s) {
+  const double cpu0 = CpuSeconds(s.server);
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(30));  // the window measured
+  const double share = (CpuSeconds(s.server) - cpu0) / Since(t0);
+  const nlohmann::json stats = ReadJson(s.dir / "sim.json");
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "steady_server_cpu_share"},
+        {"nodes", s.nodes},
+        {"value", share},
+        {"target", 1.0},
+        {"register_s", s.register_s},
+        {"server_rss_mib", RssKib(s.server) / 1024.0},
+        {"heartbeats", stats.value("heartbeats", 0)},
+        {"heartbeat_p50_ms", stats.value("heartbeat_p50_ms", 0.0)},
+        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)},
+        {"heartbeat_max_ms", stats.value("heartbeat_max_ms", 0.0)}});
+}
+
+// Placement: 20 jobs x 1,000 allocations until all run; the error, or "".
+std::string Place(const Sim& s, int jobs, int count) {
+  const double cpu0 = CpuSeconds(s.server);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < jobs; ++i) {
+    auto r = s.http->Do("PUT", "/v1/jobs", Job(i, count));
+    if (!r.ok())
+      return "registering a job: " + std::string(r.status().message());
+  }
+  if (!WaitUntil([&] { return Running(*s.http) >= s.want; }, std::chrono::seconds(600)))
+    return "not every allocation ran";
+  const double place_s = Since(t0);
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "time_to_running_s"},
+        {"nodes", s.nodes},
+        {"allocations", s.want},
+        {"value", place_s},
+        {"server_cpu_share", (CpuSeconds(s.server) - cpu0) / place_s},
+        {"server_rss_mib", RssKib(s.server) / 1024.0}});
+  return "";
+}
+
+// A tenth of the nodes die: until they are down, and until their work runs again.
+std::string NodesDie(const Sim& s) {
+  kill(s.sim, SIGUSR1);
+  const auto t0 = Clock::now();
+  const double cpu0 = CpuSeconds(s.server);
+  if (!WaitUntil([&] { return DownNodes(*s.http) >= s.silence; }, std::chrono::seconds(600)))
+    return "the silent nodes were not all marked down";
+  const double down_s = Since(t0);
+  if (!WaitUntil([&] { return Running(*s.http) >= s.want; }, std::chrono::seconds(600)))
+    return "the lost allocations were not all replaced";
+  const double replaced_s = Since(t0);
+  const nlohmann::json stats = ReadJson(s.dir / "sim.json");
+  Emit({{"bench", "cluster_sim"},
+        {"metric", "node_down_detected_s"},
+        {"nodes", s.nodes},
+        {"silenced", s.silence},
+        {"value", down_s},
+        {"replaced_running_s", replaced_s},
+        {"server_cpu_share", (CpuSeconds(s.server) - cpu0) / replaced_s},
+        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)}});
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string drover;
   std::string nodesim;
-  int nodes = 5000;
+  Sim s;
+  s.nodes = 5000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--drover")
@@ -166,108 +275,32 @@ int main(int argc, char** argv) {
     else if (flag == "--nodesim")
       nodesim = argv[i + 1];
     else if (flag == "--nodes")
-      nodes = std::atoi(argv[i + 1]);
+      s.nodes = std::atoi(argv[i + 1]);
   }
-  if (drover.empty() || nodesim.empty() || nodes < 10) {
+  if (drover.empty() || nodesim.empty() || s.nodes < 10) {
     std::fprintf(stderr, "usage: %s --drover PATH --nodesim PATH [--nodes N]\n", argv[0]);
     return 2;
   }
   const int jobs = 20;
   const int count = 1000;
-  const int silence = nodes / 10;
-  const fs::path dir =
-      fs::temp_directory_path() / ("drover-cluster-sim-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "server.hcl") << "limits {\n  rpc_max_conns_per_client = 0\n}\n";
-  const pid_t server =
-      Spawn({drover, "agent", "-server", "-data-dir", (dir / "server").string(), "-http-port", "0",
-             "-rpc-port", "0", "-config", (dir / "server.hcl").string(), "-log-level", "warn"},
-            dir / "server.out", dir / "server.err");
-  pid_t sim = -1;
-  auto fail = [&](const std::string& why) {
-    std::fprintf(stderr, "cluster_sim: %s (logs in %s)\n", why.c_str(), dir.c_str());
-    Stop(sim);
-    Stop(server);
-    return 1;
-  };
-  if (!WaitUntil([&] { return fs::exists(dir / "server" / "rpc.addr"); }, std::chrono::seconds(60)))
-    return fail("the server did not start");
-  std::string http_addr;
-  std::string rpc_addr;
-  std::ifstream(dir / "server" / "http.addr") >> http_addr;
-  std::ifstream(dir / "server" / "rpc.addr") >> rpc_addr;
-  auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + http_addr));
-
-  const auto start = Clock::now();
-  sim = Spawn({nodesim, "-servers", rpc_addr, "-nodes", std::to_string(nodes), "-ready-file",
-               (dir / "sim.ready").string(), "-stats-file", (dir / "sim.json").string(), "-silence",
-               std::to_string(silence)},
-              dir / "sim.out", dir / "sim.err");
-  if (!WaitUntil([&] { return fs::exists(dir / "sim.ready"); }, std::chrono::seconds(300)))
-    return fail("the simulated nodes did not all register");
-  const double register_s = std::chrono::duration<double>(Clock::now() - start).count();
-
-  // Steady state: every node registered, heartbeating at the TTL it was given.
-  double cpu0 = CpuSeconds(server);
-  auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(30));
-  double share =
-      (CpuSeconds(server) - cpu0) / std::chrono::duration<double>(Clock::now() - t0).count();
-  nlohmann::json stats = ReadJson(dir / "sim.json");
-  Emit({{"bench", "cluster_sim"},
-        {"metric", "steady_server_cpu_share"},
-        {"nodes", nodes},
-        {"value", share},
-        {"target", 1.0},
-        {"register_s", register_s},
-        {"server_rss_mib", RssKib(server) / 1024.0},
-        {"heartbeats", stats.value("heartbeats", 0)},
-        {"heartbeat_p50_ms", stats.value("heartbeat_p50_ms", 0.0)},
-        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)},
-        {"heartbeat_max_ms", stats.value("heartbeat_max_ms", 0.0)}});
-
-  // Placement: 20 jobs x 1,000 allocations until all run.
-  cpu0 = CpuSeconds(server);
-  t0 = Clock::now();
-  for (int i = 0; i < jobs; ++i) {
-    auto r = http->Do("PUT", "/v1/jobs", Job(i, count));
-    if (!r.ok())
-      return fail("registering a job: " + std::string(r.status().message()));
+  s.silence = s.nodes / 10;
+  s.want = static_cast<int64_t>(jobs) * count;
+  s.dir = fs::temp_directory_path() / ("drover-cluster-sim-" + std::to_string(getpid()));
+  fs::create_directories(s.dir);
+  std::string error = Start(s, drover, nodesim);
+  if (error.empty()) {
+    Steady(s);
+    error = Place(s, jobs, count);
   }
-  const int64_t want = static_cast<int64_t>(jobs) * count;
-  if (!WaitUntil([&] { return Running(*http) >= want; }, std::chrono::seconds(600)))
-    return fail("not every allocation ran");
-  const double place_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  Emit({{"bench", "cluster_sim"},
-        {"metric", "time_to_running_s"},
-        {"nodes", nodes},
-        {"allocations", want},
-        {"value", place_s},
-        {"server_cpu_share", (CpuSeconds(server) - cpu0) / place_s},
-        {"server_rss_mib", RssKib(server) / 1024.0}});
-
-  // 500 nodes die.
-  kill(sim, SIGUSR1);
-  t0 = Clock::now();
-  cpu0 = CpuSeconds(server);
-  if (!WaitUntil([&] { return DownNodes(*http) >= silence; }, std::chrono::seconds(600)))
-    return fail("the silent nodes were not all marked down");
-  const double down_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (!WaitUntil([&] { return Running(*http) >= want; }, std::chrono::seconds(600)))
-    return fail("the lost allocations were not all replaced");
-  const double replaced_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  stats = ReadJson(dir / "sim.json");
-  Emit({{"bench", "cluster_sim"},
-        {"metric", "node_down_detected_s"},
-        {"nodes", nodes},
-        {"silenced", silence},
-        {"value", down_s},
-        {"replaced_running_s", replaced_s},
-        {"server_cpu_share", (CpuSeconds(server) - cpu0) / replaced_s},
-        {"heartbeat_p99_ms", stats.value("heartbeat_p99_ms", 0.0)}});
-  Stop(sim);
-  Stop(server);
+  if (error.empty())
+    error = NodesDie(s);
+  Stop(s.sim);
+  Stop(s.server);
+  if (!error.empty()) {
+    std::fprintf(stderr, "cluster_sim: %s (logs in %s)\n", error.c_str(), s.dir.c_str());
+    return 1;
+  }
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  fs::remove_all(s.dir, ec);
   return 0;
 }
