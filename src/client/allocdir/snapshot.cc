@@ -13,6 +13,7 @@
 #include <map>
 #include <string_view>
 
+#include "client/allocdir/tar.h"
 #include "common/beneath.h"
 #include "common/status_macros.h"
 
@@ -20,93 +21,24 @@ namespace drover::allocdir {
 
 namespace {
 
-// Writes `value` as zero-padded octal into a field of `width` bytes (NUL-terminated).
-// Digits that do not fit are dropped (callers keep values in range: sizes < 8 GiB).
-void Octal(char* field, size_t width, uint64_t value) {
-  field[width - 1] = '\0';
-  for (size_t i = width - 1; i-- > 0;) {
-    field[i] = static_cast<char>('0' + (value & 7));
-    value >>= 3;
-  }
-}
+using tar::AppendHeader;
+using tar::Entry;
+using tar::kMaxDepth;
+using tar::LinkStaysInside;
+using tar::PadFor;
 
-// One ustar header. Names longer than 100 bytes are split into prefix/name at a '/'.
-absl::Status Header(const std::string& name, char type, uint64_t size, uint32_t mode, int64_t mtime,
+// The header of an entry the walk found, with its metadata.
+absl::Status Header(const std::string& name, char type, uint64_t size, const struct stat& st,
                     const std::string& link, std::string* out) {
-  char h[512];
-  std::memset(h, 0, sizeof h);
-  std::string prefix, base = name;
-  if (name.size() > 100) {
-    const size_t cut = name.rfind('/', 155);
-    if (cut == std::string::npos || name.size() - cut - 1 > 100) {
-      return absl::InvalidArgumentError("path too long for the archive: " + name);
-    }
-    prefix = name.substr(0, cut);
-    base = name.substr(cut + 1);
-  }
-  if (size >= (uint64_t{1} << 33)) {
-    return absl::InvalidArgumentError("file too large for the archive (8 GiB max): " + name);
-  }
-  if (link.size() > 100) {
-    return absl::InvalidArgumentError("symlink target too long for the archive: " + link);
-  }
-  std::memcpy(h, base.data(), base.size());
-  // No setuid or setgid bit: an archive extracted as root must not make a task's file a
-  // root-owned setuid binary.
-  Octal(h + 100, 8, mode & 01777);
-  Octal(h + 108, 8, 0);  // uid
-  Octal(h + 116, 8, 0);  // gid
-  Octal(h + 124, 12, size);
-  Octal(h + 136, 12, static_cast<uint64_t>(std::max<int64_t>(mtime, 0)));
-  std::memset(h + 148, ' ', 8);  // checksum is computed with this field as spaces
-  h[156] = type;
-  std::memcpy(h + 157, link.data(), link.size());
-  std::memcpy(h + 257, "ustar", 6);
-  std::memcpy(h + 263, "00", 2);
-  std::memcpy(h + 345, prefix.data(), prefix.size());
-  unsigned sum = 0;
-  for (unsigned char c : h)
-    sum += c;
-  Octal(h + 148, 7, sum);  // six digits, NUL, then a space
-  h[155] = ' ';
-  out->append(h, sizeof h);
-  return absl::OkStatus();
-}
-
-// The zero bytes that fill a file's data of `size` bytes up to a whole block.
-size_t PadFor(uint64_t size) {
-  return static_cast<size_t>((512 - size % 512) % 512);
-}
-
-// Directory levels below a root (each holds two descriptors while it is walked).
-constexpr size_t kMaxDepth = 32;
-
-// Whether the symlink `target`, stored at `entry` (a name in the archive), stays inside
-// the archived tree: relative, climbing (with leading "..") no higher than the alloc dir,
-// and never climbing after a name. The leading ".." climb real directories (the walk
-// never goes through links); a ".." after a name could climb from wherever another
-// link in the archive leads (`y -> .`, `x -> y/y/../..`). Others would point the
-// receiver's extraction outside its own tree, and are left out.
-bool LinkStaysInside(const std::string& entry, const std::string& target) {
-  if (target.empty() || target.front() == '/')
-    return false;
-  int depth = static_cast<int>(std::count(entry.begin(), entry.end(), '/'));
-  bool named = false;
-  size_t start = 0;
-  while (start <= target.size()) {
-    size_t end = target.find('/', start);
-    if (end == std::string::npos)
-      end = target.size();
-    const std::string_view part(target.data() + start, end - start);
-    if (part == "..") {
-      if (named || --depth < 0)
-        return false;
-    } else if (!part.empty() && part != ".") {
-      named = true;
-    }
-    start = end + 1;
-  }
-  return true;
+  return AppendHeader(Entry{.name = name,
+                            .type = type,
+                            .mode = static_cast<uint32_t>(st.st_mode),
+                            .uid = st.st_uid,
+                            .gid = st.st_gid,
+                            .size = size,
+                            .mtime = st.st_mtime,
+                            .link = link},
+                      out);
 }
 
 struct Level {
@@ -197,7 +129,7 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
     const std::string link(target, static_cast<size_t>(n));
     if (!LinkStaysInside(shown, link))
       return absl::OkStatus();
-    return Header(shown, '2', 0, st.st_mode, st.st_mtime, link, &out);
+    return Header(shown, '2', 0, st, link, &out);
   }
   // Directories and files are opened without following anything, then checked again
   // on the descriptor: the entry may have been swapped since the stat.
@@ -207,7 +139,7 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
     common::UniqueFd fd(openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid() || fstat(fd.get(), &st) != 0)
       return absl::OkStatus();  // gone, or no longer a directory
-    DROVER_RETURN_IF_ERROR(Header(shown + "/", '5', 0, st.st_mode, st.st_mtime, "", &out));
+    DROVER_RETURN_IF_ERROR(Header(shown + "/", '5', 0, st, "", &out));
     const int copy = fcntl(fd.get(), F_DUPFD_CLOEXEC, 0);
     DIR* stream = copy < 0 ? nullptr : fdopendir(copy);
     if (stream == nullptr) {
@@ -228,7 +160,7 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
   if (st.st_nlink > 1) {
     auto [it, first] = linked.emplace(std::make_pair(st.st_dev, st.st_ino), shown);
     if (!first)
-      return Header(shown, '1', 0, st.st_mode, st.st_mtime, it->second, &out);
+      return Header(shown, '1', 0, st, it->second, &out);
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_data - std::min(data, max_data)) {
@@ -237,7 +169,7 @@ absl::Status SnapshotStream::Impl::AddEntry(int dir, const std::string& name,
         std::to_string(max_data >> 20) + " MB)");
   }
   data += size;
-  DROVER_RETURN_IF_ERROR(Header(shown, '0', size, st.st_mode, st.st_mtime, "", &out));
+  DROVER_RETURN_IF_ERROR(Header(shown, '0', size, st, "", &out));
   file = std::move(fd);
   file_size = size;
   file_left = size;
@@ -310,7 +242,11 @@ std::string SnapshotStream::Next(size_t max_bytes) {
     s.CloseAll();
     const std::string msg(status_.message());
     // The receiver recognises this name and reports its content as the failure.
-    (void)Header("NOMAD-" + s.alloc_id + "-ERROR.log", '0', msg.size(), 0666, 946684800, "", &out);
+    (void)AppendHeader(Entry{.name = "NOMAD-" + s.alloc_id + "-ERROR.log",
+                             .mode = 0666,
+                             .size = msg.size(),
+                             .mtime = 946684800},
+                       &out);
     out.append(msg);
     out.append(PadFor(msg.size()), '\0');
     out.append(1024, '\0');
