@@ -12,6 +12,7 @@
 #include "client/allocdir/snapshot.h"
 #include "client/client.h"
 #include "codec/json.h"
+#include "common/derived_token.h"
 #include "common/logging.h"
 #include "common/offload.h"
 
@@ -163,13 +164,22 @@ namespace {
 
 void AddSnapshotRoute(Router& router, ApiContext& ctx) {
   // The allocation's ephemeral data as a tar archive, for a replacement on another node
-  // to migrate (reference §7). A failed walk still answers 200: the archive then ends
+  // to migrate (reference §7), given the migrate token (common/derived_token.h) as
+  // X-Nomad-Token. A failed walk still answers 200: the archive then ends
   // with NOMAD-<id>-ERROR.log, which the receiver reports.
   router.Add({"GET"}, "/v1/client/allocation/:id/snapshot",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                auto loc = Locate(ctx, req.Param("id"));
                if (!loc.ok())
                  co_return ErrorResponse(loc.status());
+               // Only a replacement allocation's node, which the servers gave the
+               // token derived from this node's secret, may take the data.
+               if (!common::ValidMigrateToken(ctx.client->node().secret_id, loc->id,
+                                              req.Header("x-nomad-token"))) {
+                 co_return Response::Error(
+                     403, "Permission denied: a snapshot needs the migrate token of allocation " +
+                              loc->id);
+               }
                if (*ctx.snapshots_open >= kMaxSnapshots) {
                  Response busy = Response::Error(503, "Too many snapshots being sent; retry");
                  busy.headers["Retry-After"] = "1";

@@ -26,6 +26,11 @@ struct Request {
     return it == query.end() ? "" : it->second;
   }
   bool HasQuery(const std::string& key) const { return query.contains(key); }
+  // Header `name` (lower case) or "" when absent.
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
   const std::string& Param(const std::string& key) const { return params.at(key); }
 };
 

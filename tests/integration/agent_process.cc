@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/derived_token.h"
+
 extern char** environ;
 
 namespace drover::integration {
@@ -212,6 +214,17 @@ void AgentProcess::Start(const std::vector<std::string>& extra_args) {
   }
   auto parsed = cli::ParseAddress("http://" + address_);
   http_ = cli::NewHttpClient(*parsed);
+}
+
+absl::StatusOr<cli::HttpResponse> AgentProcess::GetSnapshot(const std::string& alloc_id) {
+  std::string secret = testing::ReadFile(dir_.path() / "client" / "secret-id");
+  secret.erase(secret.find_last_not_of("\n") + 1);
+  auto parsed = cli::ParseAddress("http://" + address_);
+  if (!parsed.ok())
+    return parsed.status();
+  auto client = cli::NewHttpClient(*parsed, common::MigrateToken(secret, alloc_id));
+  return client->Do("GET", "/v1/client/allocation/" + alloc_id + "/snapshot", {},
+                    std::chrono::seconds(30));
 }
 
 AgentProcess::~AgentProcess() {

@@ -46,6 +46,9 @@ class AgentProcess {
   std::string log() const;  // the agent's stderr so far
   int pid() const { return pid_; }
   cli::HttpClient& http() { return *http_; }
+  // GET /v1/client/allocation/<id>/snapshot with the migrate token a server would hand
+  // a replacement's node (derived from this agent's node secret).
+  absl::StatusOr<cli::HttpResponse> GetSnapshot(const std::string& alloc_id);
 
   // GET returning parsed JSON (fails the calling test on error).
   codec::Json Get(const std::string& path);

@@ -133,8 +133,11 @@ TEST_F(AgentTest, MigratedDataSurvivesAJobUpdate) {
   EXPECT_EQ(owner(second_id), first_id + "\n");
   EXPECT_EQ(agent_.Get("/v1/allocation/" + first_id)["ClientStatus"], "complete");
 
-  // The snapshot a remote replacement would pull holds the data, as a tar archive.
-  auto snap = agent_.http().Do("GET", "/v1/client/allocation/" + second_id + "/snapshot");
+  // The snapshot a remote replacement would pull holds the data, as a tar archive, and
+  // only for the migrate token the servers derive from this node's secret.
+  auto refused = agent_.http().Do("GET", "/v1/client/allocation/" + second_id + "/snapshot");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
+  auto snap = agent_.GetSnapshot(second_id);
   ASSERT_TRUE(snap.ok()) << snap.status();
   const std::string tar = agent_.WriteFile("snap.tar", snap->body);
   const std::filesystem::path out = agent_.data_dir() / "snap-out";

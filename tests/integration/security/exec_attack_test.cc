@@ -175,7 +175,7 @@ TEST_F(ExecAttackTest, ROOT_CGROUPS_Defect01_AnExecTaskCannotReadHostFilesThroug
   const std::string id = alloc["ID"];
   ASSERT_TRUE(testing::WaitFor(
       [&] { return fs::is_symlink(agent_->data_dir() / "alloc" / id / "t" / "local"); }));
-  auto tar = agent_->http().Do("GET", "/v1/client/allocation/" + id + "/snapshot");
+  auto tar = agent_->GetSnapshot(id);
   ASSERT_TRUE(tar.ok()) << tar.status();
   EXPECT_EQ(tar->body.find("root:"), std::string::npos) << "host /etc leaked";
   ExpectServing(*agent_);

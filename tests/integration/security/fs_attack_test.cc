@@ -50,7 +50,7 @@ TEST_F(FsAttackTest, Defect01_TheSnapshotStoresPlantedSymlinksWithoutFollowingTh
       RunAttacker("snap",
                   "rm -rf \"$NOMAD_TASK_DIR\" && ln -s /etc \"$NOMAD_TASK_DIR\" && "
                   "rm -rf \"$NOMAD_ALLOC_DIR/data\" && ln -s / \"$NOMAD_ALLOC_DIR/data\"");
-  auto tar = Get("/v1/client/allocation/" + id + "/snapshot");
+  auto tar = agent_.GetSnapshot(id);
   ASSERT_TRUE(tar.ok()) << tar.status();
   EXPECT_EQ(tar->body.find("root:"), std::string::npos) << "host /etc/passwd or shadow leaked";
   EXPECT_LT(tar->body.size(), 16u * 1024);
