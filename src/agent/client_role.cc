@@ -3,6 +3,7 @@
 #include "agent/device_plugin_config.h"
 #include "agent/in_process_rpc.h"
 #include "common/logging.h"
+#include "rpc/peer_fetcher.h"
 #include "rpc/remote_server_rpc.h"
 
 namespace drover::agent {
@@ -69,6 +70,7 @@ ClientRole::ClientRole(asio::io_context& io, asio::thread_pool& pool, common::Cl
   cc.stats_interval = config.stats_interval;
   cc.state_db = db;  // null: nothing is kept (a temp -dev dir)
   cc.device_manager = device_manager_.get();
+  cc.snapshot_fetcher = &snapshot_fetcher_;
   client_ = std::make_unique<client::Client>(io.get_executor(), pool, clock, *rpc_, drivers, cc);
 }
 

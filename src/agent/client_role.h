@@ -16,6 +16,7 @@
 #include "drivers/mock/mock_driver.h"
 #include "drivers/raw_exec/raw_exec_driver.h"
 #include "drivers/supervised/supervisor_link.h"
+#include "rpc/peer_fetcher.h"
 
 namespace drover::server {
 class Server;
@@ -50,6 +51,8 @@ class ClientRole {
   drivers::MockDriver mock_;
   std::unique_ptr<devices::DeviceManager> device_manager_;
   std::unique_ptr<client::ServerRpc> rpc_;
+  // A previous allocation's data from another node: an hour at most per transfer.
+  rpc::PeerSnapshotFetcher snapshot_fetcher_{std::chrono::hours(1)};
   std::unique_ptr<client::Client> client_;
 };
 

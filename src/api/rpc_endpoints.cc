@@ -103,6 +103,25 @@ asio::awaitable<std::invoke_result_t<Decode, std::string_view>> DecodeBody(ApiCo
   co_return co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
 }
 
+struct BlockingQuery {
+  uint64_t index = 0;
+  common::Duration wait{};
+};
+
+// ?index=N&wait=<ms>, the wait clamped to rpc::kMaxAllocationsWait.
+absl::StatusOr<BlockingQuery> ParseBlockingQuery(const Request& req) {
+  BlockingQuery q;
+  int64_t wait_ms = 0;
+  if ((req.HasQuery("index") && !absl::SimpleAtoi(req.Query("index"), &q.index)) ||
+      (req.HasQuery("wait") && (!absl::SimpleAtoi(req.Query("wait"), &wait_ms) || wait_ms < 0)))
+    return absl::InvalidArgumentError("index and wait must be non-negative integers");
+  // Clamped before converting: a huge count of milliseconds overflows nanoseconds.
+  const int64_t max_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(rpc::kMaxAllocationsWait).count();
+  q.wait = std::chrono::milliseconds(std::min(wait_ms, max_ms));
+  return q;
+}
+
 asio::awaitable<Response> RegisterNode(ApiContext& ctx, RefusalLog& log, Request& req) {
   const std::string who = Header(req, rpc::kNodeIdHeader);
   absl::StatusOr<model::Node> node = co_await DecodeBody(ctx, req, rpc::DecodeNode);
@@ -142,16 +161,11 @@ asio::awaitable<Response> Allocations(ApiContext& ctx, RefusalLog& log, Request&
       log.Log(Header(req, rpc::kNodeIdHeader), node.status());
     co_return Refused(node.status());
   }
-  uint64_t index = 0;
-  int64_t wait_ms = 0;
-  if ((req.HasQuery("index") && !absl::SimpleAtoi(req.Query("index"), &index)) ||
-      (req.HasQuery("wait") && (!absl::SimpleAtoi(req.Query("wait"), &wait_ms) || wait_ms < 0)))
-    co_return Response::Error(400, "index and wait must be non-negative integers");
-  // Clamped before converting: a huge count of milliseconds overflows nanoseconds.
-  const int64_t max_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(rpc::kMaxAllocationsWait).count();
-  const common::Duration wait = std::chrono::milliseconds(std::min(wait_ms, max_ms));
-  absl::StatusOr<server::NodeAllocs> got = co_await ctx.server->WatchNodeAllocs(*node, index, wait);
+  absl::StatusOr<BlockingQuery> q = ParseBlockingQuery(req);
+  if (!q.ok())
+    co_return Refused(q.status());
+  absl::StatusOr<server::NodeAllocs> got =
+      co_await ctx.server->WatchNodeAllocs(*node, q->index, q->wait);
   if (!got.ok())
     co_return Refused(got.status());
   const bool inline_encode = got->allocs.size() <= kEncodeInline;
@@ -189,6 +203,27 @@ asio::awaitable<Response> UpdateAllocs(ApiContext& ctx, RefusalLog& log, Request
   co_return Ok("{}");
 }
 
+// The allocation that one of the node's allocations replaces; only the node's own.
+asio::awaitable<Response> PreviousAlloc(ApiContext& ctx, RefusalLog& log, Request& req) {
+  absl::StatusOr<std::string> node = Authenticate(ctx, req);
+  absl::StatusOr<BlockingQuery> q = ParseBlockingQuery(req);
+  absl::Status s = node.ok() ? q.status() : node.status();
+  if (s.ok() && req.Query("alloc_id").empty())
+    s = absl::InvalidArgumentError("missing alloc_id");
+  if (!s.ok()) {
+    log.Log(Header(req, rpc::kNodeIdHeader), s);
+    co_return Refused(s);
+  }
+  absl::StatusOr<model::PrevAllocInfo> info =
+      co_await ctx.server->WatchPreviousAlloc(*node, req.Query("alloc_id"), q->index, q->wait);
+  if (!info.ok()) {
+    if (absl::IsPermissionDenied(info.status()))
+      log.Log(*node, info.status());
+    co_return Refused(info.status());
+  }
+  co_return Ok(rpc::EncodePrevAllocInfo(*info));
+}
+
 }  // namespace
 
 void RegisterRpcRoutes(Router& router, ApiContext& ctx) {
@@ -202,6 +237,7 @@ void RegisterRpcRoutes(Router& router, ApiContext& ctx) {
   add({"PUT", "POST"}, rpc::kHeartbeatPath, Heartbeat);
   add({"GET"}, rpc::kAllocationsPath, Allocations);
   add({"PUT", "POST"}, rpc::kUpdateAllocsPath, UpdateAllocs);
+  add({"GET"}, rpc::kPreviousAllocPath, PreviousAlloc);
 }
 
 }  // namespace drover::api

@@ -365,13 +365,25 @@ std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
   if (alloc.previous_allocation.empty())
     return nullptr;
   allocrunner::AllocRunner* prev = GetAllocRunner(alloc.previous_allocation);
-  if (prev == nullptr) {
-    // Not run here (another node, or forgotten): nothing to wait for or move locally.
-    DROVER_LOG_INFO("client: alloc {}: previous alloc {} is not on this node; not waiting",
-                    alloc.id, alloc.previous_allocation);
-    return nullptr;
-  }
   const model::TaskGroup* g = alloc.Group();
+  if (prev == nullptr) {
+    // Run on another node (or here, and forgotten): the servers say when it is done,
+    // and its node serves its data.
+    DROVER_LOG_INFO("client: alloc {}: previous alloc {} is not on this node; asking the servers",
+                    alloc.id, alloc.previous_allocation);
+    const uint64_t disk_mb =
+        g->ephemeral_disk && g->ephemeral_disk->size_mb > 0 ? g->ephemeral_disk->size_mb : 300;
+    allocwatcher::RemotePrevAlloc remote{
+        .alloc_id = alloc.previous_allocation,
+        .query =
+            [rpc = &rpc_, node = node_.id, id = alloc.id](uint64_t index, common::Duration wait) {
+              return rpc->GetPreviousAlloc(node, id, index, wait);
+            },
+        .fetcher = config_.snapshot_fetcher,
+        .migrate = g->ephemeral_disk && g->ephemeral_disk->migrate,
+        .max_data = disk_mb << 20};
+    return allocwatcher::RemoteWatcher(std::move(remote), clock_, pool_);
+  }
   const bool move_data =
       g->ephemeral_disk && (g->ephemeral_disk->sticky || g->ephemeral_disk->migrate);
   // A previous runner already garbage-collected has no data left to move.

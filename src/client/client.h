@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/allocrunner/alloc_runner.h"
+#include "client/allocwatcher/remote_watcher.h"
 #include "client/gc.h"
 #include "client/host_stats.h"
 #include "client/server_rpc.h"
@@ -55,6 +56,9 @@ struct ClientConfig {
   // Where allocations and task state are persisted and restored from (must outlive
   // the client); null: nothing is persisted.
   state::StateDb* state_db = nullptr;
+  // Reaches other nodes for the ephemeral disk of a previous allocation that ran there
+  // (must outlive the client); null: such data is not migrated (-dev, one node).
+  allocwatcher::SnapshotFetcher* snapshot_fetcher = nullptr;
 };
 
 class Client {

@@ -50,6 +50,14 @@ class FakeRpc final : public ServerRpc {
     co_return absl::OkStatus();
   }
 
+  asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> GetPreviousAlloc(
+      std::string, std::string alloc_id, uint64_t, common::Duration) override {
+    auto it = previous.find(alloc_id);
+    if (it == previous.end())
+      co_return absl::PermissionDeniedError("allocation " + alloc_id + " is not on the node");
+    co_return it->second;
+  }
+
   void SetAllocs(std::vector<std::shared_ptr<const model::Allocation>> allocs) {
     allocs_ = std::move(allocs);
     ++index_;
@@ -63,6 +71,7 @@ class FakeRpc final : public ServerRpc {
   int heartbeats = 0;
   std::map<std::string, model::AllocClientUpdate> latest;
   std::map<std::string, int> updates_of;  // updates received per alloc
+  std::map<std::string, absl::StatusOr<model::PrevAllocInfo>> previous;  // by new alloc
 
  private:
   common::Notifier changed_;

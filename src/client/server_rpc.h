@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "model/allocation.h"
 #include "model/node.h"
+#include "model/prev_alloc_info.h"
 
 namespace drover::client {
 
@@ -44,6 +45,12 @@ class ServerRpc {
       std::string node_id, uint64_t min_index, common::Duration max_wait) = 0;
   virtual asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) = 0;
+  // Blocking query for the allocation that `alloc_id` (one of the node's) replaces:
+  // returns at once for `min_index` 0, else once the servers' index passes it and the
+  // previous allocation is done, or after `max_wait`. PermissionDenied when `alloc_id`
+  // is not the node's; FailedPrecondition when it replaces none.
+  virtual asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> GetPreviousAlloc(
+      std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait) = 0;
 };
 
 }  // namespace drover::client

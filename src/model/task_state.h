@@ -38,6 +38,9 @@ inline constexpr char kEventHookFailed[] = "Task hook failed";
 inline constexpr char kEventWaitingShutdownDelay[] = "Waiting for shutdown delay";
 inline constexpr char kEventFailedRestoring[] = "Failed Restoring Task";
 inline constexpr char kEventSkippingShutdownDelay[] = "Skipping shutdown delay";
+// Drover's own: the previous allocation's ephemeral disk could not be taken over, and
+// the task starts with an empty one (the message says why).
+inline constexpr char kEventDiskNotMigrated[] = "Ephemeral Disk Not Migrated";
 
 // A task event. Each setter fills both the typed field and its lower-case `details`
 // key, as Nomad does.

@@ -8,6 +8,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -89,6 +90,93 @@ HttpReply ToReply(http::response<http::string_body> res) {
   return reply;
 }
 
+// One exchange with a peer: the deadline, the caller's cancellation and the
+// connection, shared by the whole-body and the streamed reads.
+class Exchange {
+ public:
+  Exchange(std::string address, asio::any_io_executor ex, common::Duration timeout,
+           asio::cancellation_slot slot)
+      : address_(std::move(address)), state_(std::make_shared<CallState>(ex)), slot_(slot) {
+    state_->deadline.expires_after(timeout);
+    state_->deadline.async_wait(
+        [weak = std::weak_ptr<CallState>(state_)](boost::system::error_code ec) {
+          if (ec)
+            return;
+          if (auto s = weak.lock()) {
+            s->timed_out = true;
+            s->Abort();
+          }
+        });
+  }
+  ~Exchange() {
+    if (slot_.is_connected())
+      slot_.clear();
+    state_->deadline.cancel();
+    boost::system::error_code ignored;
+    state_->socket.close(ignored);
+  }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  // Asio clears the coroutine's slot each time an operation completes: armed again
+  // before each one.
+  void Arm() {
+    if (slot_.is_connected()) {
+      slot_.assign([weak = std::weak_ptr<CallState>(state_)](asio::cancellation_type) {
+        if (auto s = weak.lock()) {
+          s->cancelled = true;
+          s->Abort();
+        }
+      });
+    }
+  }
+  bool Broken() const { return state_->cancelled || state_->timed_out; }
+  absl::Status Failed(std::string_view step, const boost::system::error_code& ec) const {
+    if (state_->cancelled)
+      return absl::CancelledError("call to " + address_ + " cancelled");
+    if (state_->timed_out)
+      return absl::DeadlineExceededError(std::string(step) + " " + address_ + ": timed out");
+    return absl::UnavailableError(std::string(step) + " " + address_ + ": " + ec.message());
+  }
+  tcp::socket& socket() { return state_->socket; }
+
+  // Resolves, connects and sends the request.
+  asio::awaitable<absl::Status> Send(const std::pair<std::string, std::string>& host_port,
+                                     http::request<http::string_body>& req) {
+    Arm();
+    auto [rec, endpoints] =
+        co_await state_->resolver.async_resolve(host_port.first, host_port.second, Op());
+    if (rec || Broken())
+      co_return Failed("resolve", rec);
+    Arm();
+    auto [cec, endpoint] = co_await asio::async_connect(state_->socket, endpoints, Op());
+    if (cec || Broken())
+      co_return Failed("dial", cec);
+    Arm();
+    auto [wec, written] = co_await http::async_write(state_->socket, req, Op());
+    if (wec || Broken())
+      co_return Failed("write to", wec);
+    co_return absl::OkStatus();
+  }
+
+ private:
+  const std::string address_;
+  std::shared_ptr<CallState> state_;
+  asio::cancellation_slot slot_;
+};
+
+// The head of a reply (status and headers) without its body.
+template <typename Body>
+void CopyHead(const http::response<Body>& res, HttpReply& reply) {
+  reply.status = static_cast<int>(res.result_int());
+  for (const auto& field : res)
+    reply.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
+        std::string(field.value());
+}
+
+// The most of a refusal's body kept when the body was meant for a sink.
+constexpr size_t kMaxRefusalBody = 64 * 1024;
+
 }  // namespace
 
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
@@ -101,79 +189,81 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCal
   absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
   if (!req.ok())
     co_return req.status();
-  auto ex = co_await asio::this_coro::executor;
-  auto state = std::make_shared<CallState>(ex);
-  state->deadline.expires_after(timeout);
-  state->deadline.async_wait(
-      [weak = std::weak_ptr<CallState>(state)](boost::system::error_code ec) {
-        if (ec)
-          return;
-        if (auto s = weak.lock()) {
-          s->timed_out = true;
-          s->Abort();
-        }
-      });
   asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
   if (cs.cancelled() != asio::cancellation_type::none)
     co_return absl::CancelledError("call to " + address + " cancelled");
-  asio::cancellation_slot slot = cs.slot();
-  // Asio clears the coroutine's slot each time an operation completes: armed again
-  // before each one.
-  auto arm = [&slot, weak = std::weak_ptr<CallState>(state)] {
-    if (slot.is_connected()) {
-      slot.assign([weak](asio::cancellation_type) {
-        if (auto s = weak.lock()) {
-          s->cancelled = true;
-          s->Abort();
-        }
-      });
-    }
-  };
-  struct Cleanup {
-    asio::cancellation_slot slot;
-    CallState& state;
-    ~Cleanup() {
-      if (slot.is_connected())
-        slot.clear();
-      state.deadline.cancel();
-      boost::system::error_code ignored;
-      state.socket.close(ignored);
-    }
-  } cleanup{slot, *state};
-
-  auto failed = [&](std::string_view step, const boost::system::error_code& ec) -> absl::Status {
-    if (state->cancelled)
-      return absl::CancelledError("call to " + address + " cancelled");
-    if (state->timed_out)
-      return absl::DeadlineExceededError(std::string(step) + " " + address + ": timed out");
-    return absl::UnavailableError(std::string(step) + " " + address + ": " + ec.message());
-  };
-
-  arm();
-  auto [rec, endpoints] = co_await state->resolver.async_resolve(split->first, split->second, Op());
-  if (rec || state->cancelled || state->timed_out)
-    co_return failed("resolve", rec);
-  arm();
-  auto [cec, endpoint] = co_await asio::async_connect(state->socket, endpoints, Op());
-  if (cec || state->cancelled || state->timed_out)
-    co_return failed("dial", cec);
-
-  arm();
-  auto [wec, written] = co_await http::async_write(state->socket, *req, Op());
-  if (wec || state->cancelled || state->timed_out)
-    co_return failed("write to", wec);
-
+  asio::any_io_executor ex = co_await asio::this_coro::executor;
+  Exchange x(address, ex, timeout, cs.slot());
+  if (absl::Status sent = co_await x.Send(*split, *req); !sent.ok())
+    co_return sent;
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
   parser.body_limit(limits.max_body_bytes);
-  arm();
-  auto [ec, read] = co_await http::async_read(state->socket, buffer, parser, Op());
+  x.Arm();
+  auto [ec, read] = co_await http::async_read(x.socket(), buffer, parser, Op());
   if (ec == http::error::body_limit || ec == http::error::header_limit)
     co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
-  if (ec || state->cancelled || state->timed_out)
-    co_return failed("read from", ec);
+  if (ec || x.Broken())
+    co_return x.Failed("read from", ec);
   co_return ToReply(parser.release());
+}
+
+asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
+                                                             common::Duration timeout,
+                                                             HttpCallLimits limits,
+                                                             BodySink& sink) {
+  auto split = SplitAddress(address);
+  if (!split.ok())
+    co_return split.status();
+  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
+  if (!req.ok())
+    co_return req.status();
+  asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
+  if (cs.cancelled() != asio::cancellation_type::none)
+    co_return absl::CancelledError("call to " + address + " cancelled");
+  asio::any_io_executor ex = co_await asio::this_coro::executor;
+  Exchange x(address, ex, timeout, cs.slot());
+  if (absl::Status sent = co_await x.Send(*split, *req); !sent.ok())
+    co_return sent;
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
+  parser.body_limit(limits.max_body_bytes);
+  x.Arm();
+  auto [hec, head] = co_await http::async_read_header(x.socket(), buffer, parser, Op());
+  if (hec == http::error::header_limit)
+    co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
+  if (hec || x.Broken())
+    co_return x.Failed("read from", hec);
+  HttpReply reply;
+  CopyHead(parser.get(), reply);
+  const bool to_sink = reply.status == 200;
+  std::string piece(64 * 1024, '\0');
+  while (!parser.is_done()) {
+    parser.get().body().data = piece.data();
+    parser.get().body().size = piece.size();
+    x.Arm();
+    auto [ec, n] = co_await http::async_read(x.socket(), buffer, parser, Op());
+    if (ec == http::error::need_buffer)
+      ec = {};
+    if (ec == http::error::body_limit)
+      co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
+    if (ec || x.Broken())
+      co_return x.Failed("read from", ec);
+    const size_t got = piece.size() - parser.get().body().size;
+    if (got == 0)
+      continue;
+    if (!to_sink) {
+      reply.body.append(piece.data(), std::min(got, kMaxRefusalBody - std::min(kMaxRefusalBody,
+                                                                               reply.body.size())));
+      continue;
+    }
+    std::string chunk = piece.substr(0, got);
+    if (absl::Status s = co_await sink.Write(std::move(chunk)); !s.ok())
+      co_return s;
+  }
+  co_return reply;
 }
 
 }  // namespace drover::rpc

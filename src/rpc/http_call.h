@@ -1,5 +1,6 @@
 // One HTTP/1.1 request from the control loop to another agent ("host:port"), as a
-// coroutine: a fresh connection, the request, the whole response, then close. The
+// coroutine: a fresh connection, the request, the whole response (or, streamed, its
+// body piece by piece), then close. The
 // only file that includes Beast on the calling side of agent-to-agent traffic.
 //
 // What the peer sends is bounded: the response head by HttpCallLimits::max_header_bytes,
@@ -42,5 +43,19 @@ struct HttpCallLimits {
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
                                                     common::Duration timeout,
                                                     HttpCallLimits limits = {});
+
+// Where SendHttpStreaming puts a body as it arrives; an error ends the call with it.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual asio::awaitable<absl::Status> Write(std::string piece) = 0;
+};
+
+// SendHttp for large answers: a 200 answer's body goes to `sink` piece by piece as it
+// arrives (never held whole; the reply's body stays empty), up to max_body_bytes in
+// all. Any other status keeps up to 64 KiB of its body in the reply, for the error.
+asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
+                                                             common::Duration timeout,
+                                                             HttpCallLimits limits, BodySink& sink);
 
 }  // namespace drover::rpc

@@ -54,6 +54,54 @@ absl::StatusOr<common::Duration> DecodeTtl(std::string_view body) {
   return std::chrono::duration_cast<common::Duration>(std::chrono::nanoseconds(it->get<int64_t>()));
 }
 
+std::string EncodePrevAllocInfo(const model::PrevAllocInfo& info) {
+  return codec::Dump(Json{{"AllocID", info.alloc_id},
+                          {"Gone", info.gone},
+                          {"Done", info.done},
+                          {"ClientStatus", info.client_status},
+                          {"NodeID", info.node_id},
+                          {"NodeStatus", info.node_status},
+                          {"NodeHTTPAddr", info.node_http_addr},
+                          {"MigrateToken", info.migrate_token},
+                          {"Index", info.index}});
+}
+
+absl::StatusOr<model::PrevAllocInfo> DecodePrevAllocInfo(std::string_view body) {
+  absl::StatusOr<Json> j = ParseObject(body, "previous allocation");
+  if (!j.ok())
+    return j.status();
+  model::PrevAllocInfo info;
+  auto text = [&](const char* key, std::string& out) -> absl::Status {
+    auto it = j->find(key);
+    if (it == j->end() || !it->is_string() || it->get_ref<const std::string&>().size() > 4096)
+      return absl::InvalidArgumentError(std::string("previous allocation: ") + key +
+                                        " must be a string");
+    out = it->get<std::string>();
+    return absl::OkStatus();
+  };
+  auto flag = [&](const char* key, bool& out) -> absl::Status {
+    auto it = j->find(key);
+    if (it == j->end() || !it->is_boolean())
+      return absl::InvalidArgumentError(std::string("previous allocation: ") + key +
+                                        " must be a boolean");
+    out = it->get<bool>();
+    return absl::OkStatus();
+  };
+  for (absl::Status s :
+       {text("AllocID", info.alloc_id), flag("Gone", info.gone), flag("Done", info.done),
+        text("ClientStatus", info.client_status), text("NodeID", info.node_id),
+        text("NodeStatus", info.node_status), text("NodeHTTPAddr", info.node_http_addr),
+        text("MigrateToken", info.migrate_token)}) {
+    if (!s.ok())
+      return s;
+  }
+  auto index = j->find("Index");
+  if (index == j->end() || !index->is_number_unsigned())
+    return absl::InvalidArgumentError("previous allocation: Index must be a non-negative integer");
+  info.index = index->get<uint64_t>();
+  return info;
+}
+
 std::string EncodeAllocations(uint64_t index, const std::vector<const model::Allocation*>& allocs) {
   Json list = Json::array();
   for (const model::Allocation* a : allocs)

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "model/allocation.h"
 #include "model/node.h"
+#include "model/prev_alloc_info.h"
 
 namespace drover::rpc {
 
@@ -24,6 +25,9 @@ inline constexpr std::string_view kHeartbeatPath = "/rpc/v1/node/heartbeat";  //
 // GET ?index=N&wait=<ms>: the node's allocations once their index passes N.
 inline constexpr std::string_view kAllocationsPath = "/rpc/v1/node/allocations";
 inline constexpr std::string_view kUpdateAllocsPath = "/rpc/v1/allocations/update";  // PUT
+// GET ?alloc_id=ID&index=N&wait=<ms>: the allocation that the node's allocation ID
+// replaces, once it is done (model/prev_alloc_info.h).
+inline constexpr std::string_view kPreviousAllocPath = "/rpc/v1/allocation/previous";
 
 // Request headers (lower case, as the API's Request holds them).
 inline constexpr std::string_view kNodeIdHeader = "x-drover-node-id";
@@ -47,6 +51,9 @@ std::string EncodeAllocations(uint64_t index, const std::vector<const model::All
 absl::StatusOr<Allocations> DecodeAllocations(std::string_view body);
 std::string EncodeUpdates(const std::vector<model::AllocClientUpdate>& updates);
 absl::StatusOr<std::vector<model::AllocClientUpdate>> DecodeUpdates(std::string_view body);
+
+std::string EncodePrevAllocInfo(const model::PrevAllocInfo& info);
+absl::StatusOr<model::PrevAllocInfo> DecodePrevAllocInfo(std::string_view body);
 
 // Errors on the wire: the status a server answers a failed call with, and the Status a
 // client makes of a non-200 answer ("<what the server said>" with the matching code).

@@ -60,6 +60,25 @@ TEST(ProtocolTest, UpdatesRoundTripAndNeedAnId) {
   EXPECT_NE(no_id.status().message().find("updates[0]"), std::string::npos);
 }
 
+TEST(ProtocolTest, PreviousAllocInfoRoundTripsAndIsChecked) {
+  model::PrevAllocInfo info{.alloc_id = "a1",
+                            .done = true,
+                            .client_status = "complete",
+                            .node_id = "n1",
+                            .node_status = "ready",
+                            .node_http_addr = "127.0.0.1:1234",
+                            .migrate_token = "t",
+                            .index = 42};
+  auto back = DecodePrevAllocInfo(EncodePrevAllocInfo(info));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, info);
+  EXPECT_FALSE(DecodePrevAllocInfo(R"({"AllocID": 3})").ok());
+  EXPECT_FALSE(DecodePrevAllocInfo("[]").ok());
+  std::string no_index = EncodePrevAllocInfo(info);
+  no_index.replace(no_index.find("\"Index\""), 7, "\"Other\"");
+  EXPECT_EQ(DecodePrevAllocInfo(no_index).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ProtocolTest, MalformedBodiesAreInvalidArguments) {
   for (std::string_view body : {"", "{", "null", R"({"Updates": {}})", R"({"Updates": [1]})"})
     EXPECT_TRUE(absl::IsInvalidArgument(DecodeUpdates(body).status())) << body;

@@ -98,4 +98,20 @@ asio::awaitable<absl::Status> RemoteServerRpc::UpdateAllocations(
   co_return reply.status();
 }
 
+asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> RemoteServerRpc::GetPreviousAlloc(
+    std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait) {
+  if (node_id != node_id_)
+    co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
+  const common::Duration wait = std::min(max_wait, kMaxAllocationsWait);
+  HttpCall call{.method = "GET",
+                .target = std::string(kPreviousAllocPath) + "?alloc_id=" + alloc_id +
+                          "&index=" + std::to_string(min_index) + "&wait=" +
+                          std::to_string(
+                              std::chrono::duration_cast<std::chrono::milliseconds>(wait).count())};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), wait + options_.call_timeout);
+  if (!reply.ok())
+    co_return reply.status();
+  co_return DecodePrevAllocInfo(reply->body);
+}
+
 }  // namespace drover::rpc

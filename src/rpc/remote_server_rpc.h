@@ -34,6 +34,9 @@ class RemoteServerRpc final : public client::ServerRpc {
       std::string node_id, uint64_t min_index, common::Duration max_wait) override;
   asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) override;
+  asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> GetPreviousAlloc(
+      std::string node_id, std::string alloc_id, uint64_t min_index,
+      common::Duration max_wait) override;
 
   // The server that answered last ("host:port").
   const std::string& current_server() const { return options_.servers[current_]; }

@@ -22,6 +22,7 @@
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/event.h"
+#include "model/prev_alloc_info.h"
 #include "server/state_store.h"
 
 namespace drover::server {
@@ -165,6 +166,13 @@ class Server {
   asio::awaitable<absl::StatusOr<NodeAllocs>> WatchNodeAllocs(std::string node_id,
                                                               uint64_t min_index,
                                                               common::Duration max_wait);
+  // The allocation that `alloc_id` (one of node `node_id`'s) replaces, for the node to
+  // wait for it and pull its ephemeral disk: at once for `min_index` 0, else once it is
+  // done (model::PrevAllocInfo) or `max_wait` passes; only once durable. The migrate
+  // token is derived from the previous node's secret. PermissionDenied when `alloc_id`
+  // is not the node's, FailedPrecondition when it replaces none.
+  asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> WatchPreviousAlloc(
+      std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait);
   // UpdateAllocsFromClient, completed once durable: the client records the
   // acknowledgement and does not send the same state again after a restart.
   asio::awaitable<absl::Status> UpdateAllocsDurably(std::string node_id,
@@ -176,6 +184,8 @@ class Server {
   size_t pending_evals() const { return queue_.size(); }
 
  private:
+  absl::StatusOr<model::PrevAllocInfo> DescribePreviousAlloc(const std::string& node_id,
+                                                             const std::string& alloc_id) const;
   // Runs `write` (a change that creates evaluations) and waits until it is durable; if
   // it cannot be, removes the evaluations it created and runs `undo`. Evaluations are
   // queued only once the change is durable.

@@ -272,6 +272,11 @@ TEST_F(PrevAllocTest, FailedMigrationStartsWithAFreshDir) {
   EXPECT_FALSE(std::filesystem::exists(next->alloc_dir().data_dir() / "in-the-way"));
   EXPECT_FALSE(std::filesystem::exists(next->alloc_dir().data_dir() / "f"));
   EXPECT_TRUE(std::filesystem::is_directory(next->alloc_dir().data_dir()));
+  // The task is told why its disk is empty.
+  bool told = false;
+  for (const model::TaskEvent& ev : next->task_runner("web")->state().events)
+    told |= ev.type == model::kEventDiskNotMigrated;
+  EXPECT_TRUE(told);
   Destroy(*next);
   Destroy(*prev);
 }

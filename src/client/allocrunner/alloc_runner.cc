@@ -54,8 +54,15 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     task_names.push_back(task.name);
   hooks_.push_back(std::make_unique<AllocDirHook>(*config_.pool, alloc_dir_));
   hooks_.push_back(std::make_unique<AwaitPreviousHook>(*prev_alloc_, prerun_cancel_));
+  auto not_migrated = [this](const absl::Status& why) {
+    for (auto& tr : runners_) {
+      tr->EmitEvent(model::TaskEvent(model::kEventDiskNotMigrated, config_.clock->Now())
+                        .SetDisplayMessage("Starting with an empty ephemeral disk: " +
+                                           std::string(why.message())));
+    }
+  };
   hooks_.push_back(std::make_unique<MigrateDiskHook>(*prev_alloc_, prerun_cancel_, alloc_dir_,
-                                                     task_names, *config_.pool));
+                                                     task_names, *config_.pool, not_migrated));
   hooks_.push_back(std::make_unique<GroupShutdownDelayHook>(
       *config_.clock, group->shutdown_delay.value_or(common::Duration(0)), skip_shutdown_delay_));
   if (config_.extra_hooks) {
