@@ -199,7 +199,8 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
       "web.json",
       RawExecJob(
           "web", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 3600",
-          R"({"Count": 2, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}]})"));
+          R"({"Count": 2, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}],
+              "EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 150}})"));
   ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
   ASSERT_TRUE(WaitAllocs("web", 2, "running")) << Allocs("web").dump();
   const codec::Json victim_alloc = Allocs("web")[0];
@@ -232,6 +233,16 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
   }
   EXPECT_EQ(running_on.size(), 2u);
   EXPECT_FALSE(running_on.contains(victim_alloc["NodeID"].get<std::string>()));
+  // The replacement's disk could not come from a node that was down: its task says so.
+  bool told = false;
+  for (const auto& stub : Allocs("web")) {
+    const codec::Json a = cluster_.server().Get("/v1/allocation/" + stub["ID"].get<std::string>());
+    if (a.value("PreviousAllocation", "") != victim_id)
+      continue;
+    for (const auto& ev : a["TaskStates"]["t"]["Events"])
+      told |= ev["Type"] == "Ephemeral Disk Not Migrated";
+  }
+  EXPECT_TRUE(told) << Allocs("web").dump();
   // ...and is stopped once the node hears that its allocation was replaced.
   EXPECT_TRUE(testing::WaitFor([&] { return kill(task_pid, 0) != 0; }, 30s))
       << "task " << task_pid << " still runs";
@@ -419,6 +430,58 @@ TEST_F(ClusterTest, ADrainMovesAServiceOneAllocationAtATime) {
   CliResult off = cluster_.client(0).Cli({"node", "drain", "-disable", "-yes", node});
   EXPECT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(cluster_.server().Get("/v1/node/" + node)["SchedulingEligibility"], "eligible");
+}
+
+// A drained node's allocation moves with its ephemeral disk (`sticky` and `migrate`):
+// the replacement on another node starts with the data the first one wrote, pulled
+// from the old node with the token the server gave.
+TEST_F(ClusterTest, AStickyDiskMovesToAnotherNode) {
+  const std::string node = cluster_.NodeId(0);
+  for (size_t i : {1, 2})
+    ASSERT_EQ(
+        cluster_.client(0).Cli({"node", "eligibility", "-disable", cluster_.NodeId(i)}).exit_code,
+        0);
+  const std::string job = cluster_.client(0).WriteFile(
+      "db.json",
+      RawExecJob("db", "service",
+                 "L=\"$NOMAD_TASK_DIR/first\"; test -f \"$L\" || echo \"$NOMAD_ALLOC_ID\" > \"$L\"; "
+                 "echo run >> \"$NOMAD_ALLOC_DIR/data/runs\"; exec sleep 3600",
+                 R"({"EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 150}})"));
+  CliResult run = cluster_.client(0).Cli({"job", "run", "-detach", job});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(WaitAllocs("db", 1, "running")) << Allocs("db").dump();
+  const std::string first = Allocs("db")[0]["ID"];
+  ASSERT_EQ(Allocs("db")[0]["NodeID"], node);
+  for (size_t i : {1, 2})
+    ASSERT_EQ(
+        cluster_.client(0).Cli({"node", "eligibility", "-enable", cluster_.NodeId(i)}).exit_code,
+        0);
+
+  ASSERT_EQ(cluster_.client(1).Cli({"node", "drain", "-enable", "-yes", "-detach", node}).exit_code,
+            0);
+  std::string second;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        for (const auto& a : Allocs("db")) {
+          if (a["ID"] != first && a["ClientStatus"] == "running")
+            second = a["ID"];
+        }
+        return !second.empty();
+      },
+      60s))
+      << Allocs("db").dump();
+  const codec::Json moved = cluster_.server().Get("/v1/allocation/" + second);
+  EXPECT_NE(moved["NodeID"], node);
+  EXPECT_EQ(moved["PreviousAllocation"], first);
+  // Read through the server, which forwards to the new node.
+  auto cat = [&](const std::string& path) {
+    auto r = cluster_.server().http().Do("GET", "/v1/client/fs/cat/" + second + "?path=" + path);
+    return r.ok() ? r->body : r.status().ToString();
+  };
+  EXPECT_EQ(cat("t/local/first"), first + "\n");
+  EXPECT_EQ(cat("alloc/data/runs"), "run\nrun\n");
+  for (const auto& ev : moved["TaskStates"]["t"]["Events"])
+    EXPECT_NE(ev["Type"], "Ephemeral Disk Not Migrated") << ev.dump();
 }
 
 }  // namespace
