@@ -9,7 +9,7 @@ PORT ?= 4646
 
 FUZZ_DIR := build/fuzz
 # `make test` runs each fuzzer briefly; `make fuzz` for as long as you like (each).
-FUZZERS := jobspec_fuzz http_fuzz protocol_fuzz
+FUZZERS := jobspec_fuzz http_fuzz protocol_fuzz snapshot_fuzz
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_SECONDS ?= 600
 

@@ -15,6 +15,7 @@ case "$NAME" in
   jobspec_fuzz) SEEDS=("$ROOT/src/jobspec/testdata") OPTS=(-dict="$ROOT/src/jobspec/fuzz/hcl.dict" -max_len=65536) ;;
   http_fuzz) SEEDS=("$ROOT/src/api/fuzz/corpus") OPTS=(-dict="$ROOT/src/api/fuzz/http.dict" -max_len=65536) ;;
   protocol_fuzz) SEEDS=("$ROOT/src/supervisor/fuzz/corpus") OPTS=(-max_len=16384) ;;
+  snapshot_fuzz) SEEDS=("$ROOT/src/client/allocdir/fuzz/corpus") OPTS=(-max_len=65536) ;;
   *) echo "fuzz: unknown fuzzer $NAME" >&2; exit 2 ;;
 esac
 echo "fuzz: $NAME for ${SECONDS_TO_RUN}s (corpus $CORPUS)" >&2
