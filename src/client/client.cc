@@ -208,9 +208,17 @@ void Client::RunAllocs(const NodeAllocations& update) {
       if (alloc->ClientTerminal())
         continue;  // finished before we knew it
       AddAlloc(alloc);
-    } else if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
-      Persist(id, [this, alloc]() { return db_->PutAllocation(*alloc); });
-      it->second->Update(alloc);
+    } else {
+      if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
+        Persist(id, [this, alloc]() { return db_->PutAllocation(*alloc); });
+        it->second->Update(alloc);
+      }
+      if (alloc->client_status == model::kClientUnknown) {
+        // The servers marked it unknown while this node was away: they must hear how it
+        // is again, whatever they acknowledged before.
+        acknowledged_.erase(id);
+        AllocStateUpdated(it->second->ClientUpdate());
+      }
     }
   }
 }

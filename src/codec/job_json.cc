@@ -224,7 +224,8 @@ Json TaskGroupJson(const model::TaskGroup& g) {
   j["Services"] = nullptr;
   j["ShutdownDelay"] = g.shutdown_delay ? Json(g.shutdown_delay->count()) : Json();
   j["StopAfterClientDisconnect"] = nullptr;
-  j["MaxClientDisconnect"] = nullptr;
+  j["MaxClientDisconnect"] =
+      g.max_client_disconnect ? Json(g.max_client_disconnect->count()) : Json();
   j["Disconnect"] = nullptr;
   j["Scaling"] = nullptr;
   j["Consul"] = nullptr;
@@ -451,6 +452,7 @@ absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::strin
   r.ReadList("Networks", g.networks, DecodeNetwork);
   r.Read("Meta", g.meta);
   r.Read("ShutdownDelay", g.shutdown_delay);
+  r.Read("MaxClientDisconnect", g.max_client_disconnect);
   if (!r.ok()) {
     return r.status();
   }

@@ -66,6 +66,7 @@ model::Job RichJob() {
   g.networks = {gnet};
   g.meta = {{"tier", "front"}};
   g.shutdown_delay = seconds(7);
+  g.max_client_disconnect = seconds(600);
 
   model::Task t;
   t.name = "server";
@@ -255,6 +256,7 @@ TEST(JobJsonTest, DecodesMinimalJobKeepingUnsetMarkers) {
   EXPECT_FALSE(g.reschedule_policy);
   EXPECT_FALSE(g.ephemeral_disk);
   EXPECT_FALSE(g.shutdown_delay);
+  EXPECT_FALSE(g.max_client_disconnect);
   const model::Task& t = g.tasks[0];
   EXPECT_EQ(t.kill_timeout, model::Duration::zero());
   EXPECT_EQ(*t.config.Find("image")->as_string(), "redis:7");

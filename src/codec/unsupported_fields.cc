@@ -50,7 +50,7 @@ const Fields kGroupFields = {
     {"Services", "services are"},
     {"Scaling", "scaling policies are"},
     {"StopAfterClientDisconnect", "stop_after_client_disconnect is"},
-    {"MaxClientDisconnect", "max_client_disconnect is"},
+    {"Disconnect", "disconnect blocks are"},
 };
 const Fields kNetworkFields = {
     {"Hostname", "network hostnames are"},

@@ -582,6 +582,9 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
   if (group.count < 0) {
     errs.push_back("Task group count can't be negative");
   }
+  if (group.max_client_disconnect && *group.max_client_disconnect < Duration::zero()) {
+    errs.push_back("max_client_disconnect cannot be negative");
+  }
   if (group.shutdown_delay && *group.shutdown_delay < Duration::zero()) {
     errs.push_back("ShutdownDelay must be a positive value");
   }

@@ -192,6 +192,13 @@ TEST(ValidateJobTest, GroupProblemsNestUnderTheGroup) {
             "\t* Missing tasks for task group\n\n\n\n");
 }
 
+TEST(ValidateJobTest, MaxClientDisconnectCannotBeNegative) {
+  model::Job job = ValidJob();
+  job.task_groups[0].max_client_disconnect = std::chrono::seconds(-1);
+  EXPECT_NE(ErrorText(job).find("max_client_disconnect cannot be negative"), std::string::npos)
+      << ErrorText(job);
+}
+
 TEST(ValidateJobTest, GroupNameWithNull) {
   model::Job job = ValidJob();
   job.task_groups[0].name = std::string("w\0b", 3);

@@ -21,6 +21,8 @@ inline constexpr char kTriggerAllocStop[] = "alloc-stop";
 inline constexpr char kTriggerNodeUpdate[] = "node-update";
 inline constexpr char kTriggerNodeDrain[] = "node-drain";
 inline constexpr char kTriggerRetryFailedAlloc[] = "alloc-failure";
+inline constexpr char kTriggerReconnect[] = "reconnect";
+inline constexpr char kTriggerMaxDisconnectTimeout[] = "max-disconnect-timeout";
 
 struct Evaluation {
   std::string id;

@@ -197,6 +197,9 @@ struct TaskGroup {
   std::vector<NetworkResource> networks;
   std::map<std::string, std::string> meta;
   std::optional<Duration> shutdown_delay;
+  // How long the allocations of a node that stops heartbeating stay `unknown` (and keep
+  // running if the node comes back) before they are lost; unset: lost at once.
+  std::optional<Duration> max_client_disconnect;
   friend bool operator==(const TaskGroup&, const TaskGroup&) = default;
 
   const Task* FindTask(const std::string& task_name) const;

@@ -15,6 +15,9 @@ namespace drover::model {
 inline constexpr char kNodeStatusInit[] = "initializing";
 inline constexpr char kNodeStatusReady[] = "ready";
 inline constexpr char kNodeStatusDown[] = "down";
+// Missed its heartbeat while running allocations with max_client_disconnect: they are
+// `unknown` until the node comes back or the longest window passes (then it is down).
+inline constexpr char kNodeStatusDisconnected[] = "disconnected";
 
 struct DriverInfo {
   std::map<std::string, std::string> attributes;

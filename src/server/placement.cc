@@ -207,6 +207,63 @@ std::set<std::string> LostNodes(const SchedulerInput& in) {
   return lost;
 }
 
+std::map<std::string, common::Time> DisconnectedNodes(const SchedulerInput& in) {
+  std::map<std::string, common::Time> out;
+  for (const NodePtr& n : in.nodes) {
+    if (n->status == model::kNodeStatusDisconnected)
+      out[n->id] = common::FromUnixNanos(n->status_updated_at * 1'000'000'000);
+  }
+  return out;
+}
+
+model::Allocation UnknownCopy(const model::Allocation& a) {
+  model::Allocation unknown = a;
+  unknown.client_status = model::kClientUnknown;
+  unknown.client_description = kAllocUnknown;
+  return unknown;
+}
+
+// The follow-up evaluation that finds the unknown allocations of a disconnected node
+// lost once their window has passed.
+namespace {
+
+model::Evaluation DisconnectTimeoutEval(const SchedulerInput& in, common::Time at) {
+  model::Evaluation e;
+  e.id = common::NewUuid();
+  e.namespace_ = in.job->namespace_;
+  e.priority = in.job->priority;
+  e.type = in.job->type;
+  e.triggered_by = model::kTriggerMaxDisconnectTimeout;
+  e.job_id = in.job->id;
+  e.job_modify_index = in.job->job_modify_index;
+  e.status = model::kEvalPending;
+  e.status_description = "created for max_client_disconnect";
+  e.previous_eval = in.eval.id;
+  e.wait_until = at;
+  return e;
+}
+}  // namespace
+
+// For an allocation on a disconnected node (placement.h): within its group's max_client_disconnect
+// it becomes `unknown` (once) and its slot gets a replacement; true when it was handled so.
+bool KeepUnknown(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
+                 common::Time since, PlanResult& plan) {
+  if (!g.max_client_disconnect || in.now >= since + *g.max_client_disconnect)
+    return false;
+  if (a->client_status != model::kClientUnknown) {
+    plan.upserts.push_back(UnknownCopy(*a));
+    ++plan.unknown;
+    const common::Time expiry = since + *g.max_client_disconnect;
+    const bool planned = std::any_of(
+        plan.followup_evals.begin(), plan.followup_evals.end(), [&](const model::Evaluation& e) {
+          return e.triggered_by == model::kTriggerMaxDisconnectTimeout && e.wait_until == expiry;
+        });
+    if (!planned)
+      plan.followup_evals.push_back(DisconnectTimeoutEval(in, expiry));
+  }
+  return true;
+}
+
 model::Allocation LostCopy(const model::Allocation& a) {
   model::Allocation lost = StopCopy(a, kAllocLost);
   lost.client_status = model::kClientLost;

@@ -73,5 +73,15 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why);
 model::Allocation LostCopy(const model::Allocation& a);
 // Nodes of the job's allocations that cannot run anything: down, or no longer known.
 std::set<std::string> LostNodes(const SchedulerInput& in);
+// The nodes that are disconnected, each with when it disconnected.
+std::map<std::string, common::Time> DisconnectedNodes(const SchedulerInput& in);
+// An allocation on a disconnected node, within its group's max_client_disconnect: it
+// keeps running as far as the servers know, with client status `unknown`.
+model::Allocation UnknownCopy(const model::Allocation& a);
+// For an allocation on a node disconnected `since`: true when it is within its group's
+// max_client_disconnect, and then, the first time, marks it unknown in `plan` with a
+// follow-up evaluation for when the window ends. False: it is lost.
+bool KeepUnknown(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
+                 common::Time since, PlanResult& plan);
 
 }  // namespace drover::server

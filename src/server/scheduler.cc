@@ -103,12 +103,24 @@ bool HasDeviceAffinities(const model::Job& job) {
 // Pass 1 for one group: reconciles its live allocations (oldest first) against its
 // count and spec. Stops, marks lost, updates in place or replaces them in `plan`, and
 // returns what is left to place.
+// Where the nodes of a job's allocations stand, for ReconcileGroup.
+struct NodeStates {
+  std::set<std::string> lost;                        // down or gone
+  std::map<std::string, common::Time> disconnected;  // since when
+};
+
 GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
-                         std::vector<AllocPtr> live, const std::set<std::string>& lost_nodes,
-                         PlanResult& plan) {
+                         std::vector<AllocPtr> live, const NodeStates& nodes, PlanResult& plan) {
   const model::Job& job = *in.job;
   GroupWork w{&g, {}, {}, {}, {}};
   std::set<int> taken;
+  std::map<int, std::string> taker;  // index -> the allocation that holds it
+  // Allocations whose replacement is still meant to run: not replaced again.
+  std::set<std::string> replaced;
+  for (const AllocPtr& a : live) {
+    if (!a->previous_allocation.empty() && !a->ServerTerminal() && !a->ClientTerminal())
+      replaced.insert(a->previous_allocation);
+  }
   std::sort(live.begin(), live.end(),
             [](const AllocPtr& a, const AllocPtr& b) { return a->create_index < b->create_index; });
   auto replace = [&](const AllocPtr& a, int idx) {
@@ -119,16 +131,31 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     const int idx = a->Index();
     if (idx < 0 || idx >= g.count || taken.contains(idx)) {
       if (!a->ClientTerminal()) {
-        plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
+        const bool reconnected = taken.contains(idx) && taker[idx] == a->previous_allocation;
+        plan.upserts.push_back(StopCopy(*a, reconnected ? kAllocReconnected : kAllocNotNeeded));
         ++plan.stopped;
       }
       continue;
     }
-    if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
+    auto disconnected = nodes.disconnected.find(a->node_id);
+    if (disconnected != nodes.disconnected.end() && !a->ClientTerminal() &&
+        KeepUnknown(in, g, a, disconnected->second, plan)) {
+      if (!replaced.contains(a->id))
+        replace(a, idx);
+      continue;
+    }
+    if ((nodes.lost.contains(a->node_id) || disconnected != nodes.disconnected.end()) &&
+        !a->ClientTerminal()) {
       // What finished on the node stays finished; what ran there is replaced.
       plan.upserts.push_back(LostCopy(*a));
       ++plan.lost;
-      replace(a, idx);
+      if (!replaced.contains(a->id))
+        replace(a, idx);
+      continue;
+    }
+    if (a->client_status == model::kClientUnknown && replaced.contains(a->id)) {
+      // Its node is back but has not said how it is yet: the replacement keeps the slot
+      // until it does (then one of the two is stopped).
       continue;
     }
     if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
@@ -153,6 +180,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       continue;
     }
     taken.insert(idx);
+    taker[idx] = a->id;
     if (current_version || a->ClientTerminal()) {
       // Finished allocations keep their slot: batch work is not redone, and failed ones
       // are replaced only as their reschedule policy allows (above).
@@ -168,6 +196,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
       ++plan.stopped;
       taken.erase(idx);
+      taker.erase(idx);
       replace(a, idx);
     }
   }
@@ -333,10 +362,10 @@ PlanResult Schedule(const SchedulerInput& in) {
   if (in.job->type == model::kJobTypeSystem || in.job->type == model::kJobTypeSysbatch)
     return ScheduleSystem(in);
 
-  const std::set<std::string> lost_nodes = LostNodes(in);
+  const NodeStates nodes{.lost = LostNodes(in), .disconnected = DisconnectedNodes(in)};
   std::vector<GroupWork> work;
   for (const model::TaskGroup& g : in.job->task_groups)
-    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), lost_nodes, plan));
+    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), nodes, plan));
   // Resource usage per node from everything that keeps running there.
   Placer placer(in, UsageAfter(in.node_allocs, plan), rng);
   for (const GroupWork& w : work)

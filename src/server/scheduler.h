@@ -36,7 +36,8 @@ struct PlanResult {
   std::vector<model::Allocation> upserts;
   int placed = 0;
   int stopped = 0;
-  int lost = 0;  // on a node that is down (or gone): stopped, marked lost, and replaced
+  int lost = 0;     // on a node that is down (or gone): stopped, marked lost, and replaced
+  int unknown = 0;  // on a disconnected node, within max_client_disconnect: replaced
   int updated_in_place = 0;
   std::map<std::string, model::AllocMetric> failed_tg_allocs;
   std::map<std::string, int> queued;
@@ -55,5 +56,8 @@ inline constexpr char kAllocNotNeeded[] = "alloc not needed due to job update";
 inline constexpr char kAllocUpdating[] = "alloc is being updated due to job update";
 inline constexpr char kAllocMigrating[] = "alloc is being migrated";
 inline constexpr char kAllocLost[] = "alloc is lost since its node is down";
+inline constexpr char kAllocUnknown[] = "alloc is unknown since its node is disconnected";
+inline constexpr char kAllocReconnected[] =
+    "alloc not needed since the allocation it replaced has reconnected";
 
 }  // namespace drover::server

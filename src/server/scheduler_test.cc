@@ -67,6 +67,84 @@ TEST_F(SchedulerTest, AllocationsOnADownNodeAreLostAndReplaced) {
   }
 }
 
+// max_client_disconnect: the allocations of a disconnected node are unknown within the
+// window and replaced elsewhere once; lost after it; kept if the node comes back and
+// reports them, and then their replacements stop.
+TEST_F(SchedulerTest, ADisconnectedNodesAllocationsAreUnknownThenLostOrKept) {
+  using namespace std::chrono_literals;  // NOLINT
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  nodes_[1].scheduling_eligibility = "ineligible";
+  model::Job job = test::MakeJob("web", 1);
+  job.task_groups[0].max_client_disconnect = 10min;
+  const common::Time since = common::FromUnixNanos(1'700'000'000'000'000'000);
+  now_ = since;
+  Apply(Pass(job));
+  ASSERT_EQ(allocs_.size(), 1u);
+  ASSERT_EQ(allocs_[0].node_id, "n1");
+  allocs_[0].client_status = model::kClientRunning;
+  const std::string original = allocs_[0].id;
+  nodes_[1].scheduling_eligibility = "eligible";
+  nodes_[0].status = model::kNodeStatusDisconnected;
+  nodes_[0].status_updated_at = 1'700'000'000;
+  now_ = since + 1min;
+  PlanResult plan = Pass(job);
+  EXPECT_EQ(plan.unknown, 1);
+  EXPECT_EQ(plan.lost, 0);
+  ASSERT_EQ(plan.placed, 1);
+  for (const model::Allocation& a : plan.upserts) {
+    if (a.id == original) {
+      EXPECT_EQ(a.client_status, model::kClientUnknown);
+      EXPECT_EQ(a.desired_status, model::kDesiredRun);
+    } else {
+      EXPECT_EQ(a.node_id, "n2");
+      EXPECT_EQ(a.previous_allocation, original);
+    }
+  }
+  ASSERT_EQ(plan.followup_evals.size(), 1u);
+  EXPECT_EQ(plan.followup_evals[0].wait_until, since + 10min);
+  EXPECT_EQ(plan.followup_evals[0].triggered_by, model::kTriggerMaxDisconnectTimeout);
+  Apply(plan);
+  PlanResult again = Pass(job);
+  EXPECT_TRUE(again.upserts.empty());
+  EXPECT_TRUE(again.followup_evals.empty());
+
+  // The window passes: lost, and not replaced a second time.
+  now_ = since + 11min;
+  PlanResult expired = Pass(job);
+  EXPECT_EQ(expired.lost, 1);
+  EXPECT_EQ(expired.placed, 0);
+
+  // Instead the node comes back. Until it reports the allocation, nothing changes; then
+  // the original keeps its slot and the replacement stops.
+  now_ = since + 2min;
+  nodes_[0].status = model::kNodeStatusReady;
+  EXPECT_TRUE(Pass(job).upserts.empty());
+  for (model::Allocation& a : allocs_) {
+    if (a.id == original)
+      a.client_status = model::kClientRunning;
+  }
+  PlanResult back = Pass(job);
+  EXPECT_EQ(back.placed, 0);
+  ASSERT_EQ(back.stopped, 1);
+  ASSERT_EQ(back.upserts.size(), 1u);
+  EXPECT_NE(back.upserts[0].id, original);
+  EXPECT_EQ(back.upserts[0].desired_description, kAllocReconnected);
+}
+
+TEST_F(SchedulerTest, WithoutMaxClientDisconnectADisconnectedNodesAllocationsAreLost) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = test::MakeJob("web", 1);
+  Apply(Pass(job));
+  for (model::Node& n : nodes_) {
+    if (n.id == allocs_[0].node_id)
+      n.status = model::kNodeStatusDisconnected;
+  }
+  PlanResult plan = Pass(job);
+  EXPECT_EQ(plan.lost, 1);
+  EXPECT_EQ(plan.unknown, 0);
+  EXPECT_EQ(plan.placed, 1);
+}
+
 TEST_F(SchedulerTest, CompletedBatchWorkOnADownNodeStaysComplete) {
   nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
   model::Job job = test::MakeJob("bat", 1, "batch");

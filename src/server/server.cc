@@ -44,8 +44,13 @@ void Server::Start() {
   for (const EvalPtr& e : pending)
     Enqueue(e->id);
   for (const NodePtr& n : state_.ListNodes("")) {
-    if (n->status != model::kNodeStatusDown)
+    if (n->status == model::kNodeStatusDisconnected) {
+      // Its window runs from when it disconnected, whatever the restart took.
+      heartbeat_deadline_[n->id] =
+          common::FromUnixNanos(n->status_updated_at * 1'000'000'000) + DisconnectWindow(n->id);
+    } else if (n->status != model::kNodeStatusDown) {
       heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
+    }
     if (n->drain_strategy)
       draining_.insert(n->id);
   }
@@ -472,12 +477,16 @@ absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
   const common::Duration ttl = NextHeartbeatTtl();
   heartbeat_deadline_[node_id] = clock_.Now() + ttl + config_.heartbeat_grace;
   if (node->status != model::kNodeStatusReady) {
+    const bool reconnected = node->status == model::kNodeStatusDisconnected;
     model::Node copy = *node;
     copy.status = model::kNodeStatusReady;
     copy.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
     state_.UpsertNode(std::move(copy));
     UnblockEvals();
     CreateSystemJobEvals();
+    // Its `unknown` allocations are reconciled once the node reports them.
+    if (reconnected)
+      DROVER_LOG_INFO("node {} reconnected", node_id);
   }
   return ttl;
 }
@@ -496,13 +505,24 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
         it = heartbeat_deadline_.erase(it);
         continue;
       }
-      if (node->status == model::kNodeStatusReady && now > it->second) {
-        DROVER_LOG_WARN("node {} missed its heartbeat; marking it down", it->first);
+      const bool ready = node->status == model::kNodeStatusReady;
+      if ((ready || node->status == model::kNodeStatusDisconnected) && now > it->second) {
+        const common::Duration window = ready ? DisconnectWindow(it->first) : common::Duration(0);
         model::Node copy = *node;
-        copy.status = model::kNodeStatusDown;
+        copy.status =
+            window > common::Duration(0) ? model::kNodeStatusDisconnected : model::kNodeStatusDown;
         copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
+        DROVER_LOG_WARN("node {} {}; marking it {}", it->first,
+                        ready ? "missed its heartbeat" : "stayed disconnected too long",
+                        copy.status);
         state_.UpsertNode(std::move(copy));
         CreateNodeEvals(it->first);
+        if (window > common::Duration(0)) {
+          // Down once the longest window of its allocations passes.
+          it->second = now + window;
+          ++it;
+          continue;
+        }
         // No timer for a node that is down: a heartbeat or registration starts one.
         it = heartbeat_deadline_.erase(it);
         continue;
@@ -574,6 +594,17 @@ bool Server::HasQueuedEval(const model::Job& job) const {
   return false;
 }
 
+common::Duration Server::DisconnectWindow(const std::string& node_id) const {
+  common::Duration longest{0};
+  for (const AllocPtr& a : state_.AllocsByNode(node_id)) {
+    if (a->ClientTerminal() || a->ServerTerminal())
+      continue;
+    if (const model::TaskGroup* g = a->Group(); g != nullptr && g->max_client_disconnect)
+      longest = std::max(longest, *g->max_client_disconnect);
+  }
+  return longest;
+}
+
 void Server::CreateNodeEvals(const std::string& node_id) {
   // One evaluation per job with something still running there: its scheduler pass
   // marks those allocations lost and places replacements.
@@ -601,11 +632,17 @@ absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
   // Allocations that fail now: their jobs are evaluated, and the reschedule policy
   // decides whether and when they are replaced.
   std::set<std::pair<std::string, std::string>> failed_jobs;
+  // Allocations that were `unknown` while their node was disconnected, reported again:
+  // the scheduler keeps them and stops their replacements (or the other way round).
+  std::set<std::pair<std::string, std::string>> reconnected_jobs;
   for (const model::AllocClientUpdate& u : updates) {
     AllocPtr alloc = state_.GetAlloc(u.id);
     if (alloc && u.client_status == model::kClientFailed &&
         alloc->client_status != model::kClientFailed && !alloc->ServerTerminal())
       failed_jobs.emplace(alloc->namespace_, alloc->job_id);
+    if (alloc && alloc->client_status == model::kClientUnknown &&
+        u.client_status != model::kClientUnknown)
+      reconnected_jobs.emplace(alloc->namespace_, alloc->job_id);
   }
   for (const std::string& id : state_.UpdateAllocsFromClient(updates)) {
     DROVER_LOG_WARN("client update for unknown allocation {} ignored", id);
@@ -613,6 +650,10 @@ absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
   for (const auto& [ns, id] : failed_jobs) {
     if (JobPtr job = state_.GetJob(ns, id); job && !job->stop)
       CreateEval(*job, model::kTriggerRetryFailedAlloc);
+  }
+  for (const auto& [ns, id] : reconnected_jobs) {
+    if (JobPtr job = state_.GetJob(ns, id); job && !failed_jobs.contains({ns, id}))
+      CreateEval(*job, model::kTriggerReconnect);
   }
   return absl::OkStatus();
 }

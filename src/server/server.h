@@ -200,6 +200,9 @@ class Server {
   asio::awaitable<void> EvalWorker();
   asio::awaitable<void> ProcessEval(model::Evaluation eval);
   asio::awaitable<void> HeartbeatMonitor();
+  // The longest max_client_disconnect among the allocations meant to run on the node
+  // (0 when none has one).
+  common::Duration DisconnectWindow(const std::string& node_id) const;
   // Evaluates every job with allocations still running on a node that went down.
   void CreateNodeEvals(const std::string& node_id);
   // Evaluates every system and sysbatch job (a node joined or changed).

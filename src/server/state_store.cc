@@ -345,12 +345,16 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
         a.create_time = now;
     } else {
       // The client owns these; a plan computed from an older snapshot must not roll back
-      // what the client reported meanwhile. Except the servers' one verdict on them:
-      // an allocation whose node went down is lost.
+      // what the client reported meanwhile. Except the servers' verdicts on them: an
+      // allocation whose node went down is lost, and one whose node is disconnected
+      // (still, as this write is applied) is unknown.
       const model::Allocation& stored = *it->second;
       a.create_index = stored.create_index;
       a.create_time = stored.create_time;
-      if (a.client_status != model::kClientLost) {
+      const bool unknown = a.client_status == model::kClientUnknown &&
+                           stored.client_status != model::kClientUnknown &&
+                           NodeDisconnected(a.node_id);
+      if (a.client_status != model::kClientLost && !unknown) {
         a.client_status = stored.client_status;
         a.client_description = stored.client_description;
       }
@@ -370,6 +374,11 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
+}
+
+bool StateStore::NodeDisconnected(const std::string& node_id) const {
+  NodePtr n = GetNode(node_id);
+  return n && n->status == model::kNodeStatusDisconnected;
 }
 
 std::vector<std::string> StateStore::UpdateAllocsFromClient(

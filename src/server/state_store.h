@@ -150,6 +150,7 @@ class StateStore {
   absl::Status Load();
   // Records a change to the node's allocations at `index` and wakes its waiters.
   void NodeAllocsChanged(const std::string& node_id, uint64_t index);
+  bool NodeDisconnected(const std::string& node_id) const;
   // Recomputes the stored status of a job from its allocs and evals (Nomad's rules).
   void RefreshJobStatus(const std::string& ns, const std::string& job_id);
 

@@ -32,6 +32,7 @@ std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
     const SchedulerInput& in, const std::set<std::string>& serving, PlanResult& plan) {
   const model::Job& job = *in.job;
   const std::set<std::string> lost_nodes = LostNodes(in);
+  const std::map<std::string, common::Time> disconnected = DisconnectedNodes(in);
   std::set<std::string> keeping;
   for (const NodePtr& n : in.nodes) {
     if (!serving.contains(n->id) && NodeKeepsSystemAllocs(job, *n))
@@ -49,6 +50,15 @@ std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
     }
     if (job.FindGroup(a->task_group) != nullptr && keeping.contains(a->node_id))
       continue;  // neither placed again nor stopped
+    if (auto d = disconnected.find(a->node_id); d != disconnected.end() && !a->ClientTerminal()) {
+      // Unknown (and kept) within the window: a system allocation has no other node.
+      const model::TaskGroup* g = job.FindGroup(a->task_group);
+      if (g == nullptr || !KeepUnknown(in, *g, a, d->second, plan)) {
+        plan.upserts.push_back(LostCopy(*a));
+        ++plan.lost;
+      }
+      continue;
+    }
     if (job.FindGroup(a->task_group) == nullptr || !serving.contains(a->node_id)) {
       if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
         plan.upserts.push_back(LostCopy(*a));

@@ -197,9 +197,8 @@ TEST_F(ClusterTest, AKilledServerComesBackToClientsThatKeptTheirTasks) {
 TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
   const std::string job = cluster_.client(0).WriteFile(
       "web.json",
-      RawExecJob(
-          "web", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 3600",
-          R"({"Count": 2, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}],
+      RawExecJob("web", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 3600",
+                 R"({"Count": 2, "Constraints": [{"Operand": "distinct_hosts", "RTarget": "true"}],
               "EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 150}})"));
   ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
   ASSERT_TRUE(WaitAllocs("web", 2, "running")) << Allocs("web").dump();
@@ -248,6 +247,64 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
       << "task " << task_pid << " still runs";
   EXPECT_TRUE(cluster_.WaitForReadyNodes(3));
   EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + victim_id)["ClientStatus"], "lost");
+}
+
+// With max_client_disconnect, a node that stops heartbeating is `disconnected`: its
+// allocation is `unknown` and replaced elsewhere, and when the node comes back within the
+// window the original runs on (the same process) while its replacement is stopped.
+TEST_F(ClusterTest, ADisconnectedNodeKeepsItsAllocationWhenItComesBack) {
+  const std::string job = cluster_.client(0).WriteFile(
+      "web.json",
+      RawExecJob("web", "service", "echo $$ > \"$NOMAD_ALLOC_DIR/pid\"; exec sleep 3600",
+                 R"({"MaxClientDisconnect": 600000000000})"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("web", 1, "running")) << Allocs("web").dump();
+  const codec::Json original = Allocs("web")[0];
+  const std::string original_id = original["ID"];
+  AgentProcess& node = ClientOf(original);
+  const std::string node_id = original["NodeID"];
+  auto pid_text = node.http().Do("GET", "/v1/client/fs/cat/" + original_id + "?path=alloc/pid");
+  ASSERT_TRUE(pid_text.ok()) << pid_text.status();
+  const int task_pid = std::atoi(pid_text->body.c_str());
+  ASSERT_GT(task_pid, 0);
+
+  ASSERT_EQ(kill(node.pid(), SIGSTOP), 0);
+  std::string replacement;
+  const bool replaced = testing::WaitFor(
+      [&] {
+        for (const auto& a : Allocs("web")) {
+          if (a["ID"] != original_id && a["ClientStatus"] == "running")
+            replacement = a["ID"];
+        }
+        return !replacement.empty();
+      },
+      30s);
+  const codec::Json while_away = cluster_.server().Get("/v1/allocation/" + original_id);
+  const codec::Json node_away = cluster_.server().Get("/v1/node/" + node_id);
+  ASSERT_EQ(kill(node.pid(), SIGCONT), 0);
+  ASSERT_TRUE(replaced) << Allocs("web").dump();
+  EXPECT_EQ(while_away["ClientStatus"], "unknown") << while_away.dump();
+  EXPECT_EQ(while_away["DesiredStatus"], "run");
+  EXPECT_EQ(node_away["Status"], "disconnected");
+  EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + replacement)["PreviousAllocation"],
+            original_id);
+
+  // Back: the original reports running again and its replacement is stopped.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const codec::Json r = cluster_.server().Get("/v1/allocation/" + replacement);
+        return r["DesiredStatus"] == "stop" && r["ClientStatus"] != "running" &&
+               cluster_.server().Get("/v1/allocation/" + original_id)["ClientStatus"] == "running";
+      },
+      30s))
+      << Allocs("web").dump();
+  EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + replacement)["DesiredDescription"],
+            "alloc not needed since the allocation it replaced has reconnected");
+  EXPECT_EQ(cluster_.server().Get("/v1/node/" + node_id)["Status"], "ready");
+  EXPECT_EQ(kill(task_pid, 0), 0) << "the original task was restarted or stopped";
+  auto pid_again = node.http().Do("GET", "/v1/client/fs/cat/" + original_id + "?path=alloc/pid");
+  ASSERT_TRUE(pid_again.ok()) << pid_again.status();
+  EXPECT_EQ(std::atoi(pid_again->body.c_str()), task_pid);
 }
 
 // A service whose task always fails is replaced by its reschedule policy, with the
@@ -443,10 +500,11 @@ TEST_F(ClusterTest, AStickyDiskMovesToAnotherNode) {
         0);
   const std::string job = cluster_.client(0).WriteFile(
       "db.json",
-      RawExecJob("db", "service",
-                 "L=\"$NOMAD_TASK_DIR/first\"; test -f \"$L\" || echo \"$NOMAD_ALLOC_ID\" > \"$L\"; "
-                 "echo run >> \"$NOMAD_ALLOC_DIR/data/runs\"; exec sleep 3600",
-                 R"({"EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 150}})"));
+      RawExecJob(
+          "db", "service",
+          "L=\"$NOMAD_TASK_DIR/first\"; test -f \"$L\" || echo \"$NOMAD_ALLOC_ID\" > \"$L\"; "
+          "echo run >> \"$NOMAD_ALLOC_DIR/data/runs\"; exec sleep 3600",
+          R"({"EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 150}})"));
   CliResult run = cluster_.client(0).Cli({"job", "run", "-detach", job});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   ASSERT_TRUE(WaitAllocs("db", 1, "running")) << Allocs("db").dump();
