@@ -51,8 +51,8 @@ class ClientRole {
   drivers::MockDriver mock_;
   std::unique_ptr<devices::DeviceManager> device_manager_;
   std::unique_ptr<client::ServerRpc> rpc_;
-  // A previous allocation's data from another node: an hour at most per transfer.
-  rpc::PeerSnapshotFetcher snapshot_fetcher_{std::chrono::hours(1)};
+  // A previous allocation's data from another node; a minute at most without progress.
+  rpc::PeerSnapshotFetcher snapshot_fetcher_{std::chrono::minutes(1)};
   std::unique_ptr<client::Client> client_;
 };
 

@@ -1,5 +1,7 @@
 #include "api/forward.h"
 
+#include <limits>
+
 #include "client/client.h"
 #include "common/logging.h"
 #include "rpc/http_call.h"
@@ -7,6 +9,8 @@
 
 namespace drover::api {
 namespace {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 // A blocking query waits up to 5 min plus jitter on the server: a little more here.
 constexpr common::Duration kForwardTimeout = std::chrono::minutes(6);
@@ -16,8 +20,16 @@ constexpr const char* kForwardedHeaders[] = {"x-nomad-token", "content-type", "a
 // Set on every forwarded request: an agent never forwards one again, so a wrong
 // address (a node registered as its own server's) cannot make a loop.
 constexpr char kForwardedMark[] = "x-drover-forwarded";
-// What a node's answer relayed by a server may hold (streams are not relayed).
+// What a node's answer relayed by a server may hold (streams have no length limit: a
+// followed log goes on as long as its task writes).
 constexpr rpc::HttpCallLimits kNodeAnswerLimits{.max_body_bytes = 64 * 1024 * 1024};
+constexpr rpc::HttpCallLimits kNodeStreamLimits{.max_body_bytes =
+                                                    std::numeric_limits<uint64_t>::max()};
+// How long a relayed stream may wait for the node's next piece. A followed log without
+// framing sends nothing while its task is quiet, so this is long; a caller that leaves
+// is noticed within kGoneCheck.
+constexpr common::Duration kStreamIdle = std::chrono::hours(1);
+constexpr common::Duration kGoneCheck = std::chrono::seconds(1);
 
 bool AlreadyForwarded(const Request& req) {
   return req.headers.contains(kForwardedMark);
@@ -135,11 +147,63 @@ server::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
   return ctx.server->state().GetNode(node_id);
 }
 
-// Answers that come over time, or that may be large archives: not relayed.
+// Answers that come over time, or that may be large archives: relayed as they come.
 bool IsStream(const Request& req) {
   return req.path.starts_with("/v1/client/fs/stream/") ||
          (req.path.starts_with("/v1/client/allocation/") && req.path.ends_with("/snapshot")) ||
          (req.path.starts_with("/v1/client/fs/logs/") && req.Query("follow") == "true");
+}
+
+// Returns once the caller of a relayed stream has gone.
+asio::awaitable<void> CallerGone(common::Clock& clock, StreamWriter& out) {
+  while (!out.ClientGone())
+    co_await clock.Sleep(kGoneCheck);
+}
+
+// Copies the node's answer to the caller piece by piece, until either side ends it.
+asio::awaitable<void> Pump(ApiContext& ctx, std::shared_ptr<rpc::HttpStream> from,
+                           StreamWriter& out) {
+  for (;;) {
+    auto r = co_await (from->Next() || CallerGone(*ctx.clock, out));
+    if (r.index() == 1)
+      co_return;
+    absl::StatusOr<std::string>& piece = std::get<0>(r);
+    if (!piece.ok()) {
+      DROVER_LOG_DEBUG("relayed stream ended: {}", piece.status().ToString());
+      co_return;
+    }
+    if (piece->empty())
+      co_return;
+    const bool sent = co_await out.Write(*std::move(piece));
+    if (!sent)
+      co_return;
+  }
+}
+
+// A node's streamed answer (followed logs, fs/stream, a snapshot), relayed as it comes:
+// its status and headers at once, then its body.
+asio::awaitable<Response> RelayStream(ApiContext& ctx, const model::Node& node, Request& req) {
+  rpc::HttpCall call = CallFor(req);
+  call.headers.erase("x-nomad-token");  // the caller's token is for the servers
+  absl::StatusOr<std::unique_ptr<rpc::HttpStream>> opened = co_await rpc::HttpStream::Open(
+      node.http_addr, std::move(call), kStreamIdle, kNodeStreamLimits);
+  if (!opened.ok())
+    co_return Response::Error(502,
+                              "node " + node.id + ": " + std::string(opened.status().message()));
+  std::shared_ptr<rpc::HttpStream> stream(std::move(*opened));
+  Response out = Relay(stream->head());
+  if (out.status != 200) {
+    // An error's text, bounded.
+    for (;;) {
+      absl::StatusOr<std::string> piece = co_await stream->Next();
+      if (!piece.ok() || piece->empty() || out.body.size() > 64 * 1024)
+        break;
+      out.body += *piece;
+    }
+    co_return out;
+  }
+  out.stream = [&ctx, stream](StreamWriter& w) { return Pump(ctx, stream, w); };
+  co_return out;
 }
 
 asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, Request& req) {
@@ -151,10 +215,7 @@ asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, R
   if (node->http_addr.empty())
     co_return Response::Error(502, "node " + node->id + " has no HTTP address");
   if (IsStream(req))
-    co_return Response::Error(501,
-                              "streaming from another node through a server is not "
-                              "supported yet; ask the node's agent at http://" +
-                                  node->http_addr);
+    co_return co_await RelayStream(ctx, *node, req);
   rpc::HttpCall call = CallFor(req);
   call.headers.erase("x-nomad-token");  // the caller's token is for the servers
   absl::StatusOr<rpc::HttpReply> reply =

@@ -91,12 +91,26 @@ HttpReply ToReply(http::response<http::string_body> res) {
 }
 
 // One exchange with a peer: the deadline, the caller's cancellation and the
-// connection, shared by the whole-body and the streamed reads.
+// connection, shared by the whole-body and the streamed reads. The caller's
+// cancellation slot is bound for one coroutine's operations at a time (Bind/Unbind), so a
+// stream read from several coroutines in turn never keeps a slot that is gone.
 class Exchange {
  public:
-  Exchange(std::string address, asio::any_io_executor ex, common::Duration timeout,
-           asio::cancellation_slot slot)
-      : address_(std::move(address)), state_(std::make_shared<CallState>(ex)), slot_(slot) {
+  Exchange(std::string address, asio::any_io_executor ex, common::Duration timeout)
+      : address_(std::move(address)), state_(std::make_shared<CallState>(ex)) {
+    Restart(timeout);
+  }
+  ~Exchange() {
+    Unbind();
+    state_->deadline.cancel();
+    boost::system::error_code ignored;
+    state_->socket.close(ignored);
+  }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  // The deadline, from now.
+  void Restart(common::Duration timeout) {
     state_->deadline.expires_after(timeout);
     state_->deadline.async_wait(
         [weak = std::weak_ptr<CallState>(state_)](boost::system::error_code ec) {
@@ -108,16 +122,12 @@ class Exchange {
           }
         });
   }
-  ~Exchange() {
+  void Bind(asio::cancellation_slot slot) { slot_ = slot; }
+  void Unbind() {
     if (slot_.is_connected())
       slot_.clear();
-    state_->deadline.cancel();
-    boost::system::error_code ignored;
-    state_->socket.close(ignored);
+    slot_ = asio::cancellation_slot();
   }
-  Exchange(const Exchange&) = delete;
-  Exchange& operator=(const Exchange&) = delete;
-
   // Asio clears the coroutine's slot each time an operation completes: armed again
   // before each one.
   void Arm() {
@@ -139,6 +149,7 @@ class Exchange {
     return absl::UnavailableError(std::string(step) + " " + address_ + ": " + ec.message());
   }
   tcp::socket& socket() { return state_->socket; }
+  const std::string& address() const { return address_; }
 
   // Resolves, connects and sends the request.
   asio::awaitable<absl::Status> Send(const std::pair<std::string, std::string>& host_port,
@@ -165,6 +176,18 @@ class Exchange {
   asio::cancellation_slot slot_;
 };
 
+// Binds the calling coroutine's cancellation to an exchange while it is in scope.
+class BoundTo {
+ public:
+  BoundTo(Exchange& x, asio::cancellation_slot slot) : x_(x) { x_.Bind(slot); }
+  ~BoundTo() { x_.Unbind(); }
+  BoundTo(const BoundTo&) = delete;
+  BoundTo& operator=(const BoundTo&) = delete;
+
+ private:
+  Exchange& x_;
+};
+
 // The head of a reply (status and headers) without its body.
 template <typename Body>
 void CopyHead(const http::response<Body>& res, HttpReply& reply) {
@@ -172,6 +195,21 @@ void CopyHead(const http::response<Body>& res, HttpReply& reply) {
   for (const auto& field : res)
     reply.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
         std::string(field.value());
+}
+
+// A call checked before anything is sent: where it goes and the request as sent.
+struct Prepared {
+  std::pair<std::string, std::string> host_port;
+  http::request<http::string_body> req;
+};
+absl::StatusOr<Prepared> Prepare(const std::string& address, HttpCall call) {
+  auto split = SplitAddress(address);
+  if (!split.ok())
+    return split.status();
+  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
+  if (!req.ok())
+    return req.status();
+  return Prepared{.host_port = *std::move(split), .req = *std::move(req)};
 }
 
 // The most of a refusal's body kept when the body was meant for a sink.
@@ -182,19 +220,16 @@ constexpr size_t kMaxRefusalBody = 64 * 1024;
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
                                                     common::Duration timeout,
                                                     HttpCallLimits limits) {
-  auto split = SplitAddress(address);
-  if (!split.ok())
-    co_return split.status();
-  // Checked before anything is sent.
-  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
-  if (!req.ok())
-    co_return req.status();
+  absl::StatusOr<Prepared> p = Prepare(address, std::move(call));
+  if (!p.ok())
+    co_return p.status();
   asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
   if (cs.cancelled() != asio::cancellation_type::none)
     co_return absl::CancelledError("call to " + address + " cancelled");
   asio::any_io_executor ex = co_await asio::this_coro::executor;
-  Exchange x(address, ex, timeout, cs.slot());
-  if (absl::Status sent = co_await x.Send(*split, *req); !sent.ok())
+  Exchange x(address, ex, timeout);
+  BoundTo bound(x, cs.slot());
+  if (absl::Status sent = co_await x.Send(p->host_port, p->req); !sent.ok())
     co_return sent;
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
@@ -209,58 +244,98 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCal
   co_return ToReply(parser.release());
 }
 
-asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
-                                                             common::Duration timeout,
-                                                             HttpCallLimits limits,
-                                                             BodySink& sink) {
-  auto split = SplitAddress(address);
-  if (!split.ok())
-    co_return split.status();
-  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
-  if (!req.ok())
-    co_return req.status();
+struct HttpStream::Impl {
+  Impl(std::string address, asio::any_io_executor ex, common::Duration idle)
+      : x(std::move(address), ex, idle), idle(idle) {}
+  Exchange x;
+  common::Duration idle;
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  std::string piece = std::string(64 * 1024, '\0');
+  HttpReply head;
+};
+
+HttpStream::HttpStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpStream::~HttpStream() = default;
+
+const HttpReply& HttpStream::head() const {
+  return impl_->head;
+}
+
+asio::awaitable<absl::StatusOr<std::unique_ptr<HttpStream>>> HttpStream::Open(
+    std::string address, HttpCall call, common::Duration idle_timeout, HttpCallLimits limits) {
+  absl::StatusOr<Prepared> p = Prepare(address, std::move(call));
+  if (!p.ok())
+    co_return p.status();
   asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
   if (cs.cancelled() != asio::cancellation_type::none)
     co_return absl::CancelledError("call to " + address + " cancelled");
   asio::any_io_executor ex = co_await asio::this_coro::executor;
-  Exchange x(address, ex, timeout, cs.slot());
-  if (absl::Status sent = co_await x.Send(*split, *req); !sent.ok())
+  auto impl = std::make_unique<Impl>(address, ex, idle_timeout);
+  Exchange& x = impl->x;
+  BoundTo bound(x, cs.slot());
+  if (absl::Status sent = co_await x.Send(p->host_port, p->req); !sent.ok())
     co_return sent;
-  beast::flat_buffer buffer;
-  http::response_parser<http::buffer_body> parser;
-  parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
-  parser.body_limit(limits.max_body_bytes);
+  impl->parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
+  impl->parser.body_limit(limits.max_body_bytes);
+  x.Restart(idle_timeout);
   x.Arm();
-  auto [hec, head] = co_await http::async_read_header(x.socket(), buffer, parser, Op());
-  if (hec == http::error::header_limit)
+  auto [ec, n] = co_await http::async_read_header(x.socket(), impl->buffer, impl->parser, Op());
+  if (ec == http::error::header_limit)
     co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
-  if (hec || x.Broken())
-    co_return x.Failed("read from", hec);
-  HttpReply reply;
-  CopyHead(parser.get(), reply);
-  const bool to_sink = reply.status == 200;
-  std::string piece(64 * 1024, '\0');
-  while (!parser.is_done()) {
-    parser.get().body().data = piece.data();
-    parser.get().body().size = piece.size();
-    x.Arm();
-    auto [ec, n] = co_await http::async_read(x.socket(), buffer, parser, Op());
+  if (ec || x.Broken())
+    co_return x.Failed("read from", ec);
+  CopyHead(impl->parser.get(), impl->head);
+  co_return std::unique_ptr<HttpStream>(new HttpStream(std::move(impl)));
+}
+
+asio::awaitable<absl::StatusOr<std::string>> HttpStream::Next() {
+  Impl& s = *impl_;
+  asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
+  BoundTo bound(s.x, cs.slot());
+  while (!s.parser.is_done()) {
+    s.parser.get().body().data = s.piece.data();
+    s.parser.get().body().size = s.piece.size();
+    s.x.Restart(s.idle);
+    s.x.Arm();
+    // read_some, not read: read fills the whole piece first, and a followed log may
+    // send a line a minute.
+    auto [ec, n] = co_await http::async_read_some(s.x.socket(), s.buffer, s.parser, Op());
     if (ec == http::error::need_buffer)
       ec = {};
     if (ec == http::error::body_limit)
-      co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
-    if (ec || x.Broken())
-      co_return x.Failed("read from", ec);
-    const size_t got = piece.size() - parser.get().body().size;
-    if (got == 0)
-      continue;
+      co_return absl::ResourceExhaustedError("the answer of " + s.x.address() + " is too large");
+    if (ec || s.x.Broken())
+      co_return s.x.Failed("read from", ec);
+    const size_t got = s.piece.size() - s.parser.get().body().size;
+    if (got > 0)
+      co_return s.piece.substr(0, got);
+  }
+  co_return std::string();
+}
+
+asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
+                                                             common::Duration idle_timeout,
+                                                             HttpCallLimits limits,
+                                                             BodySink& sink) {
+  absl::StatusOr<std::unique_ptr<HttpStream>> stream =
+      co_await HttpStream::Open(std::move(address), std::move(call), idle_timeout, limits);
+  if (!stream.ok())
+    co_return stream.status();
+  HttpReply reply = (*stream)->head();
+  const bool to_sink = reply.status == 200;
+  for (;;) {
+    absl::StatusOr<std::string> piece = co_await (*stream)->Next();
+    if (!piece.ok())
+      co_return piece.status();
+    if (piece->empty())
+      break;
     if (!to_sink) {
-      reply.body.append(piece.data(), std::min(got, kMaxRefusalBody - std::min(kMaxRefusalBody,
-                                                                               reply.body.size())));
+      reply.body.append(
+          piece->substr(0, kMaxRefusalBody - std::min(kMaxRefusalBody, reply.body.size())));
       continue;
     }
-    std::string chunk = piece.substr(0, got);
-    if (absl::Status s = co_await sink.Write(std::move(chunk)); !s.ok())
+    if (absl::Status s = co_await sink.Write(*std::move(piece)); !s.ok())
       co_return s;
   }
   co_return reply;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -51,11 +52,36 @@ class BodySink {
   virtual asio::awaitable<absl::Status> Write(std::string piece) = 0;
 };
 
-// SendHttp for large answers: a 200 answer's body goes to `sink` piece by piece as it
-// arrives (never held whole; the reply's body stays empty), up to max_body_bytes in
-// all. Any other status keeps up to 64 KiB of its body in the reply, for the error.
+// An answer read as it arrives, piece by piece: a relayed stream (followed logs), or a
+// large archive. `idle_timeout` bounds each wait for the peer (connecting, the head,
+// each piece), not the whole answer. Cancelling the coroutine that waits in Open or
+// Next closes the connection.
+class HttpStream {
+ public:
+  // Sends the call and reads the answer's head (status and headers; the body empty).
+  static asio::awaitable<absl::StatusOr<std::unique_ptr<HttpStream>>> Open(
+      std::string address, HttpCall call, common::Duration idle_timeout,
+      HttpCallLimits limits = {});
+  ~HttpStream();
+  HttpStream(const HttpStream&) = delete;
+  HttpStream& operator=(const HttpStream&) = delete;
+
+  const HttpReply& head() const;
+  // The next piece of the body (up to 64 KiB), "" once it has ended. Errors as SendHttp's;
+  // ResourceExhausted past max_body_bytes in all.
+  asio::awaitable<absl::StatusOr<std::string>> Next();
+
+ private:
+  struct Impl;
+  explicit HttpStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A 200 answer's body goes to `sink` piece by piece (never held whole; the reply's body
+// stays empty). Any other status keeps up to 64 KiB of its body in the reply, for the
+// error. `idle_timeout` as HttpStream's.
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
-                                                             common::Duration timeout,
+                                                             common::Duration idle_timeout,
                                                              HttpCallLimits limits, BodySink& sink);
 
 }  // namespace drover::rpc

@@ -9,8 +9,8 @@ namespace drover::rpc {
 
 class PeerSnapshotFetcher final : public allocwatcher::SnapshotFetcher {
  public:
-  // `timeout` bounds a whole transfer.
-  explicit PeerSnapshotFetcher(common::Duration timeout) : timeout_(timeout) {}
+  // `idle_timeout` bounds each wait for the old node, not the whole transfer.
+  explicit PeerSnapshotFetcher(common::Duration idle_timeout) : timeout_(idle_timeout) {}
   // Unavailable when the node cannot be reached, PermissionDenied when it refuses the
   // token, ResourceExhausted past `max_bytes`; the sink's own errors as they are.
   asio::awaitable<absl::Status> Fetch(std::string http_addr, std::string alloc_id,

@@ -223,26 +223,22 @@ model::Allocation UnknownCopy(const model::Allocation& a) {
   return unknown;
 }
 
-// The follow-up evaluation that finds the unknown allocations of a disconnected node
-// lost once their window has passed.
-namespace {
-
-model::Evaluation DisconnectTimeoutEval(const SchedulerInput& in, common::Time at) {
+model::Evaluation FollowupEval(const SchedulerInput& in, const char* trigger,
+                               const char* description, common::Time at) {
   model::Evaluation e;
   e.id = common::NewUuid();
   e.namespace_ = in.job->namespace_;
   e.priority = in.job->priority;
   e.type = in.job->type;
-  e.triggered_by = model::kTriggerMaxDisconnectTimeout;
+  e.triggered_by = trigger;
   e.job_id = in.job->id;
   e.job_modify_index = in.job->job_modify_index;
   e.status = model::kEvalPending;
-  e.status_description = "created for max_client_disconnect";
+  e.status_description = description;
   e.previous_eval = in.eval.id;
   e.wait_until = at;
   return e;
 }
-}  // namespace
 
 // For an allocation on a disconnected node (placement.h): within its group's max_client_disconnect
 // it becomes `unknown` (once) and its slot gets a replacement; true when it was handled so.
@@ -259,7 +255,9 @@ bool KeepUnknown(const SchedulerInput& in, const model::TaskGroup& g, const Allo
           return e.triggered_by == model::kTriggerMaxDisconnectTimeout && e.wait_until == expiry;
         });
     if (!planned)
-      plan.followup_evals.push_back(DisconnectTimeoutEval(in, expiry));
+      // It finds the unknown allocations lost once their window has passed.
+      plan.followup_evals.push_back(FollowupEval(in, model::kTriggerMaxDisconnectTimeout,
+                                                 "created for max_client_disconnect", expiry));
   }
   return true;
 }

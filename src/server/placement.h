@@ -73,6 +73,9 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why);
 model::Allocation LostCopy(const model::Allocation& a);
 // Nodes of the job's allocations that cannot run anything: down, or no longer known.
 std::set<std::string> LostNodes(const SchedulerInput& in);
+// An evaluation of the job that runs at `at` (WaitUntil), following the one being run.
+model::Evaluation FollowupEval(const SchedulerInput& in, const char* trigger,
+                               const char* description, common::Time at);
 // The nodes that are disconnected, each with when it disconnected.
 std::map<std::string, common::Time> DisconnectedNodes(const SchedulerInput& in);
 // An allocation on a disconnected node, within its group's max_client_disconnect: it

@@ -47,18 +47,8 @@ bool Reschedule(const SchedulerInput& in, const model::TaskGroup& g, const Alloc
   }
   if (!a->followup_eval_id.empty() && a->followup_eval_id != in.eval.id)
     return false;
-  model::Evaluation e;
-  e.id = common::NewUuid();
-  e.namespace_ = in.job->namespace_;
-  e.priority = in.job->priority;
-  e.type = in.job->type;
-  e.triggered_by = model::kTriggerRetryFailedAlloc;
-  e.job_id = in.job->id;
-  e.job_modify_index = in.job->job_modify_index;
-  e.status = model::kEvalPending;
-  e.status_description = "created for delayed rescheduling";
-  e.previous_eval = in.eval.id;
-  e.wait_until = decision->at;
+  model::Evaluation e = FollowupEval(in, model::kTriggerRetryFailedAlloc,
+                                     "created for delayed rescheduling", decision->at);
   model::Allocation marked = *a;
   marked.followup_eval_id = e.id;
   plan.upserts.push_back(std::move(marked));

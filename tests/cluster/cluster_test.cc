@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -89,12 +90,6 @@ TEST_F(ClusterTest, AServiceJobSpreadsOverThreeClients) {
     EXPECT_NE(via_server->body.find("alloc"), std::string::npos) << via_server->body;
     auto stats = cluster_.server().http().Do("GET", "/v1/client/allocation/" + id + "/stats");
     EXPECT_TRUE(stats.ok()) << stats.status();
-    auto follow = cluster_.server().http().Do(
-        "GET", "/v1/client/fs/logs/" + id + "?task=t&type=stdout&follow=true");
-    EXPECT_FALSE(follow.ok());
-    EXPECT_NE(follow.status().message().find("ask the node's agent at http://127.0.0.1:"),
-              std::string::npos)
-        << follow.status();
   }
   auto node_stats =
       cluster_.server().http().Do("GET", "/v1/client/stats?node_id=" + cluster_.NodeId(1));
@@ -305,6 +300,37 @@ TEST_F(ClusterTest, ADisconnectedNodeKeepsItsAllocationWhenItComesBack) {
   auto pid_again = node.http().Do("GET", "/v1/client/fs/cat/" + original_id + "?path=alloc/pid");
   ASSERT_TRUE(pid_again.ok()) << pid_again.status();
   EXPECT_EQ(std::atoi(pid_again->body.c_str()), task_pid);
+}
+
+// A server relays a followed log from the node that runs the allocation as it grows.
+TEST_F(ClusterTest, AServerRelaysAFollowedLogFromTheNode) {
+  const std::string job = cluster_.client(0).WriteFile(
+      "talk.json", RawExecJob("talk", "service",
+                              "echo one; while [ ! -e \"$NOMAD_TASK_DIR/go\" ]; do sleep 0.1; "
+                              "done; echo two; exec sleep 3600"));
+  ASSERT_EQ(cluster_.client(0).Cli({"job", "run", "-detach", job}).exit_code, 0);
+  ASSERT_TRUE(WaitAllocs("talk", 1, "running")) << Allocs("talk").dump();
+  const codec::Json alloc = Allocs("talk")[0];
+  const std::string id = alloc["ID"];
+  AgentProcess& node = ClientOf(alloc);
+  std::string seen;
+  bool told = false;
+  absl::Status s = cluster_.server().http().Stream(
+      "/v1/client/fs/logs/" + id + "?task=t&type=stdout&follow=true&plain=true",
+      [&](std::string_view data) {
+        seen += data;
+        if (!told && seen.find("one\n") != std::string::npos) {
+          // Only now may the task go on: what follows can only arrive live.
+          std::ofstream(node.data_dir() / "alloc" / id / "t" / "local" / "go") << "";
+          told = true;
+        }
+        return seen.find("two\n") == std::string::npos;
+      });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(seen, "one\ntwo\n");
+  // The node's refusal comes back as it is: a snapshot needs the migrate token.
+  auto snap = cluster_.server().http().Do("GET", "/v1/client/allocation/" + id + "/snapshot");
+  EXPECT_TRUE(absl::IsPermissionDenied(snap.status())) << snap.status();
 }
 
 // A service whose task always fails is replaced by its reschedule policy, with the
