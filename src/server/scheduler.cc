@@ -154,8 +154,9 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       replace(a, idx);
       continue;
     }
-    if (a->ClientTerminal() && !a->next_allocation.empty()) {
-      // Rescheduled: its replacement holds the slot.
+    if (a->ClientTerminal() && (!a->next_allocation.empty() || replaced.contains(a->id))) {
+      // Rescheduled, or replaced while its node was away and finished there: its
+      // replacement holds the slot.
       continue;
     }
     const bool current_version =

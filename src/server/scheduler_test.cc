@@ -129,6 +129,17 @@ TEST_F(SchedulerTest, ADisconnectedNodesAllocationsAreUnknownThenLostOrKept) {
   ASSERT_EQ(back.upserts.size(), 1u);
   EXPECT_NE(back.upserts[0].id, original);
   EXPECT_EQ(back.upserts[0].desired_description, kAllocReconnected);
+
+  // Had it failed while away, the replacement keeps the slot and nothing else is placed
+  // (its reschedule policy does not add a second replacement).
+  for (model::Allocation& a : allocs_) {
+    if (a.id == original)
+      a.client_status = model::kClientFailed;
+  }
+  PlanResult failed = Pass(job);
+  EXPECT_EQ(failed.placed, 0);
+  EXPECT_EQ(failed.stopped, 0);
+  EXPECT_TRUE(failed.followup_evals.empty());
 }
 
 TEST_F(SchedulerTest, WithoutMaxClientDisconnectADisconnectedNodesAllocationsAreLost) {
