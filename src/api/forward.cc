@@ -29,6 +29,8 @@ constexpr rpc::HttpCallLimits kNodeStreamLimits{.max_body_bytes =
 // framing sends nothing while its task is quiet, so this is long; a caller that leaves
 // is noticed within kGoneCheck.
 constexpr common::Duration kStreamIdle = std::chrono::hours(1);
+// Until the node's answer starts, and for the whole of an error answer.
+constexpr common::Duration kStreamHead = std::chrono::seconds(30);
 constexpr common::Duration kGoneCheck = std::chrono::seconds(1);
 
 bool AlreadyForwarded(const Request& req) {
@@ -184,24 +186,28 @@ asio::awaitable<void> Pump(ApiContext& ctx, std::shared_ptr<rpc::HttpStream> fro
 // its status and headers at once, then its body.
 asio::awaitable<Response> RelayStream(ApiContext& ctx, const model::Node& node, Request& req) {
   rpc::HttpCall call = CallFor(req);
-  call.headers.erase("x-nomad-token");  // the caller's token is for the servers
+  // The caller's token is for the servers; a snapshot's is the node's migrate token.
+  if (!req.path.ends_with("/snapshot"))
+    call.headers.erase("x-nomad-token");
   absl::StatusOr<std::unique_ptr<rpc::HttpStream>> opened = co_await rpc::HttpStream::Open(
-      node.http_addr, std::move(call), kStreamIdle, kNodeStreamLimits);
+      node.http_addr, std::move(call), kStreamHead, kNodeStreamLimits);
   if (!opened.ok())
     co_return Response::Error(502,
                               "node " + node.id + ": " + std::string(opened.status().message()));
   std::shared_ptr<rpc::HttpStream> stream(std::move(*opened));
   Response out = Relay(stream->head());
   if (out.status != 200) {
-    // An error's text, bounded.
-    for (;;) {
+    // An error's text, bounded in size and time.
+    const common::Time until = ctx.clock->Now() + kStreamHead;
+    while (out.body.size() <= 64 * 1024 && ctx.clock->Now() < until) {
       absl::StatusOr<std::string> piece = co_await stream->Next();
-      if (!piece.ok() || piece->empty() || out.body.size() > 64 * 1024)
+      if (!piece.ok() || piece->empty())
         break;
       out.body += *piece;
     }
     co_return out;
   }
+  stream->set_idle_timeout(kStreamIdle);
   out.stream = [&ctx, stream](StreamWriter& w) { return Pump(ctx, stream, w); };
   co_return out;
 }

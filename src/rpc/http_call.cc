@@ -122,6 +122,8 @@ class Exchange {
           }
         });
   }
+  // No deadline while the caller works on what was read.
+  void Pause() { state_->deadline.cancel(); }
   void Bind(asio::cancellation_slot slot) { slot_ = slot; }
   void Unbind() {
     if (slot_.is_connected())
@@ -262,6 +264,10 @@ const HttpReply& HttpStream::head() const {
   return impl_->head;
 }
 
+void HttpStream::set_idle_timeout(common::Duration idle) {
+  impl_->idle = idle;
+}
+
 asio::awaitable<absl::StatusOr<std::unique_ptr<HttpStream>>> HttpStream::Open(
     std::string address, HttpCall call, common::Duration idle_timeout, HttpCallLimits limits) {
   absl::StatusOr<Prepared> p = Prepare(address, std::move(call));
@@ -283,6 +289,7 @@ asio::awaitable<absl::StatusOr<std::unique_ptr<HttpStream>>> HttpStream::Open(
   auto [ec, n] = co_await http::async_read_header(x.socket(), impl->buffer, impl->parser, Op());
   if (ec == http::error::header_limit)
     co_return absl::ResourceExhaustedError("the answer of " + address + " is too large");
+  x.Pause();
   if (ec || x.Broken())
     co_return x.Failed("read from", ec);
   CopyHead(impl->parser.get(), impl->head);
@@ -301,6 +308,7 @@ asio::awaitable<absl::StatusOr<std::string>> HttpStream::Next() {
     // read_some, not read: read fills the whole piece first, and a followed log may
     // send a line a minute.
     auto [ec, n] = co_await http::async_read_some(s.x.socket(), s.buffer, s.parser, Op());
+    s.x.Pause();
     if (ec == http::error::need_buffer)
       ec = {};
     if (ec == http::error::body_limit)

@@ -54,8 +54,8 @@ class BodySink {
 
 // An answer read as it arrives, piece by piece: a relayed stream (followed logs), or a
 // large archive. `idle_timeout` bounds each wait for the peer (connecting, the head,
-// each piece), not the whole answer. Cancelling the coroutine that waits in Open or
-// Next closes the connection.
+// each piece), not the whole answer nor the caller's work between pieces. Cancelling the coroutine
+// that waits in Open or Next closes the connection.
 class HttpStream {
  public:
   // Sends the call and reads the answer's head (status and headers; the body empty).
@@ -67,6 +67,8 @@ class HttpStream {
   HttpStream& operator=(const HttpStream&) = delete;
 
   const HttpReply& head() const;
+  // For the body from now on (Open's applied to connecting and the head).
+  void set_idle_timeout(common::Duration idle);
   // The next piece of the body (up to 64 KiB), "" once it has ended. Errors as SendHttp's;
   // ResourceExhausted past max_body_bytes in all.
   asio::awaitable<absl::StatusOr<std::string>> Next();

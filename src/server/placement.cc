@@ -244,12 +244,14 @@ model::Evaluation FollowupEval(const SchedulerInput& in, const char* trigger,
 // it becomes `unknown` (once) and its slot gets a replacement; true when it was handled so.
 bool KeepUnknown(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
                  common::Time since, PlanResult& plan) {
-  if (!g.max_client_disconnect || in.now >= since + *g.max_client_disconnect)
+  if (!g.max_client_disconnect)
+    return false;
+  const common::Time expiry = common::AddSaturating(since, *g.max_client_disconnect);
+  if (in.now >= expiry)
     return false;
   if (a->client_status != model::kClientUnknown) {
     plan.upserts.push_back(UnknownCopy(*a));
     ++plan.unknown;
-    const common::Time expiry = since + *g.max_client_disconnect;
     const bool planned = std::any_of(
         plan.followup_evals.begin(), plan.followup_evals.end(), [&](const model::Evaluation& e) {
           return e.triggered_by == model::kTriggerMaxDisconnectTimeout && e.wait_until == expiry;

@@ -44,8 +44,12 @@ absl::StatusOr<model::PrevAllocInfo> Server::DescribePreviousAlloc(
   }
   const bool node_lost = !node || node->status == model::kNodeStatusDown;
   info.done = prev->ClientTerminal() || prev->client_status == model::kClientUnknown || node_lost;
-  if (!node_lost && Migrates(*alloc) && prev->client_status != model::kClientLost &&
-      prev->client_status != model::kClientUnknown)
+  // The token opens the previous allocation's data: only once it has stopped (never for
+  // one that runs on, e.g. after its node reconnected), and only for a replacement that
+  // is still meant to run.
+  if (info.done && !node_lost && Migrates(*alloc) && !alloc->ServerTerminal() &&
+      !alloc->ClientTerminal() && prev->ClientTerminal() &&
+      prev->client_status != model::kClientLost)
     info.migrate_token = common::MigrateToken(node->secret_id, prev->id);
   return info;
 }

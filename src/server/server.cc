@@ -46,8 +46,8 @@ void Server::Start() {
   for (const NodePtr& n : state_.ListNodes("")) {
     if (n->status == model::kNodeStatusDisconnected) {
       // Its window runs from when it disconnected, whatever the restart took.
-      heartbeat_deadline_[n->id] =
-          common::FromUnixNanos(n->status_updated_at * 1'000'000'000) + DisconnectWindow(n->id);
+      heartbeat_deadline_[n->id] = common::AddSaturating(
+          common::FromUnixNanos(n->status_updated_at * 1'000'000'000), DisconnectWindow(n->id));
     } else if (n->status != model::kNodeStatusDown) {
       heartbeat_deadline_[n->id] = clock_.Now() + NextHeartbeatTtl() + config_.heartbeat_grace;
     }
@@ -305,6 +305,8 @@ asio::awaitable<void> Server::EvalWorker() {
 }
 
 asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
+  const std::string job_ns = eval.namespace_;
+  const std::string job_id = eval.job_id;
   SchedulerInput input;
   input.eval = eval;
   input.job = state_.GetJob(eval.namespace_, eval.job_id);
@@ -327,9 +329,31 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
     state_.UpsertEvals({eval});
     co_return;
   }
+  // An allocation the plan marks unknown whose node came back while the plan was made:
+  // the marking is dropped on apply, and the job is evaluated again so that one of it and
+  // its replacement is stopped.
+  bool reconnected_meanwhile = false;
+  for (const model::Allocation& a : plan.upserts) {
+    if (a.client_status == model::kClientUnknown) {
+      NodePtr n = state_.GetNode(a.node_id);
+      reconnected_meanwhile |= n && n->status != model::kNodeStatusDisconnected;
+    }
+  }
   if (!plan.upserts.empty()) {
     state_.UpsertAllocs(std::move(plan.upserts));
   }
+  // A follow-up for a disconnect window that a pending evaluation already covers is
+  // not made twice.
+  std::erase_if(plan.followup_evals, [&](const model::Evaluation& f) {
+    if (f.triggered_by != model::kTriggerMaxDisconnectTimeout)
+      return false;
+    for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
+      if (e->triggered_by == f.triggered_by && e->wait_until == f.wait_until &&
+          e->status == model::kEvalPending)
+        return true;
+    }
+    return false;
+  });
   eval.status = model::kEvalComplete;
   eval.failed_tg_allocs = plan.failed_tg_allocs;
   eval.queued_allocations = plan.queued;
@@ -370,6 +394,10 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   state_.UpsertEvals(std::move(evals));
   for (const std::string& id : followups)
     Enqueue(id);
+  if (reconnected_meanwhile) {
+    if (JobPtr job = state_.GetJob(job_ns, job_id); job && !HasQueuedEval(*job))
+      CreateEval(*job, model::kTriggerReconnect);
+  }
 }
 
 void Server::UnblockEvals() {
@@ -519,7 +547,7 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
         CreateNodeEvals(it->first);
         if (window > common::Duration(0)) {
           // Down once the longest window of its allocations passes.
-          it->second = now + window;
+          it->second = common::AddSaturating(now, window);
           ++it;
           continue;
         }
@@ -622,6 +650,10 @@ void Server::CreateNodeEvals(const std::string& node_id) {
 
 absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
                                             const std::vector<model::AllocClientUpdate>& updates) {
+  // A disconnected node that reports is back (its heartbeat may simply come later):
+  // ready first, so that what it reports is reconciled rather than marked unknown again.
+  if (NodePtr n = state_.GetNode(node_id); n && n->status == model::kNodeStatusDisconnected)
+    (void)Heartbeat(node_id);
   for (const model::AllocClientUpdate& u : updates) {
     AllocPtr alloc = state_.GetAlloc(u.id);
     if (alloc && alloc->node_id != node_id) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/derived_token.h"
 #include "server/test_fixtures.h"
 #include "testing/test_util.h"
 
@@ -180,6 +181,89 @@ TEST_F(ServerTest, ANodeThatGoesDownHasItsAllocationsReplacedElsewhere) {
 
 namespace drover::server {
 namespace {
+
+// What a node learns of the allocation its own one replaces: only for its own, and the
+// migrate token only once the previous allocation has stopped and for a replacement that
+// is still meant to run.
+TEST_F(ServerTest, TheMigrateTokenIsGivenOnlyForAStoppedPreviousAllocation) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2")).ok());
+  model::Job job = test::MakeJob("web");
+  job.task_groups[0].ephemeral_disk = model::EphemeralDisk{.migrate = true};
+  auto jp = std::make_shared<const model::Job>(job);
+  model::Allocation prev{
+      .id = "prev", .namespace_ = "default", .node_id = "n1", .job_id = "web", .task_group = "web"};
+  prev.job = jp;
+  prev.desired_status = model::kDesiredStop;
+  prev.client_status = model::kClientRunning;
+  model::Allocation next = prev;
+  next.id = "next";
+  next.node_id = "n2";
+  next.desired_status = model::kDesiredRun;
+  next.client_status = model::kClientPending;
+  next.previous_allocation = "prev";
+  server_.state().UpsertAllocs({prev, next});
+  auto ask = [&](const std::string& node, const std::string& alloc) {
+    std::optional<absl::StatusOr<model::PrevAllocInfo>> out;
+    asio::co_spawn(
+        io_,
+        [&]() -> asio::awaitable<void> {
+          out = co_await server_.WatchPreviousAlloc(node, alloc, 0, common::Duration(0));
+        },
+        asio::detached);
+    EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
+    return out.value_or(absl::InternalError("no answer"));
+  };
+  EXPECT_TRUE(absl::IsPermissionDenied(ask("n1", "next").status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(ask("n1", "prev").status()));
+  absl::StatusOr<model::PrevAllocInfo> running = ask("n2", "next");
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_FALSE(running->done);
+  EXPECT_TRUE(running->migrate_token.empty());
+  ASSERT_TRUE(server_
+                  .UpdateAllocsFromClient(
+                      "n1", {{.id = "prev", .node_id = "n1", .client_status = "complete"}})
+                  .ok());
+  absl::StatusOr<model::PrevAllocInfo> stopped = ask("n2", "next");
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_TRUE(stopped->done);
+  EXPECT_EQ(stopped->node_id, "n1");
+  EXPECT_EQ(stopped->migrate_token, common::MigrateToken("secret-n1", "prev"));
+  // A replacement that is no longer meant to run gets no token.
+  next.desired_status = model::kDesiredStop;
+  server_.state().UpsertAllocs({next});
+  EXPECT_TRUE(ask("n2", "next")->migrate_token.empty());
+}
+
+// max_client_disconnect on the server: a silent node is disconnected and its allocation
+// unknown; a report brings it back (ready, running); silent past the window, it is down
+// and the allocation lost.
+TEST_F(ServerTest, ASilentNodeIsDisconnectedWithinTheWindowThenDown) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  model::Job job = test::MakeJob("web");
+  job.task_groups[0].max_client_disconnect = std::chrono::minutes(30);
+  auto resp = server_.RegisterJob(job);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_TRUE(EvalDone(resp->eval_id));
+  const std::string id = server_.state().AllocsByNode("n1").at(0)->id;
+  const model::AllocClientUpdate running{.id = id, .node_id = "n1", .client_status = "running"};
+  ASSERT_TRUE(server_.UpdateAllocsFromClient("n1", {running}).ok());
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
+    return server_.state().GetNode("n1")->status == "disconnected" &&
+           server_.state().GetAlloc(id)->client_status == "unknown";
+  }));
+  EXPECT_EQ(server_.state().GetAlloc(id)->desired_status, "run");
+  ASSERT_TRUE(server_.UpdateAllocsFromClient("n1", {running}).ok());
+  EXPECT_EQ(server_.state().GetNode("n1")->status, "ready");
+  EXPECT_EQ(server_.state().GetAlloc(id)->client_status, "running");
+  const common::Time silent_from = clock_.Now();
+  ASSERT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return server_.state().GetNode("n1")->status == "down"; },
+      std::chrono::seconds(30)));
+  EXPECT_GE(clock_.Now() - silent_from, std::chrono::minutes(30));
+  ASSERT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return server_.state().GetAlloc(id)->client_status == "lost"; }));
+}
 
 TEST_F(ServerTest, DeregisterWithNoShutdownDelayMarksTheStoppedAllocs) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());

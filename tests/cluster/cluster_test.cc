@@ -331,6 +331,7 @@ TEST_F(ClusterTest, AServerRelaysAFollowedLogFromTheNode) {
   // The node's refusal comes back as it is: a snapshot needs the migrate token.
   auto snap = cluster_.server().http().Do("GET", "/v1/client/allocation/" + id + "/snapshot");
   EXPECT_TRUE(absl::IsPermissionDenied(snap.status())) << snap.status();
+  EXPECT_NE(snap.status().message().find("migrate token"), std::string::npos) << snap.status();
 }
 
 // A service whose task always fails is replaced by its reschedule policy, with the

@@ -19,6 +19,9 @@ namespace drover::allocdir {
 
 namespace {
 
+// What an entry counts against the ephemeral disk besides its data.
+constexpr uint64_t kEntryCost = 4096;
+
 // The most of the sender's error file that is kept for the error message.
 constexpr size_t kMaxErrorText = 64 * 1024;
 
@@ -159,6 +162,14 @@ absl::Status SnapshotExtractor::Impl::Begin() {
   if (++entries > kMaxEntries)
     return absl::ResourceExhaustedError("the archive has more than " + std::to_string(kMaxEntries) +
                                         " entries");
+  // Each entry costs the disk (an inode, a name) and this extraction (its name kept for
+  // hard links) whatever its data: it counts as kEntryCost bytes of the disk.
+  if (kEntryCost > max_data - std::min(data, max_data))
+    return absl::ResourceExhaustedError(
+        "the archive holds more than the allocation's ephemeral disk (" +
+        std::to_string(max_data >> 20) + " MB; each entry counts " + std::to_string(kEntryCost) +
+        " bytes)");
+  data += kEntryCost;
   entry = std::move(*parsed);
   phase = Phase::kData;
   left = entry.type == '0' ? entry.size : 0;
@@ -189,6 +200,9 @@ absl::Status SnapshotExtractor::Impl::Begin() {
     case '5': {
       DROVER_ASSIGN_OR_RETURN(common::UniqueFd dir,
                               common::MakeDirsBeneath(root.get(), entry.name, 0755));
+      // alloc/data and <task>/local keep the modes and owners the alloc dir gives them.
+      if (std::count(entry.name.begin(), entry.name.end(), '/') == 1)
+        return absl::OkStatus();
       if (fchmod(dir.get(), entry.mode & 01777) != 0)
         return common::ErrnoStatus(errno, "chmod '" + entry.name + "'");
       Own(dir.get());

@@ -14,8 +14,10 @@
 //     extraction; a hard link must name a regular file extracted before it;
 //   - modes keep their permission bits only (no setuid or setgid); owners come from the
 //     archive when the agent runs as root;
-//   - no more file data than `max_data` (the allocation's ephemeral disk) and no more
-//     than kMaxEntries entries are accepted;
+//   - no more than `max_data` (the allocation's ephemeral disk) is accepted, counting
+//     each entry's data plus 4 KiB for the entry itself (an inode, a name kept here), and
+//     no more than kMaxEntries entries;
+//   - alloc/data and <task>/local keep the modes and owners the alloc dir gave them;
 //   - an archive that ends with the sender's `NOMAD-<prev>-ERROR.log` fails with that
 //     file's content.
 // A failed extraction leaves a partial tree; the caller destroys the alloc dir (the

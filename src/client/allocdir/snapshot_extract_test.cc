@@ -144,12 +144,36 @@ TEST_F(ExtractTest, DropsSetuidAndBoundsTheData) {
   struct stat st {};
   ASSERT_EQ(stat((dest_.data_dir() / "suid").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
-  absl::Status s = Extract(Archive()
-                               .File("alloc/data/a", std::string(3000, 'a'))
-                               .File("alloc/data/b", std::string(3000, 'b'))
-                               .End(),
-                           4096, 5000);
+  // Data and entries both count: 4 KiB an entry, besides its data.
+  EXPECT_TRUE(Extract(Archive()
+                          .File("alloc/data/a", std::string(3000, 'a'))
+                          .File("alloc/data/b", std::string(3000, 'b'))
+                          .End(),
+                      4096, 16000)
+                  .ok());
+  absl::Status s =
+      Extract(Archive().File("alloc/data/big", std::string(20000, 'x')).End(), 4096, 16000);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  Archive empties;
+  for (int i = 0; i < 10; ++i)
+    empties.File("alloc/data/e" + std::to_string(i), "");
+  s = Extract(empties.End(), 4096, 30000);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
+TEST_F(ExtractTest, TheRootDirectoriesKeepTheirModes) {
+  ASSERT_TRUE(Extract(Archive()
+                          .Add({.name = "alloc/data/", .type = '5', .mode = 0, .uid = 4242})
+                          .Add({.name = "web/local/", .type = '5', .mode = 0, .uid = 4242})
+                          .End())
+                  .ok());
+  struct stat st {};
+  ASSERT_EQ(stat(dest_.data_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u);
+  EXPECT_NE(st.st_uid, 4242u);
+  ASSERT_EQ(stat(dest_.task_dir("web").local.c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 07777, 0u);
+  EXPECT_NE(st.st_uid, 4242u);
 }
 
 TEST_F(ExtractTest, ReportsTheSendersErrorAndShortArchives) {

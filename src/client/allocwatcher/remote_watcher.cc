@@ -22,17 +22,27 @@ constexpr common::Duration kMaxBackoff = std::chrono::seconds(30);
 // Headers and padding on top of the file data: each entry costs a block or two.
 constexpr uint64_t kArchiveOverhead = uint64_t{256} << 20;
 
-// Answers the servers give for an allocation they will not describe to this node.
+// Answers the servers give for an allocation they will not describe to this node. Not
+// NotFound or Unauthenticated: those say the node must register again, and are retried.
 bool Refusal(const absl::Status& s) {
-  return absl::IsPermissionDenied(s) || absl::IsNotFound(s) || absl::IsFailedPrecondition(s) ||
-         absl::IsInvalidArgument(s) || absl::IsUnauthenticated(s);
+  return absl::IsPermissionDenied(s) || absl::IsFailedPrecondition(s) || absl::IsInvalidArgument(s);
 }
 
-// Feeds each piece to the extractor on the pool.
+// The longest a migration may take in all: 10 minutes, plus a second per MiB the disk
+// may hold (a peer that trickles data must not hold the replacement back for ever).
+common::Duration MigrationDeadline(uint64_t max_data) {
+  return std::chrono::minutes(10) + std::chrono::seconds(max_data >> 20);
+}
+
+// Feeds each piece to the extractor on the pool, until `deadline`.
 class ExtractSink : public ChunkSink {
  public:
-  ExtractSink(allocdir::SnapshotExtractor& x, asio::thread_pool& pool) : x_(x), pool_(pool) {}
+  ExtractSink(allocdir::SnapshotExtractor& x, asio::thread_pool& pool, common::Clock& clock,
+              common::Time deadline)
+      : x_(x), pool_(pool), clock_(clock), deadline_(deadline) {}
   asio::awaitable<absl::Status> Write(std::string chunk) override {
+    if (clock_.Now() > deadline_)
+      co_return absl::DeadlineExceededError("the transfer took too long");
     auto feed = [x = &x_, chunk = std::move(chunk)] { return x->Feed(chunk); };
     co_return co_await common::Offload(pool_, std::move(feed));  // named: see Offload
   }
@@ -40,6 +50,8 @@ class ExtractSink : public ChunkSink {
  private:
   allocdir::SnapshotExtractor& x_;
   asio::thread_pool& pool_;
+  common::Clock& clock_;
+  common::Time deadline_;
 };
 
 class Remote : public PrevAllocWatcher {
@@ -138,7 +150,8 @@ class Remote : public PrevAllocWatcher {
         co_await common::Offload(pool_, std::move(open));  // named: see Offload
     if (!x.ok())
       co_return x.status();
-    ExtractSink sink(**x, pool_);
+    ExtractSink sink(**x, pool_, clock_,
+                     common::AddSaturating(clock_.Now(), MigrationDeadline(prev_.max_data)));
     const uint64_t max_body =
         prev_.max_data + std::min(prev_.max_data, kArchiveOverhead) + (1 << 20);
     absl::Status fetched = co_await prev_.fetcher->Fetch(info_->node_http_addr, prev_.alloc_id,
