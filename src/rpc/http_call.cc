@@ -341,6 +341,8 @@ asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address
     if (!to_sink) {
       reply.body.append(
           piece->substr(0, kMaxRefusalBody - std::min(kMaxRefusalBody, reply.body.size())));
+      if (reply.body.size() >= kMaxRefusalBody)
+        break;  // enough to say why; the rest is not read
       continue;
     }
     if (absl::Status s = co_await sink.Write(*std::move(piece)); !s.ok())
