@@ -99,6 +99,24 @@ struct NodeStates {
   std::map<std::string, common::Time> disconnected;  // since when
 };
 
+// For an allocation still running, as far as the servers know, on a node that is down,
+// gone or disconnected: marks it unknown (within its group's max_client_disconnect) or
+// lost. True when it did, and the allocation's slot wants a replacement. What finished
+// on the node stays finished.
+bool AwayFromItsNode(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
+                     const NodeStates& nodes, PlanResult& plan) {
+  if (a->ClientTerminal())
+    return false;
+  auto disconnected = nodes.disconnected.find(a->node_id);
+  if (disconnected != nodes.disconnected.end() && KeepUnknown(in, g, a, disconnected->second, plan))
+    return true;
+  if (!nodes.lost.contains(a->node_id) && disconnected == nodes.disconnected.end())
+    return false;
+  plan.upserts.push_back(LostCopy(*a));
+  ++plan.lost;
+  return true;
+}
+
 GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
                          std::vector<AllocPtr> live, const NodeStates& nodes, PlanResult& plan) {
   const model::Job& job = *in.job;
@@ -127,18 +145,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       }
       continue;
     }
-    auto disconnected = nodes.disconnected.find(a->node_id);
-    if (disconnected != nodes.disconnected.end() && !a->ClientTerminal() &&
-        KeepUnknown(in, g, a, disconnected->second, plan)) {
-      if (!replaced.contains(a->id))
-        replace(a, idx);
-      continue;
-    }
-    if ((nodes.lost.contains(a->node_id) || disconnected != nodes.disconnected.end()) &&
-        !a->ClientTerminal()) {
-      // What finished on the node stays finished; what ran there is replaced.
-      plan.upserts.push_back(LostCopy(*a));
-      ++plan.lost;
+    if (AwayFromItsNode(in, g, a, nodes, plan)) {
       if (!replaced.contains(a->id))
         replace(a, idx);
       continue;

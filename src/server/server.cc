@@ -329,31 +329,11 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
     state_.UpsertEvals({eval});
     co_return;
   }
-  // An allocation the plan marks unknown whose node came back while the plan was made:
-  // the marking is dropped on apply, and the job is evaluated again so that one of it and
-  // its replacement is stopped.
-  bool reconnected_meanwhile = false;
-  for (const model::Allocation& a : plan.upserts) {
-    if (a.client_status == model::kClientUnknown) {
-      NodePtr n = state_.GetNode(a.node_id);
-      reconnected_meanwhile |= n && n->status != model::kNodeStatusDisconnected;
-    }
-  }
+  const bool reconnected_meanwhile = MarksUnknownOnAReadyNode(plan);
   if (!plan.upserts.empty()) {
     state_.UpsertAllocs(std::move(plan.upserts));
   }
-  // A follow-up for a disconnect window that a pending evaluation already covers is
-  // not made twice.
-  std::erase_if(plan.followup_evals, [&](const model::Evaluation& f) {
-    if (f.triggered_by != model::kTriggerMaxDisconnectTimeout)
-      return false;
-    for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
-      if (e->triggered_by == f.triggered_by && e->wait_until == f.wait_until &&
-          e->status == model::kEvalPending)
-        return true;
-    }
-    return false;
-  });
+  DropCoveredFollowups(eval, plan);
   eval.status = model::kEvalComplete;
   eval.failed_tg_allocs = plan.failed_tg_allocs;
   eval.queued_allocations = plan.queued;
@@ -398,6 +378,30 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
     if (JobPtr job = state_.GetJob(job_ns, job_id); job && !HasQueuedEval(*job))
       CreateEval(*job, model::kTriggerReconnect);
   }
+}
+
+bool Server::MarksUnknownOnAReadyNode(const PlanResult& plan) const {
+  for (const model::Allocation& a : plan.upserts) {
+    if (a.client_status == model::kClientUnknown) {
+      NodePtr n = state_.GetNode(a.node_id);
+      if (n && n->status != model::kNodeStatusDisconnected)
+        return true;
+    }
+  }
+  return false;
+}
+
+void Server::DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const {
+  std::erase_if(plan.followup_evals, [&](const model::Evaluation& f) {
+    if (f.triggered_by != model::kTriggerMaxDisconnectTimeout)
+      return false;
+    for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
+      if (e->triggered_by == f.triggered_by && e->wait_until == f.wait_until &&
+          e->status == model::kEvalPending)
+        return true;
+    }
+    return false;
+  });
 }
 
 void Server::UnblockEvals() {

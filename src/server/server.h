@@ -27,6 +27,8 @@
 
 namespace drover::server {
 
+struct PlanResult;  // scheduler.h
+
 struct ServerConfig {
   std::string region = "global";
   // Heartbeats, as Nomad's server block sets them: a node's TTL is min_heartbeat_ttl,
@@ -199,6 +201,12 @@ class Server {
   void UnblockEvals();
   asio::awaitable<void> EvalWorker();
   asio::awaitable<void> ProcessEval(model::Evaluation eval);
+  // Whether `plan` marks unknown an allocation whose node came back while the plan was
+  // made: the marking is dropped on apply, and the job wants another evaluation so that
+  // one of the allocation and its replacement is stopped.
+  bool MarksUnknownOnAReadyNode(const PlanResult& plan) const;
+  // Drops the plan's disconnect follow-ups that a pending evaluation already covers.
+  void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;
   asio::awaitable<void> HeartbeatMonitor();
   // The longest max_client_disconnect among the allocations meant to run on the node
   // (0 when none has one).
