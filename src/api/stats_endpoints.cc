@@ -75,52 +75,31 @@ double CoreMhz(const model::Node& node) {
 // points into cannot change while it is built.
 std::string AllocStatsBody(const client::Client& client, allocrunner::AllocRunner& runner) {
   const double mhz = CoreMhz(client.node());
-  drivers::MemoryUsage mem;
-  drivers::CpuUsage cpu;
   std::optional<devices::AllocDeviceStatsJson> devices;
   if (const devices::DeviceManager* dm = client.device_manager(); dm != nullptr)
     devices.emplace(*dm);
   const std::shared_ptr<const model::Allocation> alloc = runner.alloc();
-  int64_t latest = 0;
+  // The client sums the tasks' usage; this only encodes it.
+  const allocrunner::AllocUsage usage = runner.Usage();
   std::map<std::string, std::string> tasks;
-  for (taskrunner::TaskRunner* tr : runner.task_runners()) {
-    const std::optional<drivers::TaskResourceUsage> u = tr->LatestStats();
-    if (!u)
-      continue;  // not running, or not sampled yet
+  for (const auto& [name, u] : usage.tasks) {
     codec::Json pids = nullptr;
-    if (!u->pids.empty()) {
+    if (!u.pids.empty()) {
       pids = codec::Json::object();
-      for (const auto& [pid, p] : u->pids)
+      for (const auto& [pid, p] : u.pids)
         pids[pid] = UsageJson(p.memory, p.cpu, mhz);
     }
-    const std::string task_devices =
-        TaskDeviceStats(devices ? &*devices : nullptr, *alloc, tr->name());
-    tasks[tr->name()] =
+    const std::string task_devices = TaskDeviceStats(devices ? &*devices : nullptr, *alloc, name);
+    tasks[name] =
         codec::RawObject({{"Pids", codec::Dump(pids)},
-                          {"ResourceUsage", UsageText(u->memory, u->cpu, mhz, task_devices)},
-                          {"Timestamp", std::to_string(u->timestamp)}});
-    // The allocation's usage is the sum of its tasks'.
-    mem.rss += u->memory.rss;
-    mem.cache += u->memory.cache;
-    mem.swap += u->memory.swap;
-    mem.usage += u->memory.usage;
-    mem.max_usage += u->memory.max_usage;
-    cpu.system_mode += u->cpu.system_mode;
-    cpu.user_mode += u->cpu.user_mode;
-    cpu.percent += u->cpu.percent;
-    cpu.throttled_periods += u->cpu.throttled_periods;
-    cpu.throttled_time += u->cpu.throttled_time;
-    if (mem.measured.empty())
-      mem.measured = u->memory.measured;
-    if (cpu.measured.empty())
-      cpu.measured = u->cpu.measured;
-    latest = std::max(latest, u->timestamp);
+                          {"ResourceUsage", UsageText(u.memory, u.cpu, mhz, task_devices)},
+                          {"Timestamp", std::to_string(u.timestamp)}});
   }
   // Instances of one device model used by different tasks form one group.
-  return codec::RawObject(
-      {{"ResourceUsage", UsageText(mem, cpu, mhz, devices ? devices->Alloc() : "[]")},
-       {"Tasks", codec::RawObject(tasks)},
-       {"Timestamp", std::to_string(latest)}});
+  return codec::RawObject({{"ResourceUsage", UsageText(usage.memory, usage.cpu, mhz,
+                                                       devices ? devices->Alloc() : "[]")},
+                           {"Tasks", codec::RawObject(tasks)},
+                           {"Timestamp", std::to_string(usage.timestamp)}});
 }
 
 }  // namespace

@@ -144,6 +144,15 @@ std::vector<taskrunner::TaskRunner*> AllocRunner::task_runners() {
   return out;
 }
 
+AllocUsage AllocRunner::Usage() const {
+  std::map<std::string, drivers::TaskResourceUsage> tasks;
+  for (const auto& tr : runners_) {
+    if (std::optional<drivers::TaskResourceUsage> u = tr->LatestStats())
+      tasks[tr->name()] = *std::move(u);  // not running, or not sampled yet: left out
+  }
+  return SumUsage(std::move(tasks));
+}
+
 model::AllocClientUpdate AllocRunner::ClientUpdate() const {
   model::AllocClientUpdate u;
   u.id = id_;

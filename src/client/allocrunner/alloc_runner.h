@@ -23,6 +23,7 @@
 
 #include "client/allocdir/alloc_dir.h"
 #include "client/allocrunner/alloc_hook.h"
+#include "client/allocrunner/alloc_usage.h"
 #include "client/allocrunner/lifecycle_coordinator.h"
 #include "client/allocwatcher/prev_alloc_watcher.h"
 #include "client/taskrunner/device_hook.h"
@@ -105,6 +106,8 @@ class AllocRunner {
   taskrunner::TaskRunner* task_runner(const std::string& name);
   std::vector<taskrunner::TaskRunner*> task_runners();
   model::AllocClientUpdate ClientUpdate() const;
+  // The tasks' latest resource samples and their sum.
+  AllocUsage Usage() const;
   // Run() has returned and none of the runner's coroutines is still suspended: the
   // owner may destroy it.
   bool run_done() const { return run_exited_.IsSet(); }
