@@ -27,6 +27,13 @@ TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
               {"Templates": [{"EmbeddedTmpl": "x"}]}]}]})"))
           .message(),
       "Job.TaskGroups[1].Tasks[1].Templates: template blocks are not supported by Drover yet");
+  EXPECT_EQ(CheckSupportedJobFields(
+                Json::parse(R"({"TaskGroups": [{"Disconnect": {"LostAfter": 60000000000}}]})"))
+                .message(),
+            "Job.TaskGroups[0].Disconnect: disconnect blocks are not supported by Drover yet");
+  // max_client_disconnect is carried out.
+  EXPECT_TRUE(
+      CheckSupportedJobFields(Json::parse(R"({"TaskGroups": [{"MaxClientDisconnect": 1}]})")).ok());
 }
 
 TEST(UnsupportedFieldsTest, UpdateBlocksComeBackAsWarnings) {

@@ -190,6 +190,15 @@ const BlockSpec kUpdate{"update",
                             {"stagger", "Stagger", F::kDuration},
                         }};
 
+// Decoded so that registration refuses it by name (codec/unsupported_fields.cc).
+const BlockSpec kDisconnect{"disconnect",
+                            {
+                                {"lost_after", "LostAfter", F::kDuration},
+                                {"replace", "Replace", F::kBool},
+                                {"reconcile", "Reconcile", F::kString},
+                                {"stop_on_client_after", "StopOnClientAfter", F::kDuration},
+                            }};
+
 const BlockSpec kMigrate{"migrate",
                          {
                              {"max_parallel", "MaxParallel", F::kInt},
@@ -364,6 +373,7 @@ const BlockSpec kGroup{
         {"shutdown_delay", "ShutdownDelay", F::kDuration},
         {"stop_after_client_disconnect", "StopAfterClientDisconnect", F::kDuration},
         {"max_client_disconnect", "MaxClientDisconnect", F::kDuration},
+        {"disconnect", "Disconnect", F::kBlock, &kDisconnect},
         {"meta", "Meta", F::kStringMap},
         {"constraint", "Constraints", F::kBlockList, &kConstraint},
         {"affinity", "Affinities", F::kBlockList, &kAffinity},

@@ -76,6 +76,22 @@ TEST(JobspecTest, ConstraintShorthands) {
     {"Operand": "set_contains", "LTarget": "${meta.tags}", "RTarget": "a,b"}])"));
 }
 
+TEST(JobspecTest, DisconnectSettingsAreDecoded) {
+  Json j = Parse(R"(job "x" {
+  group "g" {
+    max_client_disconnect = "1h"
+    disconnect {
+      lost_after = "30m"
+      replace    = false
+    }
+  }
+}
+)");
+  EXPECT_EQ(j["TaskGroups"][0]["MaxClientDisconnect"], 3'600'000'000'000LL);
+  EXPECT_EQ(j["TaskGroups"][0]["Disconnect"]["LostAfter"], 1'800'000'000'000LL);
+  EXPECT_EQ(j["TaskGroups"][0]["Disconnect"]["Replace"], false);
+}
+
 TEST(JobspecTest, SizesAndDurationsUseNomadUnits) {
   Json j = Parse(R"(job "x" {
   group "g" {
