@@ -572,27 +572,8 @@ Errors TaskErrors(const model::Task& task, const model::TaskGroup& group) {
   return errs;
 }
 
-Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
-  Errors errs;
-  if (group.name.empty()) {
-    errs.push_back("Missing task group name");
-  } else if (ContainsNull(group.name)) {
-    errs.push_back("Task group name contains null character");
-  }
-  if (group.count < 0) {
-    errs.push_back("Task group count can't be negative");
-  }
-  if (group.max_client_disconnect && *group.max_client_disconnect < Duration::zero()) {
-    errs.push_back("max_client_disconnect cannot be negative");
-  }
-  if (group.shutdown_delay && *group.shutdown_delay < Duration::zero()) {
-    errs.push_back("ShutdownDelay must be a positive value");
-  }
-  if (group.tasks.empty()) {
-    errs.push_back("Missing tasks for task group");
-  }
-  CheckConstraints(group.constraints, errs);
-
+// The group's restart, reschedule and migrate policies, as the job's type allows them.
+void CheckGroupPolicies(const model::TaskGroup& group, const model::Job& job, Errors& errs) {
   if (group.restart_policy) {
     CheckRestartPolicy(*group.restart_policy, errs);
   } else {
@@ -618,14 +599,10 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
       CheckMigrate(*group.migrate, errs);
     }
   }
+}
 
-  if (!group.ephemeral_disk) {
-    errs.push_back(
-        absl::StrCat("Task Group ", group.name, " should have an ephemeral disk object"));
-  } else if (group.ephemeral_disk->size_mb < 10) {
-    errs.push_back(absl::StrCat("Minimum DiskMB value is 10; got ", group.ephemeral_disk->size_mb));
-  }
-
+// Every task named, no name twice, at most one leader.
+void CheckTaskNames(const model::TaskGroup& group, Errors& errs) {
   std::map<std::string, size_t> names;
   int leaders = 0;
   for (size_t i = 0; i < group.tasks.size(); ++i) {
@@ -645,7 +622,38 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
   if (leaders > 1) {
     errs.push_back("Only one task may be marked as leader");
   }
+}
 
+Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
+  Errors errs;
+  if (group.name.empty()) {
+    errs.push_back("Missing task group name");
+  } else if (ContainsNull(group.name)) {
+    errs.push_back("Task group name contains null character");
+  }
+  if (group.count < 0) {
+    errs.push_back("Task group count can't be negative");
+  }
+  if (group.max_client_disconnect && *group.max_client_disconnect < Duration::zero()) {
+    errs.push_back("max_client_disconnect cannot be negative");
+  }
+  if (group.shutdown_delay && *group.shutdown_delay < Duration::zero()) {
+    errs.push_back("ShutdownDelay must be a positive value");
+  }
+  if (group.tasks.empty()) {
+    errs.push_back("Missing tasks for task group");
+  }
+  CheckConstraints(group.constraints, errs);
+
+  CheckGroupPolicies(group, job, errs);
+  if (!group.ephemeral_disk) {
+    errs.push_back(
+        absl::StrCat("Task Group ", group.name, " should have an ephemeral disk object"));
+  } else if (group.ephemeral_disk->size_mb < 10) {
+    errs.push_back(absl::StrCat("Minimum DiskMB value is 10; got ", group.ephemeral_disk->size_mb));
+  }
+
+  CheckTaskNames(group, errs);
   CheckNetworks(group, errs);
 
   for (const model::Task& task : group.tasks) {

@@ -325,7 +325,7 @@ asio::awaitable<absl::StatusOr<std::string>> HttpStream::Next() {
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
                                                              common::Duration idle_timeout,
                                                              HttpCallLimits limits,
-                                                             BodySink& sink) {
+                                                             common::ChunkSink& sink) {
   absl::StatusOr<std::unique_ptr<HttpStream>> stream =
       co_await HttpStream::Open(std::move(address), std::move(call), idle_timeout, limits);
   if (!stream.ok())

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 
 #include "common/asio.h"
+#include "common/chunk_sink.h"
 #include "common/clock.h"
 
 namespace drover::rpc {
@@ -44,13 +45,6 @@ struct HttpCallLimits {
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
                                                     common::Duration timeout,
                                                     HttpCallLimits limits = {});
-
-// Where SendHttpStreaming puts a body as it arrives; an error ends the call with it.
-class BodySink {
- public:
-  virtual ~BodySink() = default;
-  virtual asio::awaitable<absl::Status> Write(std::string piece) = 0;
-};
 
 // An answer read as it arrives, piece by piece: a relayed stream (followed logs), or a
 // large archive. `idle_timeout` bounds each wait for the peer (connecting, the head,
@@ -84,6 +78,7 @@ class HttpStream {
 // error. `idle_timeout` as HttpStream's.
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttpStreaming(std::string address, HttpCall call,
                                                              common::Duration idle_timeout,
-                                                             HttpCallLimits limits, BodySink& sink);
+                                                             HttpCallLimits limits,
+                                                             common::ChunkSink& sink);
 
 }  // namespace drover::rpc

@@ -193,6 +193,21 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why) {
   return s;
 }
 
+bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
+                         PlanResult& plan) {
+  const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
+  if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
+    model::Allocation updated = *a;
+    updated.job = in.job;
+    plan.upserts.push_back(std::move(updated));
+    ++plan.updated_in_place;
+    return true;
+  }
+  plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
+  ++plan.stopped;
+  return false;
+}
+
 std::set<std::string> LostNodes(const SchedulerInput& in) {
   std::set<std::string> live;
   for (const NodePtr& n : in.nodes) {

@@ -69,6 +69,10 @@ model::Allocation NewAlloc(const SchedulerInput& in, const model::TaskGroup& g, 
 // Whether an allocation of `a` can keep running as `b` (only the count changed).
 bool SameSpecIgnoringCount(const model::TaskGroup& a, const model::TaskGroup& b);
 model::Allocation StopCopy(const model::Allocation& a, const char* why);
+// An allocation of an older version of the job: updated in place when only the count
+// changed (true), else stopped for a replacement (false).
+bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
+                         PlanResult& plan);
 // Stopped and marked lost: its node is down.
 model::Allocation LostCopy(const model::Allocation& a);
 // Nodes of the job's allocations that cannot run anything: down, or no longer known.

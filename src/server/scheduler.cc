@@ -184,15 +184,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       // are replaced only as their reschedule policy allows (above).
       continue;
     }
-    const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
-    if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
-      model::Allocation updated = *a;
-      updated.job = in.job;
-      plan.upserts.push_back(std::move(updated));
-      ++plan.updated_in_place;
-    } else {
-      plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
-      ++plan.stopped;
+    if (!UpdateInPlaceOrStop(in, g, a, plan)) {
       taken.erase(idx);
       taker.erase(idx);
       replace(a, idx);

@@ -103,15 +103,7 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
       const AllocPtr& kept = allocs.front();
       if (CurrentVersion(*kept, job) || kept->ClientTerminal())
         continue;
-      const model::TaskGroup* old_group = kept->job ? kept->job->FindGroup(g.name) : nullptr;
-      if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
-        model::Allocation updated = *kept;
-        updated.job = in.job;
-        plan.upserts.push_back(std::move(updated));
-        ++plan.updated_in_place;
-      } else {
-        plan.upserts.push_back(StopCopy(*kept, kAllocUpdating));
-        ++plan.stopped;
+      if (!UpdateInPlaceOrStop(in, g, kept, plan)) {
         w.to_place[g.name].insert(node);
         w.replaces[{g.name, node}] = kept->id;
       }

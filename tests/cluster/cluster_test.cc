@@ -56,6 +56,14 @@ class ClusterTest : public ::testing::Test {
     return cluster_.client(0);
   }
 
+  // The pid the job's task wrote to alloc/pid, read from the node that runs `alloc_id`
+  // (0 when it cannot be read: the test fails).
+  int TaskPid(AgentProcess& node, const std::string& alloc_id) {
+    auto text = node.http().Do("GET", "/v1/client/fs/cat/" + alloc_id + "?path=alloc/pid");
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.ok() ? std::atoi(text->body.c_str()) : 0;
+  }
+
   Cluster cluster_;
 };
 
@@ -200,9 +208,7 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
   const codec::Json victim_alloc = Allocs("web")[0];
   const std::string victim_id = victim_alloc["ID"];
   AgentProcess& victim = ClientOf(victim_alloc);
-  auto pid_text = victim.http().Do("GET", "/v1/client/fs/cat/" + victim_id + "?path=alloc/pid");
-  ASSERT_TRUE(pid_text.ok()) << pid_text.status();
-  const int task_pid = std::atoi(pid_text->body.c_str());
+  const int task_pid = TaskPid(victim, victim_id);
   ASSERT_GT(task_pid, 0);
 
   ASSERT_EQ(kill(victim.pid(), SIGSTOP), 0);
@@ -258,9 +264,7 @@ TEST_F(ClusterTest, ADisconnectedNodeKeepsItsAllocationWhenItComesBack) {
   const std::string original_id = original["ID"];
   AgentProcess& node = ClientOf(original);
   const std::string node_id = original["NodeID"];
-  auto pid_text = node.http().Do("GET", "/v1/client/fs/cat/" + original_id + "?path=alloc/pid");
-  ASSERT_TRUE(pid_text.ok()) << pid_text.status();
-  const int task_pid = std::atoi(pid_text->body.c_str());
+  const int task_pid = TaskPid(node, original_id);
   ASSERT_GT(task_pid, 0);
 
   ASSERT_EQ(kill(node.pid(), SIGSTOP), 0);
@@ -297,9 +301,7 @@ TEST_F(ClusterTest, ADisconnectedNodeKeepsItsAllocationWhenItComesBack) {
             "alloc not needed since the allocation it replaced has reconnected");
   EXPECT_EQ(cluster_.server().Get("/v1/node/" + node_id)["Status"], "ready");
   EXPECT_EQ(kill(task_pid, 0), 0) << "the original task was restarted or stopped";
-  auto pid_again = node.http().Do("GET", "/v1/client/fs/cat/" + original_id + "?path=alloc/pid");
-  ASSERT_TRUE(pid_again.ok()) << pid_again.status();
-  EXPECT_EQ(std::atoi(pid_again->body.c_str()), task_pid);
+  EXPECT_EQ(TaskPid(node, original_id), task_pid);
 }
 
 // A server relays a followed log from the node that runs the allocation as it grows.

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 
 #include "client/allocwatcher/prev_alloc_watcher.h"
+#include "common/chunk_sink.h"
 #include "common/clock.h"
 #include "model/prev_alloc_info.h"
 
@@ -34,12 +35,7 @@ using model::PrevAllocInfo;
 using PrevAllocQuery = std::function<asio::awaitable<absl::StatusOr<PrevAllocInfo>>(
     uint64_t min_index, common::Duration max_wait)>;
 
-// Where the pieces of a streamed answer go; an error stops the stream.
-class ChunkSink {
- public:
-  virtual ~ChunkSink() = default;
-  virtual asio::awaitable<absl::Status> Write(std::string chunk) = 0;
-};
+using common::ChunkSink;
 
 // Reaches other nodes' HTTP APIs (rpc/peer_fetcher.h over the network).
 class SnapshotFetcher {
