@@ -64,6 +64,14 @@ class ClusterTest : public ::testing::Test {
     return text.ok() ? std::atoi(text->body.c_str()) : 0;
   }
 
+  // Runs `node eligibility <flag>` for each of the clients' nodes in `which`.
+  void SetEligibility(std::initializer_list<size_t> which, const std::string& flag) {
+    for (size_t i : which) {
+      CliResult r = cluster_.client(0).Cli({"node", "eligibility", flag, cluster_.NodeId(i)});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+  }
+
   Cluster cluster_;
 };
 
@@ -454,10 +462,7 @@ TEST_F(ClusterTest, EligibilityDecidesWhatANodeIsGiven) {
 TEST_F(ClusterTest, ADrainMovesAServiceOneAllocationAtATime) {
   const std::string node = cluster_.NodeId(0);
   // Only node 0 is eligible while the job is placed: all three land there.
-  for (size_t i : {1, 2})
-    ASSERT_EQ(
-        cluster_.client(0).Cli({"node", "eligibility", "-disable", cluster_.NodeId(i)}).exit_code,
-        0);
+  ASSERT_NO_FATAL_FAILURE(SetEligibility({1, 2}, "-disable"));
   const std::string job = cluster_.client(0).WriteFile(
       "web.json", RawExecJob("web", "service", "sleep 3600", R"({"Count": 3,
         "Migrate": {"MaxParallel": 1, "HealthCheck": "task_states",
@@ -466,10 +471,7 @@ TEST_F(ClusterTest, ADrainMovesAServiceOneAllocationAtATime) {
   ASSERT_TRUE(WaitAllocs("web", 3, "running")) << Allocs("web").dump();
   for (const auto& a : Allocs("web"))
     ASSERT_EQ(a["NodeID"], node);
-  for (size_t i : {1, 2})
-    ASSERT_EQ(
-        cluster_.client(0).Cli({"node", "eligibility", "-enable", cluster_.NodeId(i)}).exit_code,
-        0);
+  ASSERT_NO_FATAL_FAILURE(SetEligibility({1, 2}, "-enable"));
 
   CliResult drain = cluster_.client(1).Cli(
       {"node", "drain", "-enable", "-yes", "-detach", "-deadline", "5m", node.substr(0, 8)});
@@ -523,10 +525,7 @@ TEST_F(ClusterTest, ADrainMovesAServiceOneAllocationAtATime) {
 // from the old node with the token the server gave.
 TEST_F(ClusterTest, AStickyDiskMovesToAnotherNode) {
   const std::string node = cluster_.NodeId(0);
-  for (size_t i : {1, 2})
-    ASSERT_EQ(
-        cluster_.client(0).Cli({"node", "eligibility", "-disable", cluster_.NodeId(i)}).exit_code,
-        0);
+  ASSERT_NO_FATAL_FAILURE(SetEligibility({1, 2}, "-disable"));
   const std::string job = cluster_.client(0).WriteFile(
       "db.json",
       RawExecJob(
@@ -539,10 +538,7 @@ TEST_F(ClusterTest, AStickyDiskMovesToAnotherNode) {
   ASSERT_TRUE(WaitAllocs("db", 1, "running")) << Allocs("db").dump();
   const std::string first = Allocs("db")[0]["ID"];
   ASSERT_EQ(Allocs("db")[0]["NodeID"], node);
-  for (size_t i : {1, 2})
-    ASSERT_EQ(
-        cluster_.client(0).Cli({"node", "eligibility", "-enable", cluster_.NodeId(i)}).exit_code,
-        0);
+  ASSERT_NO_FATAL_FAILURE(SetEligibility({1, 2}, "-enable"));
 
   ASSERT_EQ(cluster_.client(1).Cli({"node", "drain", "-enable", "-yes", "-detach", node}).exit_code,
             0);
