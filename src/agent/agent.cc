@@ -14,7 +14,9 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "agent/client_adapter.h"
 #include "agent/client_role.h"
+#include "agent/server_adapter.h"
 #include "api/api_context.h"
 #include "api/forward.h"
 #include "api/http_server.h"
@@ -245,7 +247,11 @@ int RunAgent(const AgentConfig& config) {
 
   api::Router router;
   api::ApiContext ctx;
-  ctx.server = server.get();
+  // The API sees the server and the client through these (api/server_api.h,
+  // api/client_api.h).
+  std::optional<ServerAdapter> server_api;
+  if (server != nullptr)
+    ctx.server = &server_api.emplace(*server);
   ctx.pool = &pool;
   // API requests take turns on the pool: the scheduler always has a thread.
   common::AsyncMutex request_work(io.get_executor());
@@ -271,10 +277,11 @@ int RunAgent(const AgentConfig& config) {
   }
 
   std::unique_ptr<ClientRole> client;
+  std::optional<ClientAdapter> client_api;
   if (config.client_enabled) {
     client = std::make_unique<ClientRole>(io, pool, clock, config, data_dir, client_db.get(),
                                           server.get(), http_addr);
-    ctx.client = &client->client();
+    ctx.client = &client_api.emplace(client->client());
   }
 
   char host[256] = {0};

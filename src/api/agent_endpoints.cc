@@ -5,8 +5,6 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "client/client.h"
-#include "server/server.h"
 
 namespace drover::api {
 namespace {
@@ -40,7 +38,7 @@ std::vector<std::string> KnownServers(const AgentInfo& info) {
 }
 
 uint64_t Index(ApiContext& ctx) {
-  return ctx.server ? ctx.server->state().LatestIndex() : 1;
+  return ctx.server ? ctx.server->LatestIndex() : 1;
 }
 
 }  // namespace
@@ -92,7 +90,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
         {"Ports", {{"HTTP", i.http_port}, {"RPC", i.rpc_port}, {"Serf", 4648}}},
         {"Server", {{"Enabled", ctx.server != nullptr}}},
         {"Client",
-         {{"Enabled", ctx.client != nullptr}, {"NodeID", ctx.client ? ctx.client->node().id : ""}}},
+         {{"Enabled", ctx.client != nullptr}, {"NodeID", ctx.client ? ctx.client->node_id() : ""}}},
         {"UI", {{"Enabled", false}, {"ShowCLIHints", false}}},
         {"ACL", {{"Enabled", false}}}};
     codec::Json stats = {{"nomad",
@@ -101,7 +99,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
                            {"bootstrap", "true"},
                            {"known_regions", "1"}}}};
     if (ctx.client) {
-      stats["client"] = {{"node_id", ctx.client->node().id},
+      stats["client"] = {{"node_id", ctx.client->node_id()},
                          {"known_servers", absl::StrJoin(KnownServers(i), ",")},
                          {"num_allocations", std::to_string(ctx.client->num_allocs())}};
     }

@@ -3,18 +3,17 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "server/server.h"
 
 namespace drover::api {
 
-using server::Table;
+using model::Table;
 
 void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/allocations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto allocs = ctx.server->state().ListAllocs(NamespaceOf(req), req.Query("prefix"));
+    auto allocs = ctx.server->ListAllocs(NamespaceOf(req), req.Query("prefix"));
     const bool task_states = QueryBool(req, "task_states", true);
     const bool resources = QueryBool(req, "resources", false);
     std::function<codec::Json()> build = [allocs = std::move(allocs), task_states, resources] {
@@ -31,13 +30,13 @@ void RegisterAllocRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/allocation/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
-      auto a = ctx.server->state().GetAlloc(req.Param("id"));
+      auto a = ctx.server->GetAlloc(req.Param("id"));
       return a ? a->modify_index : 0;
     };
     auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto alloc = ctx.server->state().GetAlloc(req.Param("id"));
+    auto alloc = ctx.server->GetAlloc(req.Param("id"));
     if (!alloc)
       co_return Response::Error(404, "alloc not found");
     co_return JsonResponse(req, codec::ToJson(*alloc), alloc->modify_index);

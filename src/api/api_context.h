@@ -1,6 +1,6 @@
-// What the HTTP handlers reach: the embedded server, the local client (either may be
-// absent when the agent runs only one role), facts about the agent, and the blocking
-// pool for encoding large responses.
+// What the HTTP handlers reach: the server and the local client through their API
+// interfaces (either may be absent when the agent runs only one role), facts about the
+// agent, and the blocking pool for encoding large responses.
 #pragma once
 
 #include <memory>
@@ -8,17 +8,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "api/client_api.h"
 #include "api/router.h"
+#include "api/server_api.h"
 #include "common/async_mutex.h"
 #include "common/clock.h"
 #include "common/offload.h"
-
-namespace drover::server {
-class Server;
-}
-namespace drover::client {
-class Client;
-}
 
 namespace drover::api {
 
@@ -39,8 +34,8 @@ struct AgentInfo {
 };
 
 struct ApiContext {
-  server::Server* server = nullptr;
-  client::Client* client = nullptr;
+  ServerApi* server = nullptr;
+  ClientApi* client = nullptr;
   AgentInfo info;
   asio::thread_pool* pool = nullptr;
   common::Clock* clock = nullptr;

@@ -4,21 +4,10 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "client/client.h"
 #include "common/signals.h"
-#include "server/server.h"
 
 namespace drover::api {
 namespace {
-
-// The allocation's runner on this node, or an error response.
-absl::StatusOr<allocrunner::AllocRunner*> FindRunner(ApiContext& ctx, const std::string& id) {
-  allocrunner::AllocRunner* runner = ctx.client ? ctx.client->GetAllocRunner(id) : nullptr;
-  if (runner == nullptr) {
-    return absl::NotFoundError("Unknown allocation \"" + id + "\"");
-  }
-  return runner;
-}
 
 // These bodies name a task or a signal: parsed on the loop, so kept small.
 constexpr size_t kMaxBodyBytes = 64 << 10;
@@ -46,7 +35,7 @@ std::string StringField(const codec::Json& j, const char* key) {
 
 Response Ok(const Request& req, ApiContext& ctx) {
   // A client-only agent has no index of its own to report.
-  const uint64_t index = ctx.server != nullptr ? ctx.server->state().LatestIndex() : 0;
+  const uint64_t index = ctx.server != nullptr ? ctx.server->LatestIndex() : 0;
   return JsonResponse(req, codec::Json{{"Index", index}}, index);
 }
 
@@ -63,17 +52,12 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
                if (!task.empty() && all) {
                  co_return Response::Error(400, "Task name and AllTasks cannot both be set");
                }
-               auto runner = FindRunner(ctx, req.Param("id"));
-               if (!runner.ok())
-                 co_return ErrorResponse(runner.status());
-               absl::Status s;
-               if (all) {
-                 s = (*runner)->RestartAll("User requested all tasks to restart");
-               } else if (task.empty()) {
-                 s = (*runner)->RestartRunning("User requested running tasks to restart");
-               } else {
-                 s = (*runner)->RestartTask(task, "User requested task to restart");
-               }
+               if (ctx.client == nullptr)
+                 co_return ErrorResponse(UnknownAllocation(req.Param("id")));
+               const RestartScope scope = all            ? RestartScope::kAll
+                                          : task.empty() ? RestartScope::kRunning
+                                                         : RestartScope::kTask;
+               absl::Status s = ctx.client->Restart(req.Param("id"), scope, task);
                if (!s.ok())
                  co_return ErrorResponse(s);
                co_return Ok(req, ctx);
@@ -89,10 +73,10 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
                if (!common::ParseSignal(signal).ok()) {
                  co_return Response::Error(400, "invalid signal: " + signal);
                }
-               auto runner = FindRunner(ctx, req.Param("id"));
-               if (!runner.ok())
-                 co_return ErrorResponse(runner.status());
-               absl::Status s = (*runner)->Signal(StringField(*body, "Task"), signal);
+               if (ctx.client == nullptr)
+                 co_return ErrorResponse(UnknownAllocation(req.Param("id")));
+               absl::Status s =
+                   ctx.client->Signal(req.Param("id"), StringField(*body, "Task"), signal);
                if (!s.ok())
                  co_return ErrorResponse(s);
                co_return Ok(req, ctx);
@@ -101,7 +85,7 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET", "PUT", "POST"}, "/v1/client/allocation/:id/gc",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                if (ctx.client == nullptr)
-                 co_return Response::Error(404, "Unknown allocation \"" + req.Param("id") + "\"");
+                 co_return ErrorResponse(UnknownAllocation(req.Param("id")));
                absl::Status s = co_await ctx.client->CollectAllocation(req.Param("id"));
                if (!s.ok())
                  co_return ErrorResponse(s);

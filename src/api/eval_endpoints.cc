@@ -3,18 +3,17 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "server/server.h"
 
 namespace drover::api {
 
-using server::Table;
+using model::Table;
 
 void RegisterEvalRoutes(Router& router, ApiContext& ctx) {
   router.Add({"GET"}, "/v1/evaluations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kEvals);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto evals = ctx.server->state().ListEvals(NamespaceOf(req), req.Query("prefix"));
+    auto evals = ctx.server->ListEvals(NamespaceOf(req), req.Query("prefix"));
     const std::string job = req.Query("job");
     const std::string status = req.Query("status");
     std::function<codec::Json()> build = [evals = std::move(evals), job, status] {
@@ -32,13 +31,13 @@ void RegisterEvalRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/evaluation/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
-      auto e = ctx.server->state().GetEval(req.Param("id"));
+      auto e = ctx.server->GetEval(req.Param("id"));
       return e ? e->modify_index : 0;
     };
     auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kEvals);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto eval = ctx.server->state().GetEval(req.Param("id"));
+    auto eval = ctx.server->GetEval(req.Param("id"));
     if (!eval)
       co_return Response::Error(404, "eval not found");
     co_return JsonResponse(req, codec::ToJson(*eval), eval->modify_index);
@@ -49,7 +48,7 @@ void RegisterEvalRoutes(Router& router, ApiContext& ctx) {
                if (!index.ok())
                  co_return ErrorResponse(index.status());
                codec::Json out = codec::Json::array();
-               for (const auto& a : ctx.server->state().AllocsByEval(req.Param("id"))) {
+               for (const auto& a : ctx.server->AllocsByEval(req.Param("id"))) {
                  out.push_back(codec::AllocStubJson(*a));
                }
                co_return JsonResponse(req, out, *index);

@@ -2,10 +2,8 @@
 
 #include <limits>
 
-#include "client/client.h"
 #include "common/logging.h"
 #include "rpc/http_call.h"
-#include "server/server.h"
 
 namespace drover::api {
 namespace {
@@ -126,18 +124,18 @@ asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req
 }
 
 // The node another agent should answer `req` for, or null when this agent answers.
-server::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
+model::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
   std::string alloc_id;
   for (const char* param : {"id", "alloc"}) {
     if (auto it = req.params.find(param); it != req.params.end())
       alloc_id = it->second;
   }
-  const std::string local = ctx.client != nullptr ? ctx.client->node().id : "";
+  const std::string local = ctx.client != nullptr ? ctx.client->node_id() : "";
   std::string node_id;
   if (!alloc_id.empty()) {
-    if (ctx.client != nullptr && ctx.client->GetAllocRunner(alloc_id) != nullptr)
+    if (ctx.client != nullptr && ctx.client->HasAlloc(alloc_id))
       return nullptr;
-    server::AllocPtr alloc = ctx.server->state().GetAlloc(alloc_id);
+    model::AllocPtr alloc = ctx.server->GetAlloc(alloc_id);
     if (!alloc)
       return nullptr;  // the local handler says it is unknown
     node_id = alloc->node_id;
@@ -146,7 +144,7 @@ server::NodePtr RemoteNodeFor(ApiContext& ctx, const Request& req) {
   }
   if (node_id.empty() || node_id == local)
     return nullptr;
-  return ctx.server->state().GetNode(node_id);
+  return ctx.server->GetNode(node_id);
 }
 
 // Answers that come over time, or that may be large archives: relayed as they come.
@@ -213,7 +211,7 @@ asio::awaitable<Response> RelayStream(ApiContext& ctx, const model::Node& node, 
 }
 
 asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, Request& req) {
-  server::NodePtr node = AlreadyForwarded(req) ? nullptr : RemoteNodeFor(ctx, req);
+  model::NodePtr node = AlreadyForwarded(req) ? nullptr : RemoteNodeFor(ctx, req);
   if (node == nullptr)
     co_return co_await local(req);
   if (node->status == model::kNodeStatusDown)

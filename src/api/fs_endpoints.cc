@@ -8,11 +8,10 @@
 #include "api/api_context.h"
 #include "api/fs_follow.h"
 #include "api/query.h"
+#include "client/allocdir/follow_reader.h"
 #include "client/allocdir/fs_view.h"
 #include "client/allocdir/snapshot.h"
-#include "client/client.h"
 #include "codec/json.h"
-#include "common/derived_token.h"
 #include "common/logging.h"
 #include "common/offload.h"
 
@@ -41,18 +40,12 @@ class SnapshotSlot {
   std::shared_ptr<int> open_;
 };
 
-// Where the allocation's directory is; paths only, as the runner may be collected while
-// the pool works on it.
-struct AllocLocation {
-  std::filesystem::path root;
-  std::string id;
-};
-
-absl::StatusOr<AllocLocation> Locate(ApiContext& ctx, const std::string& id) {
-  allocrunner::AllocRunner* r = ctx.client ? ctx.client->GetAllocRunner(id) : nullptr;
-  if (r == nullptr || r->destroyed())
-    return absl::NotFoundError("Unknown allocation \"" + id + "\"");
-  return AllocLocation{r->alloc_dir().dir().parent_path(), r->id()};
+// The allocation's directory, as a handle for the pool work: the client may collect
+// the allocation meanwhile, and reads then fail.
+absl::StatusOr<allocdir::AllocDirLocation> Locate(ApiContext& ctx, const std::string& id) {
+  if (ctx.client == nullptr)
+    return UnknownAllocation(id);
+  return ctx.client->AllocDirOf(id);
 }
 
 codec::Json FileInfoJson(const allocdir::FileInfo& f) {
@@ -95,31 +88,6 @@ absl::StatusOr<Position> ParsePosition(const Request& req) {
   return Position{*offset, origin == "end"};
 }
 
-// Pool work for cat, readat and stream: the file's metadata, once it is known to be a
-// regular file whose content may be served (secrets are not).
-absl::StatusOr<allocdir::FileInfo> CheckReadable(const AllocLocation& loc,
-                                                 const std::string& path) {
-  const AllocDir dir(loc.root, loc.id);
-  auto info = allocdir::StatPath(dir, path);
-  if (info.ok() && !info->is_dir) {
-    if (absl::Status readable = allocdir::ReadFileAt(dir, path, 0, 0).status(); !readable.ok())
-      return readable;
-  }
-  return info;
-}
-
-// The size of a task's log of one type, all rotated files together, now.
-absl::StatusOr<int64_t> LogSize(const AllocLocation& loc, const std::string& task,
-                                const std::string& type) {
-  auto files = allocdir::LogFiles(AllocDir(loc.root, loc.id), task, type);
-  if (!files.ok())
-    return files.status();
-  int64_t total = 0;
-  for (const auto& f : *files)
-    total += f.size;
-  return total;
-}
-
 // A response whose body follows files (fs_follow.h).
 Response Streamed(ApiContext& ctx, FollowSpec spec) {
   Response r;
@@ -128,19 +96,6 @@ Response Streamed(ApiContext& ctx, FollowSpec spec) {
     return FollowFiles(ctx, spec, out);
   };
   return r;
-}
-
-// What an allocation's archive may carry: its group's ephemeral disk (Nomad's default
-// of 300 MB when the job says nothing).
-uint64_t EphemeralDiskBytes(const model::Allocation& alloc) {
-  int64_t mb = 300;
-  if (alloc.job) {
-    if (const model::TaskGroup* g = alloc.job->FindGroup(alloc.task_group);
-        g != nullptr && g->ephemeral_disk && g->ephemeral_disk->size_mb > 0) {
-      mb = g->ephemeral_disk->size_mb;
-    }
-  }
-  return static_cast<uint64_t>(mb) << 20;
 }
 
 // Sends the archive a piece at a time, each made on the pool.
@@ -169,31 +124,23 @@ void AddSnapshotRoute(Router& router, ApiContext& ctx) {
   // with NOMAD-<id>-ERROR.log, which the receiver reports.
   router.Add({"GET"}, "/v1/client/allocation/:id/snapshot",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto loc = Locate(ctx, req.Param("id"));
-               if (!loc.ok())
-                 co_return ErrorResponse(loc.status());
+               if (ctx.client == nullptr)
+                 co_return ErrorResponse(UnknownAllocation(req.Param("id")));
                // Only a replacement allocation's node, which the servers gave the
                // token derived from this node's secret, may take the data.
-               if (!common::ValidMigrateToken(ctx.client->node().secret_id, loc->id,
-                                              req.Header("x-nomad-token"))) {
-                 co_return Response::Error(
-                     403, "Permission denied: a snapshot needs the migrate token of allocation " +
-                              loc->id);
-               }
+               auto source = ctx.client->SnapshotOf(req.Param("id"), req.Header("x-nomad-token"));
+               if (!source.ok())
+                 co_return ErrorResponse(source.status());
                if (*ctx.snapshots_open >= kMaxSnapshots) {
                  Response busy = Response::Error(503, "Too many snapshots being sent; retry");
                  busy.headers["Retry-After"] = "1";
                  co_return busy;
                }
                auto slot = std::make_shared<SnapshotSlot>(ctx.snapshots_open);
-               allocrunner::AllocRunner* runner = ctx.client->GetAllocRunner(loc->id);
-               std::vector<std::string> tasks;
-               for (auto* tr : runner->task_runners())
-                 tasks.push_back(tr->name());
-               const uint64_t max_data = EphemeralDiskBytes(*runner->alloc());
-               auto open = [loc = *loc, tasks,
-                            max_data]() -> absl::StatusOr<std::shared_ptr<SnapshotStream>> {
-                 auto s = SnapshotStream::Open(AllocDir(loc.root, loc.id), loc.id, tasks, max_data);
+               auto open = [source = *std::move(
+                                source)]() -> absl::StatusOr<std::shared_ptr<SnapshotStream>> {
+                 auto s = SnapshotStream::Open(AllocDir(source.dir), source.dir.alloc_id,
+                                               source.tasks, source.max_data_bytes);
                  if (!s.ok())
                    return s.status();
                  return std::shared_ptr<SnapshotStream>(std::move(*s));
@@ -203,7 +150,7 @@ void AddSnapshotRoute(Router& router, ApiContext& ctx) {
                  co_return ErrorResponse(stream.status());
                Response r;
                r.content_type = "application/x-tar";
-               r.stream = [&ctx, snap = *stream, id = loc->id, slot](StreamWriter& out) {
+               r.stream = [&ctx, snap = *stream, id = req.Param("id"), slot](StreamWriter& out) {
                  return SendSnapshot(ctx, snap, id, out);
                };
                co_return r;
@@ -216,7 +163,7 @@ void AddListAndStatRoutes(Router& router, ApiContext& ctx) {
     if (!loc.ok())
       co_return ErrorResponse(loc.status());
     const std::string path = req.HasQuery("path") ? req.Query("path") : "/";
-    auto work = [loc = *loc, path] { return allocdir::ListDir(AllocDir(loc.root, loc.id), path); };
+    auto work = [loc = *loc, path] { return allocdir::ListDir(AllocDir(loc), path); };
     auto listed = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload()
     if (!listed.ok())
       co_return ErrorResponse(listed.status());
@@ -231,9 +178,7 @@ void AddListAndStatRoutes(Router& router, ApiContext& ctx) {
                if (!loc.ok())
                  co_return ErrorResponse(loc.status());
                const std::string path = req.HasQuery("path") ? req.Query("path") : "/";
-               auto work = [loc = *loc, path] {
-                 return allocdir::StatPath(AllocDir(loc.root, loc.id), path);
-               };
+               auto work = [loc = *loc, path] { return allocdir::StatPath(AllocDir(loc), path); };
                auto info = co_await OffloadRequestWork(ctx, std::move(work));
                if (!info.ok())
                  co_return ErrorResponse(info.status());
@@ -260,7 +205,9 @@ void AddReadRoutes(Router& router, ApiContext& ctx) {
                    co_return ErrorResponse(offset.ok() ? limit.status() : offset.status());
                  if (ranged && *offset < 0)
                    co_return Response::Error(400, "offset must not be negative");
-                 auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
+                 auto work = [loc = *loc, path] {
+                   return allocdir::StatReadable(AllocDir(loc), path);
+                 };
                  auto info = co_await OffloadRequestWork(ctx, std::move(work));
                  if (!info.ok())
                    co_return ErrorResponse(info.status());
@@ -270,13 +217,11 @@ void AddReadRoutes(Router& router, ApiContext& ctx) {
                  int64_t count = std::max<int64_t>(info->size - from, 0);
                  if (ranged && *limit >= 0)
                    count = std::min(count, *limit);
-                 co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
-                                                    .alloc_id = loc->id,
-                                                    .path = path,
-                                                    .offset = from,
-                                                    .limit = count,
-                                                    .plain = true,
-                                                    .follow = false});
+                 co_return Streamed(
+                     ctx, FollowSpec{.dir = *loc,
+                                     .target = {.path = path, .offset = from, .limit = count},
+                                     .plain = true,
+                                     .follow = false});
                });
   }
 }
@@ -284,37 +229,36 @@ void AddReadRoutes(Router& router, ApiContext& ctx) {
 void AddStreamRoute(Router& router, ApiContext& ctx) {
   // A file as it grows: frames (or raw bytes with plain=true) from `offset`, following
   // by default until the client hangs up or the allocation is gone.
-  router.Add({"GET"}, "/v1/client/fs/stream/:alloc",
-             [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto loc = Locate(ctx, req.Param("alloc"));
-               if (!loc.ok())
-                 co_return ErrorResponse(loc.status());
-               const std::string path = req.Query("path");
-               if (path.empty())
-                 co_return Response::Error(400, "must provide a file name");
-               auto pos = ParsePosition(req);
-               if (!pos.ok())
-                 co_return ErrorResponse(pos.status());
-               // Readable at all (secrets are not): checked while a status can say so.
-               auto work = [loc = *loc, path] { return CheckReadable(loc, path); };
-               auto info = co_await OffloadRequestWork(ctx, std::move(work));
-               if (!info.ok()) {
-                 // A missing file is a bad request here (there is nothing to stream); an
-                 // escape is still forbidden.
-                 co_return absl::IsNotFound(info.status())
-                     ? Response::Error(400, std::string(info.status().message()))
-                     : ErrorResponse(info.status());
-               }
-               if (info->is_dir)
-                 co_return Response::Error(400, "file \"" + path + "\" is a directory");
-               co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
-                                                  .alloc_id = loc->id,
-                                                  .path = path,
-                                                  .offset = pos->offset,
-                                                  .from_end = pos->from_end,
-                                                  .plain = QueryBool(req, "plain", false),
-                                                  .follow = QueryBool(req, "follow", true)});
-             });
+  router.Add(
+      {"GET"}, "/v1/client/fs/stream/:alloc", [&ctx](Request& req) -> asio::awaitable<Response> {
+        auto loc = Locate(ctx, req.Param("alloc"));
+        if (!loc.ok())
+          co_return ErrorResponse(loc.status());
+        const std::string path = req.Query("path");
+        if (path.empty())
+          co_return Response::Error(400, "must provide a file name");
+        auto pos = ParsePosition(req);
+        if (!pos.ok())
+          co_return ErrorResponse(pos.status());
+        // Readable at all (secrets are not): checked while a status can say so.
+        auto work = [loc = *loc, path] { return allocdir::StatReadable(AllocDir(loc), path); };
+        auto info = co_await OffloadRequestWork(ctx, std::move(work));
+        if (!info.ok()) {
+          // A missing file is a bad request here (there is nothing to stream); an
+          // escape is still forbidden.
+          co_return absl::IsNotFound(info.status())
+              ? Response::Error(400, std::string(info.status().message()))
+              : ErrorResponse(info.status());
+        }
+        if (info->is_dir)
+          co_return Response::Error(400, "file \"" + path + "\" is a directory");
+        co_return Streamed(
+            ctx,
+            FollowSpec{.dir = *loc,
+                       .target = {.path = path, .offset = pos->offset, .from_end = pos->from_end},
+                       .plain = QueryBool(req, "plain", false),
+                       .follow = QueryBool(req, "follow", true)});
+      });
 }
 
 void AddLogsRoute(Router& router, ApiContext& ctx) {
@@ -336,7 +280,9 @@ void AddLogsRoute(Router& router, ApiContext& ctx) {
                const bool follow = QueryBool(req, "follow", false);
                // Errors (an unknown task) while a status can still say so; without
                // follow, what there is now is all that is sent.
-               auto size = [loc = *loc, task, type] { return LogSize(loc, task, type); };
+               auto size = [loc = *loc, task, type] {
+                 return allocdir::LogSize(AllocDir(loc), task, type);
+               };
                auto total = co_await OffloadRequestWork(ctx, std::move(size));
                if (!total.ok())
                  co_return ErrorResponse(total.status());
@@ -346,13 +292,12 @@ void AddLogsRoute(Router& router, ApiContext& ctx) {
                                                      : std::min(pos->offset, *total);
                  limit = *total - start;
                }
-               co_return Streamed(ctx, FollowSpec{.alloc_root = loc->root,
-                                                  .alloc_id = loc->id,
-                                                  .task = task,
-                                                  .type = type,
-                                                  .offset = pos->offset,
-                                                  .from_end = pos->from_end,
-                                                  .limit = limit,
+               co_return Streamed(ctx, FollowSpec{.dir = *loc,
+                                                  .target = {.task = task,
+                                                             .type = type,
+                                                             .offset = pos->offset,
+                                                             .from_end = pos->from_end,
+                                                             .limit = limit},
                                                   .plain = plain,
                                                   .follow = follow});
              });

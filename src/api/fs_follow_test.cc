@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/api_test_util.h"
 #include "codec/json.h"
 #include "testing/test_util.h"
 
@@ -18,16 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;  // NOLINT
 
-class RecordingWriter final : public StreamWriter {
- public:
-  asio::awaitable<bool> Write(std::string data) override {
-    chunks.push_back(std::move(data));
-    co_return !gone;
-  }
-  bool ClientGone() override { return gone; }
-  std::vector<std::string> chunks;
-  bool gone = false;
-};
+using test::RecordingWriter;
 
 class FollowTest : public ::testing::Test {
  protected:
@@ -42,9 +34,13 @@ class FollowTest : public ::testing::Test {
     std::ofstream(logs_ / name, std::ios::app) << data;
   }
   // Starts following; `done` is set when FollowFiles returns.
-  void Follow(FollowSpec spec) {
-    spec.alloc_root = dir_.path();
-    spec.alloc_id = "a1";
+  void Follow(allocdir::FollowTarget target, bool plain, bool follow,
+              std::function<bool()> may_grow = nullptr) {
+    FollowSpec spec{.dir = {dir_.path(), "a1"},
+                    .target = std::move(target),
+                    .plain = plain,
+                    .follow = follow,
+                    .may_grow = std::move(may_grow)};
     asio::co_spawn(
         io_,
         [this, spec]() -> asio::awaitable<void> {
@@ -81,7 +77,7 @@ class FollowTest : public ::testing::Test {
 
 TEST_F(FollowTest, FollowsALogAcrossRotationsThenEndsOnceTheTaskIsDead) {
   Append("web.stdout.0", "ab");
-  Follow(FollowSpec{.task = "web", .type = "stdout", .may_grow = [this] { return alive_; }});
+  Follow({.task = "web", .type = "stdout"}, false, true, [this] { return alive_; });
   ASSERT_TRUE(RunUntil([&] { return Data() == "ab"; }));
   Append("web.stdout.0", "cd");
   Append("web.stdout.1", "ef");  // rotated: the rest of .0 first, then .1
@@ -103,12 +99,8 @@ TEST_F(FollowTest, FollowsALogAcrossRotationsThenEndsOnceTheTaskIsDead) {
 
 TEST_F(FollowTest, PlainFromTheEndAndAClientThatLeaves) {
   Append("web.stderr.0", "0123456789");
-  Follow(FollowSpec{.task = "web",
-                    .type = "stderr",
-                    .offset = 3,
-                    .from_end = true,
-                    .plain = true,
-                    .may_grow = [] { return true; }});
+  Follow({.task = "web", .type = "stderr", .offset = 3, .from_end = true}, true, true,
+         [] { return true; });
   ASSERT_TRUE(RunUntil([&] { return !writer_.chunks.empty(); }));
   EXPECT_EQ(writer_.chunks, std::vector<std::string>{"789"});
   writer_.gone = true;  // nothing more to send, but the client is gone: stop
@@ -117,7 +109,7 @@ TEST_F(FollowTest, PlainFromTheEndAndAClientThatLeaves) {
 
 TEST_F(FollowTest, OneFileWithoutFollowingStopsAtItsEnd) {
   Append("x.log", "hello");
-  Follow(FollowSpec{.path = "alloc/logs/x.log", .plain = true, .follow = false});
+  Follow({.path = "alloc/logs/x.log"}, true, false);
   ASSERT_TRUE(RunUntil([&] { return done_; }));
   EXPECT_EQ(writer_.chunks, std::vector<std::string>{"hello"});
 }
@@ -128,7 +120,7 @@ TEST_F(FollowTest, TheLimitCountsAcrossRotatedFiles) {
   Append("web.stdout.0", "abcd");
   Append("web.stdout.1", "efgh");
   Append("web.stdout.2", "ijkl");
-  Follow(FollowSpec{.task = "web", .type = "stdout", .limit = 6, .plain = true, .follow = false});
+  Follow({.task = "web", .type = "stdout", .limit = 6}, true, false);
   ASSERT_TRUE(RunUntil([&] { return done_; }));
   std::string all;
   for (const auto& c : writer_.chunks)

@@ -8,14 +8,13 @@
 #include "api/query.h"
 #include "codec/unsupported_fields.h"
 #include "common/offload.h"
-#include "server/server.h"
 
 namespace drover::api {
 namespace {
 
-using server::Table;
+using model::Table;
 
-codec::Json RegisterResponseJson(const server::EvalResponse& r) {
+codec::Json RegisterResponseJson(const model::EvalResponse& r) {
   std::string warnings;
   for (const auto& w : r.warnings)
     warnings += (warnings.empty() ? "" : "\n") + w;
@@ -37,7 +36,7 @@ Response WriteResponse(const Request& req, const codec::Json& body, uint64_t ind
 
 // What a register request says, decoded, canonicalized and validated.
 struct RegisterRequest {
-  std::optional<server::Server::PreparedJob> job;
+  std::optional<codec::PreparedJob> job;
   std::vector<std::string> warnings;  // accepted but not carried out (unsupported_fields.h)
   bool enforce_index = false;
   uint64_t job_modify_index = 0;
@@ -82,7 +81,7 @@ absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const st
   out.warnings = codec::UnusedJobFieldWarnings((*parsed)["Job"]);
   out.enforce_index = parsed->value("EnforceIndex", false);
   out.job_modify_index = parsed->value("JobModifyIndex", uint64_t{0});
-  auto prepared = server::Server::PrepareJob(*std::move(job), server_region);
+  auto prepared = codec::PrepareJob(*std::move(job), server_region);
   if (!prepared.ok()) {
     // Validation problems are Nomad's 500s; the request itself was readable.
     return absl::Status(absl::IsInvalidArgument(prepared.status()) ? absl::StatusCode::kUnknown
@@ -96,7 +95,7 @@ absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const st
 asio::awaitable<Response> Register(ApiContext& ctx, Request& req, std::string path_id) {
   // The body moves to the pool (nothing reads it here again): never held twice.
   auto work = [body = std::move(req.body), path_id, ns = NamespaceOf(req),
-               region = req.Query("region"), server_region = ctx.server->config().region] {
+               region = req.Query("region"), server_region = ctx.server->region()] {
     return DecodeRegister(body, path_id, ns, region, server_region);
   };
   auto decoded = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
@@ -110,7 +109,7 @@ asio::awaitable<Response> Register(ApiContext& ctx, Request& req, std::string pa
   if (decoded->enforce_index)
     enforce = decoded->job_modify_index;
   // Named, not temporaries inside co_await: see GCC 12 in docs/threading.md.
-  server::Server::PreparedJob job = *std::move(decoded->job);
+  codec::PreparedJob job = *std::move(decoded->job);
   auto resp = co_await ctx.server->RegisterJobDurably(std::move(job), enforce);
   if (!resp.ok()) {
     co_return ErrorResponse(resp.status(), /*invalid_is_500=*/true);
@@ -126,9 +125,9 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     auto index = co_await Block(ctx, req, Table::kJobs, Table::kAllocs, Table::kEvals);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    std::vector<std::pair<server::JobPtr, model::JobSummary>> jobs;
-    for (const auto& j : ctx.server->state().ListJobs(NamespaceOf(req), req.Query("prefix"))) {
-      jobs.emplace_back(j, ctx.server->state().JobSummary(*j));
+    std::vector<std::pair<model::JobPtr, model::JobSummary>> jobs;
+    for (const auto& j : ctx.server->ListJobs(NamespaceOf(req), req.Query("prefix"))) {
+      jobs.emplace_back(j, ctx.server->JobSummary(*j));
     }
     std::function<codec::Json()> build = [jobs = std::move(jobs)] {
       codec::Json out = codec::Json::array();
@@ -148,13 +147,13 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/job/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
-      auto j = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+      auto j = ctx.server->GetJob(NamespaceOf(req), req.Param("id"));
       return j ? j->modify_index : 0;
     };
     auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kJobs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+    auto job = ctx.server->GetJob(NamespaceOf(req), req.Param("id"));
     if (!job)
       co_return Response::Error(404, "job not found");
     co_return JsonResponse(req, codec::ToJson(*job), job->modify_index);
@@ -181,12 +180,12 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     auto index = co_await Block(ctx, req, Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto allocs = ctx.server->state().AllocsByJob(NamespaceOf(req), req.Param("id"));
+    auto allocs = ctx.server->AllocsByJob(NamespaceOf(req), req.Param("id"));
     // Without ?all, only those of the job registered now, not of an earlier job with the
     // same ID (purged and registered again), as Nomad.
     if (!QueryBool(req, "all", false)) {
-      auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
-      std::erase_if(allocs, [&job](const server::AllocPtr& a) {
+      auto job = ctx.server->GetJob(NamespaceOf(req), req.Param("id"));
+      std::erase_if(allocs, [&job](const model::AllocPtr& a) {
         return job && a->job && a->job->create_index != job->create_index;
       });
     }
@@ -203,24 +202,24 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     if (!index.ok())
       co_return ErrorResponse(index.status());
     codec::Json out = codec::Json::array();
-    for (const auto& e : ctx.server->state().EvalsByJob(NamespaceOf(req), req.Param("id"))) {
+    for (const auto& e : ctx.server->EvalsByJob(NamespaceOf(req), req.Param("id"))) {
       out.push_back(codec::ToJson(*e));
     }
     co_return JsonResponse(req, out, *index);
   });
   router.Add({"GET"}, "/v1/job/:id/summary", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
-      auto j = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
-      return j ? ctx.server->state().JobSummary(*j).modify_index : 0;
+      auto j = ctx.server->GetJob(NamespaceOf(req), req.Param("id"));
+      return j ? ctx.server->JobSummary(*j).modify_index : 0;
     };
     auto index =
         co_await BlockObject(ctx, req, std::move(object_index), Table::kJobs, Table::kAllocs);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto job = ctx.server->state().GetJob(NamespaceOf(req), req.Param("id"));
+    auto job = ctx.server->GetJob(NamespaceOf(req), req.Param("id"));
     if (!job)
       co_return Response::Error(404, "job not found");
-    const model::JobSummary s = ctx.server->state().JobSummary(*job);
+    const model::JobSummary s = ctx.server->JobSummary(*job);
     co_return JsonResponse(req, codec::ToJson(s), s.modify_index);
   });
 }

@@ -3,11 +3,10 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
-#include "server/server.h"
 
 namespace drover::api {
 
-using server::Table;
+using model::Table;
 
 namespace {
 // {"NodeID": "...", "Eligibility": "ineligible"}: parsed on the loop, so kept small.
@@ -18,7 +17,7 @@ constexpr size_t kMaxDrainBody = 16 * 1024;
 // Nomad's NodeUpdateDrainRequest: {"DrainSpec": {"Deadline": ns, "IgnoreSystemJobs":
 // bool} or null (stop draining), "MarkEligible": bool, "Meta": {string: string}}.
 struct DrainBody {
-  std::optional<server::DrainSpec> spec;
+  std::optional<model::DrainSpec> spec;
   bool mark_eligible = false;
   std::map<std::string, std::string> meta;
 };
@@ -37,7 +36,7 @@ absl::StatusOr<DrainBody> DecodeDrainBody(const std::string& text) {
   if (spec != body->end() && !spec->is_null()) {
     if (!spec->is_object())
       return bad("DrainSpec: expected an object or null");
-    server::DrainSpec s;
+    model::DrainSpec s;
     if (auto d = spec->find("Deadline"); d != spec->end() && !d->is_null()) {
       const bool fits = d->is_number_unsigned() ? d->get<uint64_t>() <= uint64_t{INT64_MAX}
                                                 : d->is_number_integer();
@@ -69,7 +68,7 @@ absl::StatusOr<DrainBody> DecodeDrainBody(const std::string& text) {
   return out;
 }
 // Nomad's NodeUpdateResponse / NodeDrainUpdateResponse: no evaluations is a null list.
-Response NodeUpdateResponse(const Request& req, const server::EvalResponse& resp) {
+Response NodeUpdateResponse(const Request& req, const model::EvalResponse& resp) {
   codec::Json out = {
       {"EvalIDs", resp.eval_ids.empty() ? codec::Json(nullptr) : codec::Json(resp.eval_ids)},
       {"EvalCreateIndex", resp.eval_create_index},
@@ -88,7 +87,7 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
       co_return ErrorResponse(index.status());
     codec::Json out = codec::Json::array();
     const bool os = QueryBool(req, "os", false);
-    for (const auto& n : ctx.server->state().ListNodes(req.Query("prefix"))) {
+    for (const auto& n : ctx.server->ListNodes(req.Query("prefix"))) {
       codec::Json stub = codec::NodeStubJson(*n);
       if (os) {
         auto it = n->attributes.find("os.name");
@@ -100,13 +99,13 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
   });
   router.Add({"GET"}, "/v1/node/:id", [&ctx](Request& req) -> asio::awaitable<Response> {
     std::function<uint64_t()> object_index = [&ctx, &req] {
-      auto n = ctx.server->state().GetNode(req.Param("id"));
+      auto n = ctx.server->GetNode(req.Param("id"));
       return n ? n->modify_index : 0;
     };
     auto index = co_await BlockObject(ctx, req, std::move(object_index), Table::kNodes);
     if (!index.ok())
       co_return ErrorResponse(index.status());
-    auto node = ctx.server->state().GetNode(req.Param("id"));
+    auto node = ctx.server->GetNode(req.Param("id"));
     if (!node)
       co_return Response::Error(404, "node not found");
     co_return JsonResponse(req, codec::ToJson(*node), node->modify_index);
@@ -116,10 +115,10 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
                auto index = co_await Block(ctx, req, Table::kAllocs);
                if (!index.ok())
                  co_return ErrorResponse(index.status());
-               if (!ctx.server->state().GetNode(req.Param("id"))) {
+               if (!ctx.server->GetNode(req.Param("id"))) {
                  co_return Response::Error(404, "node not found");
                }
-               auto allocs = ctx.server->state().AllocsByNode(req.Param("id"));
+               auto allocs = ctx.server->AllocsByNode(req.Param("id"));
                std::function<codec::Json()> build = [allocs = std::move(allocs)] {
                  codec::Json out = codec::Json::array();
                  for (const auto& a : allocs)

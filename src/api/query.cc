@@ -7,7 +7,6 @@
 
 #include "common/go_duration.h"
 #include "common/offload.h"
-#include "server/server.h"
 
 namespace drover::api {
 
@@ -55,20 +54,20 @@ absl::StatusOr<BlockingParams> ParseBlocking(const Request& req) {
 }
 
 asio::awaitable<absl::StatusOr<uint64_t>> BlockOn(ApiContext& ctx, const Request& req,
-                                                  std::vector<server::Table> tables) {
+                                                  std::vector<model::Table> tables) {
   auto params = ParseBlocking(req);
   if (!params.ok())
     co_return params.status();
-  co_return co_await ctx.server->state().BlockUntil(std::move(tables), params->index, params->wait);
+  co_return co_await ctx.server->BlockUntil(std::move(tables), params->index, params->wait);
 }
 
 asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const Request& req,
-                                                        std::vector<server::Table> tables,
+                                                        std::vector<model::Table> tables,
                                                         std::function<uint64_t()> object_index) {
   auto params = ParseBlocking(req);
   if (!params.ok())
     co_return params.status();
-  server::StateStore& state = ctx.server->state();
+  ServerApi& server = *ctx.server;
   const common::Time deadline = ctx.clock->Now() + params->wait;
   for (;;) {
     const uint64_t obj = object_index();
@@ -80,9 +79,9 @@ asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const R
       co_return obj;
     }
     uint64_t table = 0;
-    for (server::Table t : tables)
-      table = std::max(table, state.TableIndex(t));
-    co_await state.BlockUntil(tables, std::max(table, params->index), deadline - now);
+    for (model::Table t : tables)
+      table = std::max(table, server.TableIndex(t));
+    co_await server.BlockUntil(tables, std::max(table, params->index), deadline - now);
   }
 }
 

@@ -12,7 +12,7 @@
 #include "api/api_context.h"
 #include "api/http_types.h"
 #include "codec/json.h"
-#include "server/state_store.h"
+#include "model/server_types.h"
 
 namespace drover::api {
 
@@ -28,13 +28,13 @@ absl::StatusOr<BlockingParams> ParseBlocking(const Request& req);
 // Runs the blocking query over `tables` and returns the index to report, or an error
 // for bad parameters.
 asio::awaitable<absl::StatusOr<uint64_t>> BlockOn(ApiContext& ctx, const Request& req,
-                                                  std::vector<server::Table> tables);
+                                                  std::vector<model::Table> tables);
 // Not a coroutine: builds the table list outside the caller's co_await expression
 // (GCC 12 rejects braced lists there).
 template <typename... Tables>
 asio::awaitable<absl::StatusOr<uint64_t>> Block(ApiContext& ctx, const Request& req,
                                                 Tables... tables) {
-  return BlockOn(ctx, req, std::vector<server::Table>{tables...});
+  return BlockOn(ctx, req, std::vector<model::Table>{tables...});
 }
 
 // For single-object reads: like Block(), but keeps waiting while the object's own index
@@ -42,13 +42,13 @@ asio::awaitable<absl::StatusOr<uint64_t>> Block(ApiContext& ctx, const Request& 
 // Nomad's blockingRPC does; otherwise clients polling one object would spin whenever
 // some other object of the table changed. Returns the index to report.
 asio::awaitable<absl::StatusOr<uint64_t>> BlockOnObject(ApiContext& ctx, const Request& req,
-                                                        std::vector<server::Table> tables,
+                                                        std::vector<model::Table> tables,
                                                         std::function<uint64_t()> object_index);
 template <typename... Tables>
 asio::awaitable<absl::StatusOr<uint64_t>> BlockObject(ApiContext& ctx, const Request& req,
                                                       std::function<uint64_t()> object_index,
                                                       Tables... tables) {
-  return BlockOnObject(ctx, req, std::vector<server::Table>{tables...}, std::move(object_index));
+  return BlockOnObject(ctx, req, std::vector<model::Table>{tables...}, std::move(object_index));
 }
 
 // 200 with JSON (indented with ?pretty) and the read headers X-Nomad-Index,

@@ -9,7 +9,6 @@
 #include "api/api_context.h"
 #include "common/logging.h"
 #include "rpc/protocol.h"
-#include "server/server.h"
 
 namespace drover::api {
 namespace {
@@ -54,9 +53,9 @@ std::string Header(const Request& req, std::string_view name) {
 
 absl::Status CheckRegion(const ApiContext& ctx, const Request& req) {
   const std::string region = Header(req, rpc::kRegionHeader);
-  if (region != ctx.server->config().region)
+  if (region != ctx.server->region())
     return absl::InvalidArgumentError("No path to region \"" + region + "\": this server is in \"" +
-                                      ctx.server->config().region + "\"");
+                                      ctx.server->region() + "\"");
   return absl::OkStatus();
 }
 
@@ -164,7 +163,7 @@ asio::awaitable<Response> Allocations(ApiContext& ctx, RefusalLog& log, Request&
   absl::StatusOr<BlockingQuery> q = ParseBlockingQuery(req);
   if (!q.ok())
     co_return Refused(q.status());
-  absl::StatusOr<server::NodeAllocs> got =
+  absl::StatusOr<model::NodeAllocs> got =
       co_await ctx.server->WatchNodeAllocs(*node, q->index, q->wait);
   if (!got.ok())
     co_return Refused(got.status());
@@ -172,7 +171,7 @@ asio::awaitable<Response> Allocations(ApiContext& ctx, RefusalLog& log, Request&
   auto encode = [got = std::move(*got)] {
     std::vector<const model::Allocation*> allocs;
     allocs.reserve(got.allocs.size());
-    for (const server::AllocPtr& a : got.allocs)
+    for (const model::AllocPtr& a : got.allocs)
       allocs.push_back(a.get());
     return rpc::EncodeAllocations(got.index, allocs);
   };

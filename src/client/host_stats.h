@@ -10,38 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "model/usage.h"
+
 namespace drover::client {
 
-struct HostCpuStats {
-  std::string cpu;  // "cpu0"
-  double user = 0;  // percent of the interval
-  double system = 0;
-  double idle = 0;
-  double total = 0;  // user + system + everything else that is not idle
-};
-
-struct HostDiskStats {
-  std::string device;
-  std::string mountpoint;
-  uint64_t size = 0;
-  uint64_t used = 0;
-  uint64_t available = 0;
-  double used_percent = 0;
-  double inodes_used_percent = 0;
-};
-
-struct HostStats {
-  uint64_t memory_total = 0;
-  uint64_t memory_available = 0;
-  uint64_t memory_used = 0;
-  uint64_t memory_free = 0;
-  std::vector<HostCpuStats> cpus;
-  std::vector<HostDiskStats> disks;
-  HostDiskStats alloc_dir;
-  uint64_t uptime_seconds = 0;
-  int64_t timestamp = 0;          // Unix nanoseconds
-  double cpu_ticks_consumed = 0;  // MHz in use across all cores
-};
+using model::HostCpuStats;
+using model::HostDiskStats;
+using model::HostStats;
 
 // Thread-safe. CPU percentages are over the time since the previous Collect (since
 // boot for the first).

@@ -16,6 +16,7 @@
 #include "common/asio.h"
 #include "common/clock.h"
 #include "common/signals.h"
+#include "model/usage.h"
 #include "model/value.h"
 
 namespace drover::drivers {
@@ -128,38 +129,11 @@ struct DriverFingerprint {
   std::map<std::string, std::string> attributes;
 };
 
-struct MemoryUsage {
-  uint64_t rss = 0;
-  uint64_t cache = 0;
-  uint64_t swap = 0;
-  uint64_t usage = 0;
-  uint64_t max_usage = 0;
-  std::vector<std::string> measured;
-};
-
-// Percentages are of one core over the time since the previous sample (Nomad's).
-struct CpuUsage {
-  double system_mode = 0;  // percent in the kernel
-  double user_mode = 0;    // percent in user space
-  double total_ticks = 0;  // MHz in use; filled in by the client (it knows the clock)
-  uint64_t throttled_periods = 0;
-  uint64_t throttled_time = 0;
-  double percent = 0;
-  std::vector<std::string> measured;
-};
-
-struct ResourceUsage {
-  MemoryUsage memory;
-  CpuUsage cpu;
-};
-
-struct TaskResourceUsage {
-  MemoryUsage memory;
-  CpuUsage cpu;
-  int64_t timestamp = 0;  // Unix nanoseconds
-  // Per process (pid as a string), where the driver can tell (raw_exec).
-  std::map<std::string, ResourceUsage> pids;
-};
+// Usage types live in model/ (the API encodes them without seeing drivers).
+using model::CpuUsage;
+using model::MemoryUsage;
+using model::ResourceUsage;
+using model::TaskResourceUsage;
 
 class Driver {
  public:

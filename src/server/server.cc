@@ -4,8 +4,6 @@
 #include <random>
 #include <set>
 
-#include "codec/canonicalize.h"
-#include "codec/validate.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/offload.h"
@@ -63,23 +61,10 @@ void Server::Stop() {
   stop_->Cancel();
 }
 
-absl::StatusOr<Server::PreparedJob> Server::PrepareJob(model::Job job, const std::string& region) {
-  codec::CanonicalizeJob(job);
-  if (job.region != region) {
-    // Nomad forwards to the job's region; we are the only one.
-    return absl::InvalidArgumentError("No path to region \"" + job.region + "\"");
-  }
-  if (absl::Status s = codec::ValidateJob(job); !s.ok()) {
-    return s;
-  }
-  job.stop = false;
-  return PreparedJob(std::move(job));
-}
-
 absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
   std::vector<std::string> warnings;
   if (!config_.memory_oversubscription) {
-    for (const model::TaskGroup& g : job.job_.task_groups) {
+    for (const model::TaskGroup& g : job.job().task_groups) {
       for (const model::Task& t : g.tasks) {
         if (t.resources.memory_max_mb > 0) {
           warnings.push_back("Memory oversubscription is not enabled; Task \"" + g.name + "." +
@@ -90,14 +75,14 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
       }
     }
   }
-  JobPtr stored = state_.UpsertJob(std::move(job.job_));
+  JobPtr stored = state_.UpsertJob(std::move(job).Release());
   EvalResponse resp = CreateEval(*stored, model::kTriggerJobRegister);
   resp.warnings.insert(resp.warnings.end(), warnings.begin(), warnings.end());
   return resp;
 }
 
 absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
-  auto prepared = PrepareJob(std::move(job), config_.region);
+  auto prepared = codec::PrepareJob(std::move(job), config_.region);
   if (!prepared.ok())
     return prepared.status();
   return RegisterJob(*std::move(prepared));

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 
+#include "codec/prepared_job.h"
 #include "common/async_mutex.h"
 #include "common/cancellation.h"
 #include "common/clock.h"
@@ -46,29 +47,9 @@ struct ServerConfig {
   bool score_every_node = false;
 };
 
-// A node's allocations as of `index` (of the allocation table).
-struct NodeAllocs {
-  std::vector<AllocPtr> allocs;
-  uint64_t index = 0;
-};
-
-struct EvalResponse {
-  std::string eval_id;
-  // Every evaluation the write created (eval_id is the first), for writes that may
-  // create several.
-  std::vector<std::string> eval_ids;
-  uint64_t eval_create_index = 0;
-  uint64_t job_modify_index = 0;
-  std::vector<std::string> warnings;
-  uint64_t index = 0;
-};
-
-// A drain to start (Nomad's DrainSpec). `deadline`: negative moves everything off at
-// once, zero waits as long as it takes, positive stops what is left after that long.
-struct DrainSpec {
-  common::Duration deadline{0};
-  bool ignore_system_jobs = false;
-};
+using model::DrainSpec;
+using model::EvalResponse;
+using model::NodeAllocs;
 
 class Server {
  public:
@@ -86,20 +67,8 @@ class Server {
   StateStore& state() { return state_; }
   const ServerConfig& config() const { return config_; }
 
-  // A job canonicalized and validated by PrepareJob, ready to be stored.
-  class PreparedJob {
-   public:
-    const model::Job& job() const { return job_; }
-
-   private:
-    friend class Server;
-    explicit PreparedJob(model::Job job) : job_(std::move(job)) {}
-    model::Job job_;
-  };
-  // Canonicalizes and validates `job` (InvalidArgument with every problem) for a server
-  // of `region`. Touches no server state: the API runs it on the blocking pool, so a
-  // large job is never checked on the control loop.
-  static absl::StatusOr<PreparedJob> PrepareJob(model::Job job, const std::string& region);
+  // A job canonicalized and validated by codec::PrepareJob, ready to be stored.
+  using PreparedJob = codec::PreparedJob;
   // Stores a new version of a prepared job and creates a "job-register" evaluation.
   absl::StatusOr<EvalResponse> RegisterJob(PreparedJob job);
   // PrepareJob, then RegisterJob, on the loop (for small jobs and tests).

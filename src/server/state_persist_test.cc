@@ -216,14 +216,14 @@ TEST_F(StatePersistTest, AWriteThatCannotBeMadeDurableIsUndone) {
     EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
     return out.value_or(absl::DeadlineExceededError("did not finish"));
   };
-  auto v1 = Server::PrepareJob(test::MakeJob("web", 1), "global");
+  auto v1 = codec::PrepareJob(test::MakeJob("web", 1), "global");
   ASSERT_TRUE(v1.ok());
   ASSERT_TRUE(run(server.RegisterJobDurably(*std::move(v1))).ok());
   const uint64_t evals = server.state().ListEvals("*", "").size();
   const size_t queued = server.pending_evals();
 
   *failing = true;
-  auto v2 = Server::PrepareJob(test::MakeJob("web", 3), "global");
+  auto v2 = codec::PrepareJob(test::MakeJob("web", 3), "global");
   ASSERT_TRUE(v2.ok());
   auto failed = run(server.RegisterJobDurably(*std::move(v2)));
   EXPECT_TRUE(absl::IsUnavailable(failed.status())) << failed.status();
@@ -231,7 +231,7 @@ TEST_F(StatePersistTest, AWriteThatCannotBeMadeDurableIsUndone) {
   EXPECT_EQ(server.state().JobVersions("default", "web").size(), 1u);
   EXPECT_EQ(server.state().ListEvals("*", "").size(), evals);
   EXPECT_EQ(server.pending_evals(), queued);
-  auto fresh = Server::PrepareJob(test::MakeJob("new", 1), "global");
+  auto fresh = codec::PrepareJob(test::MakeJob("new", 1), "global");
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(run(server.RegisterJobDurably(*std::move(fresh))).ok());
   EXPECT_EQ(server.state().GetJob("default", "new"), nullptr);
@@ -240,12 +240,12 @@ TEST_F(StatePersistTest, AWriteThatCannotBeMadeDurableIsUndone) {
 
   // With the disk back, the same writes go through.
   *failing = false;
-  auto again = Server::PrepareJob(test::MakeJob("web", 3), "global");
+  auto again = codec::PrepareJob(test::MakeJob("web", 3), "global");
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(run(server.RegisterJobDurably(*std::move(again))).ok());
   EXPECT_EQ(server.state().GetJob("default", "web")->task_groups[0].count, 3);
   // EnforceIndex is checked with the write: a stale index is refused.
-  auto stale = Server::PrepareJob(test::MakeJob("web", 4), "global");
+  auto stale = codec::PrepareJob(test::MakeJob("web", 4), "global");
   ASSERT_TRUE(stale.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(
       run(server.RegisterJobDurably(*std::move(stale), uint64_t{1})).status()));

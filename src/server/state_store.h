@@ -38,16 +38,16 @@
 #include "model/evaluation.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/server_types.h"
 #include "state/store.h"
 
 namespace drover::server {
 
-enum class Table { kJobs, kEvals, kAllocs, kNodes };
-
-using JobPtr = std::shared_ptr<const model::Job>;
-using EvalPtr = std::shared_ptr<const model::Evaluation>;
-using AllocPtr = std::shared_ptr<const model::Allocation>;
-using NodePtr = std::shared_ptr<const model::Node>;
+using model::AllocPtr;
+using model::EvalPtr;
+using model::JobPtr;
+using model::NodePtr;
+using model::Table;
 
 class StateStore {
  public:

@@ -49,11 +49,21 @@ struct AllocDirOptions {
   int secrets_mb = 1;
 };
 
+// Where an allocation's directory is: a copyable handle for work on the pool, which
+// may outlive the allocation's runner (reads then fail as the files are gone).
+struct AllocDirLocation {
+  std::filesystem::path alloc_root;
+  std::string alloc_id;
+};
+
 class AllocDir {
  public:
   AllocDir(std::filesystem::path alloc_root, std::string alloc_id, AllocDirOptions options = {});
+  explicit AllocDir(const AllocDirLocation& location)
+      : AllocDir(location.alloc_root, location.alloc_id) {}
 
   const std::filesystem::path& dir() const { return dir_; }
+  AllocDirLocation location() const { return {dir_.parent_path(), dir_.filename().string()}; }
   std::filesystem::path shared_dir() const { return dir_ / "alloc"; }
   std::filesystem::path data_dir() const { return dir_ / "alloc" / "data"; }
   std::filesystem::path logs_dir() const { return dir_ / "alloc" / "logs"; }

@@ -27,4 +27,16 @@ AllocUsage SumUsage(std::map<std::string, drivers::TaskResourceUsage> tasks) {
   return out;
 }
 
+void FillTotalTicks(AllocUsage& usage, double core_mhz) {
+  const auto fill = [core_mhz](drivers::CpuUsage& cpu) {
+    cpu.total_ticks = cpu.percent / 100.0 * core_mhz;
+  };
+  fill(usage.cpu);
+  for (auto& [name, task] : usage.tasks) {
+    fill(task.cpu);
+    for (auto& [pid, p] : task.pids)
+      fill(p.cpu);
+  }
+}
+
 }  // namespace drover::allocrunner

@@ -7,18 +7,18 @@
 #include <string>
 
 #include "drivers/driver.h"
+#include "model/usage.h"
 
 namespace drover::allocrunner {
 
-struct AllocUsage {
-  std::map<std::string, drivers::TaskResourceUsage> tasks;  // those sampled so far
-  drivers::MemoryUsage memory;                              // the tasks' sum
-  drivers::CpuUsage cpu;                                    // the tasks' sum
-  int64_t timestamp = 0;                                    // the latest task sample
-};
+using model::AllocUsage;
 
 // Sums the tasks' samples. Counters add up; `measured` lists come from the first task
 // that has one (every task of a node is measured the same way).
 AllocUsage SumUsage(std::map<std::string, drivers::TaskResourceUsage> tasks);
+
+// Sets every CPU sample's TotalTicks (the MHz in use) from its percentage of one core
+// and the core's clock.
+void FillTotalTicks(AllocUsage& usage, double core_mhz);
 
 }  // namespace drover::allocrunner

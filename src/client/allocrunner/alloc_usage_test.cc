@@ -33,5 +33,16 @@ TEST(AllocUsageTest, TheAllocationsUsageIsTheSumOfItsTasks) {
   EXPECT_EQ(SumUsage({}).timestamp, 0);
 }
 
+TEST(AllocUsageTest, TotalTicksAreTheMhzInUseAtEveryLevel) {
+  drivers::TaskResourceUsage web;
+  web.cpu.percent = 50;
+  web.pids["42"].cpu.percent = 25;
+  AllocUsage u = SumUsage({{"web", web}});
+  FillTotalTicks(u, 2000);
+  EXPECT_DOUBLE_EQ(u.cpu.total_ticks, 1000);
+  EXPECT_DOUBLE_EQ(u.tasks["web"].cpu.total_ticks, 1000);
+  EXPECT_DOUBLE_EQ(u.tasks["web"].pids["42"].cpu.total_ticks, 500);
+}
+
 }  // namespace
 }  // namespace drover::allocrunner

@@ -2,6 +2,7 @@
 // a real HTTP listener, and the client side (rpc::RemoteServerRpc) calling it.
 #include <gtest/gtest.h>
 
+#include "agent/server_adapter.h"
 #include "api/api_context.h"
 #include "api/http_server.h"
 #include "rpc/http_call.h"
@@ -11,20 +12,23 @@
 #include "server/test_fixtures.h"
 #include "testing/test_util.h"
 
-namespace drover::api {
+namespace drover::agent {
 namespace {
 
 using namespace std::chrono_literals;                     // NOLINT
 using namespace asio::experimental::awaitable_operators;  // NOLINT
+using api::ApiContext;
+using api::HttpServer;
+using api::Router;
 
 class RpcEndpointsTest : public ::testing::Test {
  protected:
   RpcEndpointsTest() {
     server_.Start();
-    ctx_.server = &server_;
+    ctx_.server = &server_api_;
     ctx_.pool = &pool_;
     ctx_.clock = &clock_;
-    RegisterRpcRoutes(router_, ctx_);
+    api::RegisterRpcRoutes(router_, ctx_);
     auto port = http_.Listen("127.0.0.1", 0);
     EXPECT_TRUE(port.ok()) << port.status();
     address_ = "127.0.0.1:" + std::to_string(*port);
@@ -66,6 +70,7 @@ class RpcEndpointsTest : public ::testing::Test {
   asio::thread_pool pool_{1};
   common::RealClock clock_;
   server::Server server_{io_.get_executor(), pool_, clock_, server::ServerConfig{}};
+  ServerAdapter server_api_{server_};
   ApiContext ctx_;
   Router router_;
   HttpServer http_{io_.get_executor(), router_};
@@ -234,4 +239,4 @@ TEST_F(RpcEndpointsTest, ACancelledLongPollEndsAtOnce) {
 }
 
 }  // namespace
-}  // namespace drover::api
+}  // namespace drover::agent

@@ -2,13 +2,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/server_adapter.h"
 #include "api/api_context.h"
+#include "api/api_test_util.h"
 #include "api/query.h"
 #include "server/server.h"
 #include "testing/test_util.h"
 
-namespace drover::api {
+namespace drover::agent {
 namespace {
+
+using api::ApiContext;
+using api::Request;
+using api::Response;
+using api::Router;
 
 constexpr char kJob[] = R"({"Job": {"ID": "web", "Name": "web", "Datacenters": ["dc1"],
   "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver",
@@ -18,12 +25,12 @@ class EndpointsTest : public ::testing::Test {
  protected:
   EndpointsTest() {
     server_.Start();
-    ctx_.server = &server_;
+    ctx_.server = &server_api_;
     ctx_.pool = &pool_;
     ctx_.clock = &clock_;
     ctx_.info.name = "test";
     ctx_.info.version = "0.1.0";
-    RegisterRoutes(router_, ctx_);
+    api::RegisterRoutes(router_, ctx_);
     model::Node node;
     node.id = "node-1";
     node.secret_id = "secret-1";
@@ -41,31 +48,9 @@ class EndpointsTest : public ::testing::Test {
     io_.poll();
     pool_.join();
   }
-  Response Call(std::string method, std::string target, std::string body = "") {
-    Request req;
-    req.method = std::move(method);
-    const size_t q = target.find('?');
-    req.path = target.substr(0, q);
-    if (q != std::string::npos) {
-      std::string rest = target.substr(q + 1);
-      size_t pos = 0;
-      while (pos <= rest.size()) {
-        size_t amp = rest.find('&', pos);
-        std::string kv = rest.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
-        size_t eq = kv.find('=');
-        req.query[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
-        if (amp == std::string::npos)
-          break;
-        pos = amp + 1;
-      }
-    }
-    req.body = std::move(body);
-    std::optional<Response> out;
-    asio::co_spawn(
-        io_, [&]() -> asio::awaitable<void> { out = co_await router_.Dispatch(req); },
-        asio::detached);
-    EXPECT_TRUE(testing::RunUntil(io_, [&] { return out.has_value(); }));
-    return *out;
+  Response Call(std::string method, const std::string& target, std::string body = "") {
+    return api::test::Dispatch(io_, router_,
+                               api::test::MakeRequest(std::move(method), target, std::move(body)));
   }
   codec::Json Body(const Response& r) { return *codec::ParseJson(r.body); }
 
@@ -73,6 +58,7 @@ class EndpointsTest : public ::testing::Test {
   asio::thread_pool pool_{1};
   common::FakeClock clock_;
   server::Server server_{io_.get_executor(), pool_, clock_, server::ServerConfig{}};
+  ServerAdapter server_api_{server_};
   ApiContext ctx_;
   Router router_;
 };
@@ -228,12 +214,6 @@ TEST_F(EndpointsTest, StatusAndAgentEndpoints) {
   EXPECT_EQ(Body(Call("GET", "/v1/node/node-1"))["Name"], "n1");
 }
 
-}  // namespace
-}  // namespace drover::api
-
-namespace drover::api {
-namespace {
-
 TEST_F(EndpointsTest, BlockingReadOfOneObjectIgnoresChangesToOthers) {
   Response reg = Call("PUT", "/v1/jobs", kJob);
   ASSERT_EQ(reg.status, 200);
@@ -318,4 +298,4 @@ TEST_F(EndpointsTest, ValidateReportsErrorsInTheBody) {
 }
 
 }  // namespace
-}  // namespace drover::api
+}  // namespace drover::agent

@@ -1,0 +1,69 @@
+// The embedded server as the HTTP API sees it (api/server_api.h): every call forwards
+// to server::Server or its state store, unchanged.
+#pragma once
+
+#include "api/server_api.h"
+#include "server/server.h"
+
+namespace drover::agent {
+
+class ServerAdapter final : public api::ServerApi {
+ public:
+  // `server` must outlive the adapter.
+  explicit ServerAdapter(server::Server& server) : server_(server) {}
+
+  const std::string& region() const override { return server_.config().region; }
+
+  model::JobPtr GetJob(const std::string& ns, const std::string& id) const override;
+  std::vector<model::JobPtr> ListJobs(const std::string& ns,
+                                      const std::string& prefix) const override;
+  model::JobSummary JobSummary(const model::Job& job) const override;
+  model::EvalPtr GetEval(const std::string& id) const override;
+  std::vector<model::EvalPtr> ListEvals(const std::string& ns,
+                                        const std::string& prefix) const override;
+  std::vector<model::EvalPtr> EvalsByJob(const std::string& ns,
+                                         const std::string& job_id) const override;
+  model::AllocPtr GetAlloc(const std::string& id) const override;
+  std::vector<model::AllocPtr> ListAllocs(const std::string& ns,
+                                          const std::string& prefix) const override;
+  std::vector<model::AllocPtr> AllocsByJob(const std::string& ns,
+                                           const std::string& job_id) const override;
+  std::vector<model::AllocPtr> AllocsByNode(const std::string& node_id) const override;
+  std::vector<model::AllocPtr> AllocsByEval(const std::string& eval_id) const override;
+  model::NodePtr GetNode(const std::string& id) const override;
+  std::vector<model::NodePtr> ListNodes(const std::string& prefix) const override;
+
+  uint64_t LatestIndex() const override;
+  uint64_t TableIndex(model::Table table) const override;
+  asio::awaitable<uint64_t> BlockUntil(std::vector<model::Table> tables, uint64_t min_index,
+                                       common::Duration max_wait) override;
+
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> RegisterJobDurably(
+      codec::PreparedJob job, std::optional<uint64_t> enforce_index) override;
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> DeregisterJobDurably(
+      std::string ns, std::string id, bool purge, bool no_shutdown_delay) override;
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> StopAllocDurably(
+      std::string alloc_id, bool no_shutdown_delay) override;
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> SetNodeEligibilityDurably(
+      std::string node_id, std::string eligibility) override;
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> UpdateNodeDrainDurably(
+      std::string node_id, std::optional<model::DrainSpec> spec, bool mark_eligible,
+      std::map<std::string, std::string> meta) override;
+
+  absl::StatusOr<common::Duration> RegisterNode(model::Node node) override;
+  absl::StatusOr<common::Duration> Heartbeat(const std::string& node_id) override;
+  absl::Status AuthenticateNode(const std::string& node_id,
+                                const std::string& secret_id) const override;
+  asio::awaitable<absl::Status> UpdateAllocsDurably(
+      std::string node_id, std::vector<model::AllocClientUpdate> updates) override;
+  asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(
+      std::string node_id, uint64_t min_index, common::Duration max_wait) override;
+  asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> WatchPreviousAlloc(
+      std::string node_id, std::string alloc_id, uint64_t min_index,
+      common::Duration max_wait) override;
+
+ private:
+  server::Server& server_;
+};
+
+}  // namespace drover::agent

@@ -1,0 +1,234 @@
+// The job endpoints against a fake ServerApi: what reaches the server (only valid,
+// canonical jobs), how its answers and errors are encoded, and what blocking queries
+// ask of it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "api/api_context.h"
+#include "api/api_test_util.h"
+#include "codec/json.h"
+
+namespace drover::api {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+template <typename T>
+absl::StatusOr<T> Refused() {
+  return absl::UnimplementedError("not in this fake");
+}
+
+class FakeServer final : public ServerApi {
+ public:
+  const std::string& region() const override { return region_; }
+
+  model::JobPtr GetJob(const std::string& ns, const std::string& id) const override {
+    auto it = jobs.find(ns + "/" + id);
+    return it == jobs.end() ? nullptr : it->second;
+  }
+  std::vector<model::JobPtr> ListJobs(const std::string&, const std::string&) const override {
+    std::vector<model::JobPtr> out;
+    for (const auto& [key, job] : jobs)
+      out.push_back(job);
+    return out;
+  }
+  model::JobSummary JobSummary(const model::Job& job) const override {
+    return model::JobSummary{.job_id = job.id, .namespace_ = job.namespace_};
+  }
+  model::EvalPtr GetEval(const std::string&) const override { return nullptr; }
+  std::vector<model::EvalPtr> ListEvals(const std::string&, const std::string&) const override {
+    return {};
+  }
+  std::vector<model::EvalPtr> EvalsByJob(const std::string&, const std::string&) const override {
+    return {};
+  }
+  model::AllocPtr GetAlloc(const std::string&) const override { return nullptr; }
+  std::vector<model::AllocPtr> ListAllocs(const std::string&, const std::string&) const override {
+    return {};
+  }
+  std::vector<model::AllocPtr> AllocsByJob(const std::string&, const std::string&) const override {
+    return {};
+  }
+  std::vector<model::AllocPtr> AllocsByNode(const std::string&) const override { return {}; }
+  std::vector<model::AllocPtr> AllocsByEval(const std::string&) const override { return {}; }
+  model::NodePtr GetNode(const std::string&) const override { return nullptr; }
+  std::vector<model::NodePtr> ListNodes(const std::string&) const override { return {}; }
+
+  uint64_t LatestIndex() const override { return latest; }
+  uint64_t TableIndex(model::Table) const override { return latest; }
+  asio::awaitable<uint64_t> BlockUntil(std::vector<model::Table> tables, uint64_t min_index,
+                                       common::Duration max_wait) override {
+    blocked_on = tables;
+    blocked_index = min_index;
+    blocked_wait = max_wait;
+    co_return latest;
+  }
+
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> RegisterJobDurably(
+      codec::PreparedJob job, std::optional<uint64_t> enforce_index) override {
+    registered.push_back(job.job());
+    enforced = enforce_index;
+    if (!answer.ok())
+      co_return answer;
+    co_return model::EvalResponse{.eval_id = "e1",
+                                  .eval_ids = {"e1"},
+                                  .eval_create_index = 7,
+                                  .job_modify_index = 7,
+                                  .warnings = {"from the server"},
+                                  .index = 7};
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> DeregisterJobDurably(std::string ns,
+                                                                            std::string id,
+                                                                            bool purge,
+                                                                            bool) override {
+    deregistered.push_back(ns + "/" + id + (purge ? " purge" : ""));
+    if (!answer.ok())
+      co_return answer;
+    co_return model::EvalResponse{.eval_id = "e2", .index = 8};
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> StopAllocDurably(std::string,
+                                                                        bool) override {
+    co_return Refused<model::EvalResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> SetNodeEligibilityDurably(
+      std::string, std::string) override {
+    co_return Refused<model::EvalResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> UpdateNodeDrainDurably(
+      std::string, std::optional<model::DrainSpec>, bool,
+      std::map<std::string, std::string>) override {
+    co_return Refused<model::EvalResponse>();
+  }
+
+  absl::StatusOr<common::Duration> RegisterNode(model::Node) override {
+    return Refused<common::Duration>();
+  }
+  absl::StatusOr<common::Duration> Heartbeat(const std::string&) override {
+    return Refused<common::Duration>();
+  }
+  absl::Status AuthenticateNode(const std::string&, const std::string&) const override {
+    return absl::UnimplementedError("not in this fake");
+  }
+  asio::awaitable<absl::Status> UpdateAllocsDurably(
+      std::string, std::vector<model::AllocClientUpdate>) override {
+    co_return absl::UnimplementedError("not in this fake");
+  }
+  asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(std::string, uint64_t,
+                                                                     common::Duration) override {
+    co_return Refused<model::NodeAllocs>();
+  }
+  asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> WatchPreviousAlloc(
+      std::string, std::string, uint64_t, common::Duration) override {
+    co_return Refused<model::PrevAllocInfo>();
+  }
+
+  std::map<std::string, model::JobPtr> jobs;  // "<ns>/<id>"
+  uint64_t latest = 3;
+  absl::Status answer;
+  std::vector<model::Job> registered;
+  std::optional<uint64_t> enforced;
+  std::vector<std::string> deregistered;
+  std::vector<model::Table> blocked_on;
+  uint64_t blocked_index = 0;
+  common::Duration blocked_wait{0};
+
+ private:
+  std::string region_ = "global";
+};
+
+constexpr char kJob[] = R"({"Job": {"ID": "web", "Datacenters": ["dc1"],
+  "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "raw_exec",
+  "Config": {"command": "/bin/true"}}]}]}})";
+
+class JobEndpointsTest : public ::testing::Test {
+ protected:
+  JobEndpointsTest() {
+    ctx_.server = &server_;
+    ctx_.pool = &pool_;
+    ctx_.clock = &clock_;
+    RegisterRoutes(router_, ctx_);
+  }
+  ~JobEndpointsTest() override { pool_.join(); }
+
+  Response Call(std::string method, const std::string& target, std::string body = "") {
+    return test::Dispatch(io_, router_,
+                          test::MakeRequest(std::move(method), target, std::move(body)));
+  }
+  static codec::Json Json(const std::string& text) { return *codec::ParseJson(text); }
+
+  asio::io_context io_;
+  asio::thread_pool pool_{1};
+  common::FakeClock clock_;
+  FakeServer server_;
+  ApiContext ctx_;
+  Router router_;
+};
+
+TEST_F(JobEndpointsTest, TheServerGetsTheJobCanonicalAndAnswersWithItsEvaluation) {
+  Response r = Call("PUT", "/v1/jobs", kJob);
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(server_.registered.size(), 1u);
+  const model::Job& job = server_.registered[0];
+  EXPECT_EQ(job.namespace_, "default");
+  EXPECT_EQ(job.region, "global");
+  EXPECT_EQ(job.name, "web");
+  EXPECT_EQ(job.priority, 50);
+  EXPECT_FALSE(server_.enforced.has_value());
+  const codec::Json body = Json(r.body);
+  EXPECT_EQ(body["EvalID"], "e1");
+  EXPECT_EQ(body["Warnings"], "from the server");
+  EXPECT_EQ(r.headers.at("X-Nomad-Index"), "7");
+
+  codec::Json enforced = Json(kJob);
+  enforced["EnforceIndex"] = true;
+  enforced["JobModifyIndex"] = 3;
+  ASSERT_EQ(Call("PUT", "/v1/job/web", codec::Dump(enforced)).status, 200);
+  EXPECT_EQ(server_.enforced, std::optional<uint64_t>(3));
+}
+
+TEST_F(JobEndpointsTest, OnlyValidJobsReachTheServerAndItsRefusalsComeBack) {
+  EXPECT_EQ(Call("PUT", "/v1/jobs", "{").status, 400);
+  EXPECT_EQ(Call("PUT", "/v1/job/other", kJob).status, 400);  // the ID does not match
+  Response r = Call("PUT", "/v1/jobs", R"({"Job": {"ID": "x", "Datacenters": ["dc1"]}})");
+  EXPECT_EQ(r.status, 500);  // invalid: Nomad's 500, and the server never sees it
+  r = Call("PUT", "/v1/jobs?region=elsewhere", kJob);
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, "No path to region \"elsewhere\"");
+  EXPECT_TRUE(server_.registered.empty());
+
+  server_.answer = absl::UnavailableError("state DB: no space left on device");
+  r = Call("PUT", "/v1/jobs", kJob);
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, "state DB: no space left on device");
+  server_.answer = absl::NotFoundError("job not found");
+  r = Call("DELETE", "/v1/job/web?purge=true");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(server_.deregistered, std::vector<std::string>{"default/web purge"});
+}
+
+TEST_F(JobEndpointsTest, ReadsComeFromTheServerAndBlockingQueriesAskItToWait) {
+  EXPECT_EQ(Call("GET", "/v1/job/web").status, 404);
+  auto job = std::make_shared<model::Job>();
+  job->id = "web";
+  job->namespace_ = "default";
+  job->modify_index = 2;
+  server_.jobs["default/web"] = job;
+  Response r = Call("GET", "/v1/job/web");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body)["ID"], "web");
+  EXPECT_EQ(r.headers.at("X-Nomad-Index"), "2");
+
+  r = Call("GET", "/v1/jobs?index=5&wait=2s");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body)[0]["ID"], "web");
+  EXPECT_EQ(server_.blocked_index, 5u);
+  EXPECT_GE(server_.blocked_wait, 2s);
+  EXPECT_LE(server_.blocked_wait, 2000ms + 2000ms / 16);
+  EXPECT_EQ(server_.blocked_on,
+            (std::vector<model::Table>{model::Table::kJobs, model::Table::kAllocs,
+                                       model::Table::kEvals}));
+  EXPECT_EQ(Call("GET", "/v1/jobs?index=x").status, 400);
+}
+
+}  // namespace
+}  // namespace drover::api

@@ -1,0 +1,103 @@
+// What the HTTP API asks of a server: reads of its state, blocking queries, writes that
+// complete once durable, and the node-facing calls behind Drover's RPC port. The API
+// sees this and nothing of the server's internals; the agent adapts server::Server to
+// it (agent/server_adapter.h), and tests answer it with fakes.
+//
+// Every method is called on the control loop. Objects handed out are immutable
+// (model::JobPtr and friends) and may be kept.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include "codec/prepared_job.h"
+#include "common/asio.h"
+#include "common/clock.h"
+#include "model/prev_alloc_info.h"
+#include "model/server_types.h"
+
+namespace drover::api {
+
+class ServerApi {
+ public:
+  virtual ~ServerApi() = default;
+
+  // The region the server serves (jobs of another are refused).
+  virtual const std::string& region() const = 0;
+
+  // Reads. `ns` is a namespace or "*" for all; `prefix` filters IDs.
+  virtual model::JobPtr GetJob(const std::string& ns, const std::string& id) const = 0;
+  virtual std::vector<model::JobPtr> ListJobs(const std::string& ns,
+                                              const std::string& prefix) const = 0;
+  virtual model::JobSummary JobSummary(const model::Job& job) const = 0;
+  virtual model::EvalPtr GetEval(const std::string& id) const = 0;
+  virtual std::vector<model::EvalPtr> ListEvals(const std::string& ns,
+                                                const std::string& prefix) const = 0;
+  virtual std::vector<model::EvalPtr> EvalsByJob(const std::string& ns,
+                                                 const std::string& job_id) const = 0;
+  virtual model::AllocPtr GetAlloc(const std::string& id) const = 0;
+  virtual std::vector<model::AllocPtr> ListAllocs(const std::string& ns,
+                                                  const std::string& prefix) const = 0;
+  virtual std::vector<model::AllocPtr> AllocsByJob(const std::string& ns,
+                                                   const std::string& job_id) const = 0;
+  virtual std::vector<model::AllocPtr> AllocsByNode(const std::string& node_id) const = 0;
+  virtual std::vector<model::AllocPtr> AllocsByEval(const std::string& eval_id) const = 0;
+  virtual model::NodePtr GetNode(const std::string& id) const = 0;
+  virtual std::vector<model::NodePtr> ListNodes(const std::string& prefix) const = 0;
+
+  // Blocking queries: the highest modify index of all tables, and of one; BlockUntil
+  // completes once one of `tables` passes `min_index` (at once for 0) or `max_wait`
+  // passes, with the highest index of `tables`.
+  virtual uint64_t LatestIndex() const = 0;
+  virtual uint64_t TableIndex(model::Table table) const = 0;
+  virtual asio::awaitable<uint64_t> BlockUntil(std::vector<model::Table> tables, uint64_t min_index,
+                                               common::Duration max_wait) = 0;
+
+  // Writes, each answered once what it changed is durable; a change that cannot be
+  // made durable is undone and its error returned. NotFound names what is missing;
+  // FailedPrecondition is a conflict (EnforceIndex); InvalidArgument bad input.
+  // `enforce_index`: register only if the job's JobModifyIndex is that (0: the job
+  // must not exist).
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> RegisterJobDurably(
+      codec::PreparedJob job, std::optional<uint64_t> enforce_index) = 0;
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> DeregisterJobDurably(
+      std::string ns, std::string id, bool purge, bool no_shutdown_delay) = 0;
+  // Stops the allocation and places a replacement.
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> StopAllocDurably(
+      std::string alloc_id, bool no_shutdown_delay) = 0;
+  // "eligible" or "ineligible".
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> SetNodeEligibilityDurably(
+      std::string node_id, std::string eligibility) = 0;
+  // Starts or changes a drain (`spec`), or stops one (no spec; `mark_eligible` makes the
+  // node eligible again).
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> UpdateNodeDrainDurably(
+      std::string node_id, std::optional<model::DrainSpec> spec, bool mark_eligible,
+      std::map<std::string, std::string> meta) = 0;
+
+  // The node-facing calls (rpc/protocol.h). Registration and heartbeats answer with the
+  // node's next heartbeat TTL; NotFound tells a node to register (again).
+  virtual absl::StatusOr<common::Duration> RegisterNode(model::Node node) = 0;
+  virtual absl::StatusOr<common::Duration> Heartbeat(const std::string& node_id) = 0;
+  // OK for a registered node with that secret; PermissionDenied for a wrong one;
+  // NotFound for a node the server does not know.
+  virtual absl::Status AuthenticateNode(const std::string& node_id,
+                                        const std::string& secret_id) const = 0;
+  // A node's status updates, answered once durable. PermissionDenied, and nothing
+  // changes, when one names another node's allocation.
+  virtual asio::awaitable<absl::Status> UpdateAllocsDurably(
+      std::string node_id, std::vector<model::AllocClientUpdate> updates) = 0;
+  // The node's allocations once one changed after `min_index`, or after `max_wait`.
+  virtual asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(
+      std::string node_id, uint64_t min_index, common::Duration max_wait) = 0;
+  // What the node's allocation `alloc_id` replaces, once it is done (or `max_wait`).
+  virtual asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> WatchPreviousAlloc(
+      std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait) = 0;
+};
+
+}  // namespace drover::api

@@ -1,0 +1,53 @@
+// What a server hands out and takes, shared by the server and the layers that talk to
+// it (api/, the agent's adapters): its tables, the immutable objects it shares, the
+// answer to a write, and a drain request.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/allocation.h"
+#include "model/evaluation.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace drover::model {
+
+// The server state's tables; each has a modify index that blocking queries wait on.
+enum class Table { kJobs, kEvals, kAllocs, kNodes };
+
+// Objects in the server state never change once stored: a write stores a new one.
+using JobPtr = std::shared_ptr<const Job>;
+using EvalPtr = std::shared_ptr<const Evaluation>;
+using AllocPtr = std::shared_ptr<const Allocation>;
+using NodePtr = std::shared_ptr<const Node>;
+
+// A node's allocations as of `index` (of the allocation table).
+struct NodeAllocs {
+  std::vector<AllocPtr> allocs;
+  uint64_t index = 0;
+};
+
+// The answer to a write that creates evaluations.
+struct EvalResponse {
+  std::string eval_id;
+  // Every evaluation the write created (eval_id is the first), for writes that may
+  // create several.
+  std::vector<std::string> eval_ids;
+  uint64_t eval_create_index = 0;
+  uint64_t job_modify_index = 0;
+  std::vector<std::string> warnings;
+  uint64_t index = 0;
+};
+
+// A drain to start (Nomad's DrainSpec). `deadline`: negative moves everything off at
+// once, zero waits as long as it takes, positive stops what is left after that long.
+struct DrainSpec {
+  common::Duration deadline{0};
+  bool ignore_system_jobs = false;
+};
+
+}  // namespace drover::model
