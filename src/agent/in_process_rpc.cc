@@ -29,6 +29,11 @@ asio::awaitable<absl::Status> InProcessRpc::UpdateAllocations(
   co_return co_await server_.UpdateAllocsDurably(std::move(node_id), std::move(updates));
 }
 
+asio::awaitable<absl::Status> InProcessRpc::EmitNodeEvents(std::string node_id,
+                                                           std::vector<model::NodeEvent> events) {
+  co_return server_.EmitNodeEvents(node_id, std::move(events));
+}
+
 asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> InProcessRpc::GetPreviousAlloc(
     std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait) {
   co_return co_await server_.WatchPreviousAlloc(std::move(node_id), std::move(alloc_id), min_index,

@@ -108,6 +108,16 @@ TEST_F(RpcEndpointsTest, ANodeRegistersHeartbeatsGetsItsAllocationsAndReportsThe
   auto next = Run(remote->GetNodeAllocations("n1", got->index, 10s));
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_GT(next->index, got->index);
+
+  // Events about the node itself reach its record; beyond the bounds, nothing does.
+  model::NodeEvent e{.message = "Driver exec is unhealthy",
+                     .subsystem = "Driver",
+                     .details = {{"driver", "exec"}}};
+  ASSERT_TRUE(Run(remote->EmitNodeEvents("n1", {e})).ok());
+  EXPECT_EQ(server_.state().GetNode("n1")->events.back().message, "Driver exec is unhealthy");
+  e.message = std::string(model::kMaxNodeEventMessageBytes + 1, 'x');
+  EXPECT_TRUE(absl::IsInvalidArgument(Run(remote->EmitNodeEvents("n1", {e}))));
+  EXPECT_EQ(server_.state().GetNode("n1")->events.back().message, "Driver exec is unhealthy");
 }
 
 TEST_F(RpcEndpointsTest, AWrongSecretOrAnotherNodesAllocationIsRefusedAndChangesNothing) {
@@ -129,6 +139,9 @@ TEST_F(RpcEndpointsTest, AWrongSecretOrAnotherNodesAllocationIsRefusedAndChanges
   EXPECT_EQ(server_.state().GetNode("n1")->name, "node-n1");
   EXPECT_TRUE(absl::IsPermissionDenied(Run(evil->Heartbeat("n1")).status()));
   EXPECT_TRUE(absl::IsPermissionDenied(Run(evil->GetNodeAllocations("n1", 0, 1s)).status()));
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      Run(evil->EmitNodeEvents("n1", {{.message = "forged", .subsystem = "Driver"}}))));
+  EXPECT_EQ(server_.state().GetNode("n1")->events.size(), 1u);  // "Node registered"
 
   // A node reports on another node's allocation: refused, nothing changes.
   const std::string other = alloc->node_id == "n1" ? "n2" : "n1";

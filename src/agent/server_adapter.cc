@@ -95,6 +95,10 @@ asio::awaitable<absl::Status> ServerAdapter::UpdateAllocsDurably(
     std::string node_id, std::vector<model::AllocClientUpdate> updates) {
   return server_.UpdateAllocsDurably(std::move(node_id), std::move(updates));
 }
+absl::Status ServerAdapter::EmitNodeEvents(const std::string& node_id,
+                                           std::vector<model::NodeEvent> events) {
+  return server_.EmitNodeEvents(node_id, std::move(events));
+}
 asio::awaitable<absl::StatusOr<model::NodeAllocs>> ServerAdapter::WatchNodeAllocs(
     std::string node_id, uint64_t min_index, common::Duration max_wait) {
   return server_.WatchNodeAllocs(std::move(node_id), min_index, max_wait);

@@ -56,6 +56,8 @@ class ServerAdapter final : public api::ServerApi {
                                 const std::string& secret_id) const override;
   asio::awaitable<absl::Status> UpdateAllocsDurably(
       std::string node_id, std::vector<model::AllocClientUpdate> updates) override;
+  absl::Status EmitNodeEvents(const std::string& node_id,
+                              std::vector<model::NodeEvent> events) override;
   asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(
       std::string node_id, uint64_t min_index, common::Duration max_wait) override;
   asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> WatchPreviousAlloc(

@@ -113,6 +113,9 @@ class FakeServer final : public ServerApi {
       std::string, std::vector<model::AllocClientUpdate>) override {
     co_return absl::UnimplementedError("not in this fake");
   }
+  absl::Status EmitNodeEvents(const std::string&, std::vector<model::NodeEvent>) override {
+    return absl::UnimplementedError("not in this fake");
+  }
   asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(std::string, uint64_t,
                                                                      common::Duration) override {
     co_return Refused<model::NodeAllocs>();

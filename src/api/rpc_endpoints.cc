@@ -202,6 +202,22 @@ asio::awaitable<Response> UpdateAllocs(ApiContext& ctx, RefusalLog& log, Request
   co_return Ok("{}");
 }
 
+asio::awaitable<Response> NodeEvents(ApiContext& ctx, RefusalLog& log, Request& req) {
+  absl::StatusOr<std::string> node = Authenticate(ctx, req);
+  absl::Status s = node.status();
+  if (s.ok()) {
+    absl::StatusOr<std::vector<model::NodeEvent>> events =
+        co_await DecodeBody(ctx, req, rpc::DecodeNodeEvents);
+    s = events.ok() ? ctx.server->EmitNodeEvents(*node, std::move(*events)) : events.status();
+  }
+  if (!s.ok()) {
+    if (!absl::IsNotFound(s))
+      log.Log(Header(req, rpc::kNodeIdHeader), s);
+    co_return Refused(s);
+  }
+  co_return Ok("{}");
+}
+
 // The allocation that one of the node's allocations replaces; only the node's own.
 asio::awaitable<Response> PreviousAlloc(ApiContext& ctx, RefusalLog& log, Request& req) {
   absl::StatusOr<std::string> node = Authenticate(ctx, req);
@@ -237,6 +253,7 @@ void RegisterRpcRoutes(Router& router, ApiContext& ctx) {
   add({"GET"}, rpc::kAllocationsPath, Allocations);
   add({"PUT", "POST"}, rpc::kUpdateAllocsPath, UpdateAllocs);
   add({"GET"}, rpc::kPreviousAllocPath, PreviousAlloc);
+  add({"PUT", "POST"}, rpc::kNodeEventsPath, NodeEvents);
 }
 
 }  // namespace drover::api

@@ -92,6 +92,10 @@ class ServerApi {
   // changes, when one names another node's allocation.
   virtual asio::awaitable<absl::Status> UpdateAllocsDurably(
       std::string node_id, std::vector<model::AllocClientUpdate> updates) = 0;
+  // Events the node reports about itself; InvalidArgument beyond the bounds of
+  // model::kMaxNodeEventsPerCall and its neighbours.
+  virtual absl::Status EmitNodeEvents(const std::string& node_id,
+                                      std::vector<model::NodeEvent> events) = 0;
   // The node's allocations once one changed after `min_index`, or after `max_wait`.
   virtual asio::awaitable<absl::StatusOr<model::NodeAllocs>> WatchNodeAllocs(
       std::string node_id, uint64_t min_index, common::Duration max_wait) = 0;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/fake_http_client.h"
+#include "cli/format.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -567,6 +568,17 @@ TEST_F(CommandsTest, NodeStatusListAndDetail) {
   node.drivers["raw_exec"] = model::DriverInfo{{}, true, true, "Healthy", {}};
   node.drivers["mock"] = model::DriverInfo{{}, true, true, "Healthy", {}};
   node.drivers["exec"] = model::DriverInfo{{}, false, false, "", {}};
+  const common::Time t0 = common::FromUnixNanos(1'787'313'605'000'000'000);
+  for (const char* message :
+       {"Node registered", "Node heartbeat missed", "Node reregistered by heartbeat"}) {
+    node.events.push_back({.message = message, .subsystem = "Cluster", .timestamp = t0});
+  }
+  node.events.push_back({.message = "Driver exec is not detected",
+                         .subsystem = "Driver",
+                         .details = {{"driver", "exec"}},
+                         .timestamp = t0});
+  const std::string when = FormatTime(t0);
+  const std::string pad(when.size() - 4, ' ');
   client_.AddJson("GET", "/v1/nodes",
                   codec::Dump(nlohmann::json::array({codec::NodeStubJson(node)})));
   EXPECT_EQ(RunNodeStatus({}, client_, ui_), kExitOk);
@@ -592,13 +604,20 @@ TEST_F(CommandsTest, NodeStatusListAndDetail) {
             "Status        = ready\n"
             "Driver Status = mock,raw_exec\n"
             "\n"
-            "Allocated Resources\n"
-            "CPU           Memory           Disk\n"
-            "200/4000 MHz  600 MiB/8.0 GiB  300 MiB/10 GiB\n"
-            "\n"
-            "Allocations\n"
-            "ID        Node ID   Task Group  Version  Desired  Status   Created    Modified\n"
-            "a1b2c3d4  12345678  web         1        run      running  1m10s ago  10s ago\n");
+            "Node Events\n"
+            "Time" +
+                pad + "  Subsystem  Message\n" + when +
+                "  Driver     Driver exec is not detected\n" + when +
+                "  Cluster    Node reregistered by heartbeat\n" + when +
+                "  Cluster    Node heartbeat missed\n"
+                "\n"
+                "Allocated Resources\n"
+                "CPU           Memory           Disk\n"
+                "200/4000 MHz  600 MiB/8.0 GiB  300 MiB/10 GiB\n"
+                "\n"
+                "Allocations\n"
+                "ID        Node ID   Task Group  Version  Desired  Status   Created    Modified\n"
+                "a1b2c3d4  12345678  web         1        run      running  1m10s ago  10s ago\n");
 }
 
 TEST(AgentCommandTest, BuildsTheAgentConfig) {

@@ -71,6 +71,26 @@ std::string DriverTable(const model::Node& node) {
   return FormatList(rows);
 }
 
+// The node's events, newest first: the latest three, or all with details (-verbose).
+std::string EventTable(const model::Node& node, bool verbose) {
+  std::vector<std::string> rows = {verbose ? "Time|Subsystem|Message|Details"
+                                           : "Time|Subsystem|Message"};
+  constexpr size_t kShown = 3;
+  for (auto it = node.events.rbegin(); it != node.events.rend(); ++it) {
+    if (!verbose && rows.size() > kShown)
+      break;
+    std::string row = absl::StrCat(FormatTime(it->timestamp), "|", it->subsystem, "|", it->message);
+    if (verbose) {
+      std::vector<std::string> details;
+      for (const auto& [k, v] : it->details)
+        details.push_back(absl::StrCat(k, ": ", v));
+      absl::StrAppend(&row, "|", absl::StrJoin(details, ", "));
+    }
+    rows.push_back(std::move(row));
+  }
+  return FormatList(rows);
+}
+
 // "CPU  Memory  Disk" as used/total over running allocations (Nomad's
 // getAllocatedResources; total is the node's resources less its reserved ones).
 std::string AllocatedResources(const model::Node& node,
@@ -180,6 +200,10 @@ int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_
   if (options.verbose) {
     ui.Output("\nDrivers");
     ui.Output(DriverTable(*node));
+  }
+  if (!node->events.empty()) {
+    ui.Output("\nNode Events");
+    ui.Output(EventTable(*node, options.verbose));
   }
 
   ui.Output("\nAllocated Resources");

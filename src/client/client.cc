@@ -99,9 +99,12 @@ asio::awaitable<void> Client::HeartbeatLoop() {
     if (r.index() == 1)
       break;
     // A driver's health can change (its supervisor went away and came back): the
-    // servers hear of it with the next heartbeat.
-    if (fingerprint::ApplyDriverFingerprints(node_, drivers_))
+    // servers hear of it with the next heartbeat, and operators from a node event.
+    const std::map<std::string, model::DriverInfo> drivers_before = node_.drivers;
+    if (fingerprint::ApplyDriverFingerprints(node_, drivers_)) {
       ++node_version_;
+      QueueNodeEvents(fingerprint::DriverHealthEvents(drivers_before, node_.drivers, clock_.Now()));
+    }
     absl::Status s;
     if (registered_version_ < node_version_) {
       s = co_await RegisterCurrentNode();
@@ -114,11 +117,33 @@ asio::awaitable<void> Client::HeartbeatLoop() {
         s = co_await RegisterCurrentNode();
     }
     next = heartbeat_ttl_;
+    if (s.ok() && !pending_events_.empty())
+      s = co_await SendNodeEvents();
     if (!s.ok()) {
       DROVER_LOG_WARN("client: heartbeat failed: {}", s.ToString());
       next = std::min(next, config_.retry_interval);
     }
   }
+}
+
+void Client::QueueNodeEvents(std::vector<model::NodeEvent> events) {
+  for (model::NodeEvent& e : events)
+    pending_events_.push_back(std::move(e));
+  // The servers keep no more than this many either.
+  while (pending_events_.size() > model::kMaxNodeEvents)
+    pending_events_.pop_front();
+}
+
+asio::awaitable<absl::Status> Client::SendNodeEvents() {
+  std::vector<model::NodeEvent> events(pending_events_.begin(), pending_events_.end());
+  const size_t sent = events.size();
+  absl::Status s = co_await rpc_.EmitNodeEvents(node_.id, std::move(events));
+  if (s.ok()) {
+    // Events queued meanwhile stay for the next heartbeat.
+    pending_events_.erase(pending_events_.begin(),
+                          pending_events_.begin() + static_cast<std::ptrdiff_t>(sent));
+  }
+  co_return s;
 }
 
 asio::awaitable<absl::Status> Client::RegisterCurrentNode() {

@@ -6,6 +6,7 @@
 // Coroutines on the control loop; no locks.
 #pragma once
 
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -99,6 +100,10 @@ class Client {
   asio::awaitable<void> DeviceWatch();
   // Registers node_ as it is now, recording the version the servers accepted.
   asio::awaitable<absl::Status> RegisterCurrentNode();
+  // Node events for the servers (model::kMaxNodeEvents at most, oldest dropped), sent
+  // after a heartbeat and kept until the servers took them.
+  void QueueNodeEvents(std::vector<model::NodeEvent> events);
+  asio::awaitable<absl::Status> SendNodeEvents();
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
   std::unique_ptr<allocrunner::AllocRunner> MakeRunner(
@@ -128,6 +133,7 @@ class Client {
   common::Clock& clock_;
   ServerRpc& rpc_;
   common::Duration heartbeat_ttl_;  // as the servers last said
+  std::deque<model::NodeEvent> pending_events_;
   std::map<std::string, drivers::Driver*> drivers_;
   ClientConfig config_;
   model::Node node_;

@@ -50,6 +50,16 @@ class FakeRpc final : public ServerRpc {
     co_return absl::OkStatus();
   }
 
+  asio::awaitable<absl::Status> EmitNodeEvents(std::string,
+                                               std::vector<model::NodeEvent> got) override {
+    if (fail_events > 0) {
+      --fail_events;
+      co_return absl::UnavailableError("no leader");
+    }
+    events.insert(events.end(), got.begin(), got.end());
+    co_return absl::OkStatus();
+  }
+
   asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> GetPreviousAlloc(
       std::string, std::string alloc_id, uint64_t, common::Duration) override {
     auto it = previous.find(alloc_id);
@@ -69,6 +79,8 @@ class FakeRpc final : public ServerRpc {
   int fail_registrations = 0;  // the next this many fail
   int failed_registrations = 0;
   int heartbeats = 0;
+  std::vector<model::NodeEvent> events;
+  int fail_events = 0;  // the next this many calls fail
   std::map<std::string, model::AllocClientUpdate> latest;
   std::map<std::string, int> updates_of;  // updates received per alloc
   std::map<std::string, absl::StatusOr<model::PrevAllocInfo>> previous;  // by new alloc
@@ -354,6 +366,24 @@ TEST_F(ClientTest, ADriverHealthChangeReachesTheServersWithTheNextHeartbeat) {
   EXPECT_EQ(info.health_description, "supervisor unavailable: gone");
   EXPECT_GE(info.update_time, rpc_.registered[0].drivers.at("mock_driver").update_time);
   EXPECT_EQ(client_->node().drivers.at("mock_driver").healthy, false);
+  // Operators see it as a node event.
+  ASSERT_TRUE(RunUntil([&] { return rpc_.events.size() == 1; }));
+  EXPECT_EQ(rpc_.events[0].message, "supervisor unavailable: gone");
+  EXPECT_EQ(rpc_.events[0].subsystem, "Driver");
+  EXPECT_EQ(rpc_.events[0].details.at("driver"), "mock_driver");
+}
+
+// Events the servers did not take are sent again, and the driver coming back is one
+// more.
+TEST_F(ClientTest, NodeEventsTheServersDidNotTakeAreSentAgain) {
+  StartClient();
+  rpc_.fail_events = 1;
+  driver_.SetHealth(false, "supervisor unavailable: gone");
+  ASSERT_TRUE(RunUntil([&] { return rpc_.events.size() == 1; }));
+  EXPECT_EQ(rpc_.fail_events, 0);
+  driver_.SetHealth(true, "");
+  ASSERT_TRUE(RunUntil([&] { return rpc_.events.size() == 2; }));
+  EXPECT_EQ(rpc_.events[1].message, "Driver mock_driver is healthy");
 }
 
 // The same for a device change, which the client sends at once (DeviceWatch).

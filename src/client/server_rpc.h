@@ -45,6 +45,10 @@ class ServerRpc {
       std::string node_id, uint64_t min_index, common::Duration max_wait) = 0;
   virtual asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) = 0;
+  // Events about the node itself (a driver's health), at most
+  // model::kMaxNodeEventsPerCall at once.
+  virtual asio::awaitable<absl::Status> EmitNodeEvents(std::string node_id,
+                                                       std::vector<model::NodeEvent> events) = 0;
   // Blocking query for the allocation that `alloc_id` (one of the node's) replaces:
   // returns at once for `min_index` 0, else once the servers' index passes it and the
   // previous allocation is done, or after `max_wait`. PermissionDenied when `alloc_id`

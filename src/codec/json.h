@@ -82,6 +82,8 @@ absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j);
 
 // Nodes: the full object and NodeListStub.
 Json ToJson(const model::Node& n);
+Json ToJson(const model::NodeEvent& e);
+absl::StatusOr<model::NodeEvent> NodeEventFromJson(const Json& j);
 Json NodeStubJson(const model::Node& n);
 absl::StatusOr<model::Node> NodeFromJson(const Json& j);
 

@@ -283,14 +283,38 @@ TEST(NodeJsonTest, FullObjectHasNomadShapeAndNeverLeaksTheSecret) {
                                             {"Healthy", true},
                                             {"HealthDescription", "Healthy"},
                                             {"UpdateTime", "2026-08-21T12:00:05.123456789Z"}}));
-  for (const char* key :
-       {"Links", "DrainStrategy", "Events", "HostVolumes", "HostNetworks", "LastDrain"}) {
+  for (const char* key : {"Links", "DrainStrategy", "HostVolumes", "HostNetworks", "LastDrain"}) {
     ASSERT_TRUE(j.contains(key)) << key;
     EXPECT_TRUE(j[key].is_null()) << key;
   }
+  EXPECT_EQ(j["Events"], Json::array());
   EXPECT_EQ(j["CreateIndex"], 5);
   EXPECT_EQ(j["ModifyIndex"], 6);
   EXPECT_EQ(Dump(j).find("s3cr3t"), std::string::npos);
+}
+
+TEST(NodeJsonTest, EventsAsNomadEncodesThemAndBack) {
+  model::Node n = SomeNode();
+  n.events.push_back({.message = "Node registered",
+                      .subsystem = "Cluster",
+                      .timestamp = model::Time{} + std::chrono::hours(24 * 365 * 56),
+                      .create_index = 5});
+  n.events.push_back({.message = "Driver exec is unhealthy",
+                      .subsystem = "Driver",
+                      .details = {{"driver", "exec"}},
+                      .timestamp = model::Time{} + std::chrono::hours(24 * 365 * 56),
+                      .create_index = 9});
+  const Json j = ToJson(n);
+  ASSERT_EQ(j["Events"].size(), 2u);
+  EXPECT_EQ(j["Events"][0], Json({{"Message", "Node registered"},
+                                  {"Subsystem", "Cluster"},
+                                  {"Details", nullptr},
+                                  {"Timestamp", "2025-12-18T00:00:00Z"},
+                                  {"CreateIndex", 5}}));
+  EXPECT_EQ(j["Events"][1]["Details"], Json({{"driver", "exec"}}));
+  auto back = NodeFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->events, n.events);
 }
 
 TEST(NodeJsonTest, DrainStrategyAndLastDrainAsNomadEncodesThem) {

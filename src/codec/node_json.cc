@@ -165,7 +165,34 @@ absl::StatusOr<model::DrainMetadata> DecodeLastDrain(const Json& j, const std::s
   return d;
 }
 
+absl::StatusOr<model::NodeEvent> DecodeNodeEvent(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::NodeEvent e;
+  if (!r.ExpectObject())
+    return r.status();
+  r.Read("Message", e.message);
+  r.Read("Subsystem", e.subsystem);
+  r.Read("Details", e.details);
+  r.Read("Timestamp", e.timestamp);
+  r.Read("CreateIndex", e.create_index);
+  if (!r.ok())
+    return r.status();
+  return e;
+}
+
 }  // namespace
+
+Json ToJson(const model::NodeEvent& e) {
+  return Json{{"Message", e.message},
+              {"Subsystem", e.subsystem},
+              {"Details", e.details.empty() ? Json(nullptr) : internal::StringMapObject(e.details)},
+              {"Timestamp", FormatTime(e.timestamp)},
+              {"CreateIndex", e.create_index}};
+}
+
+absl::StatusOr<model::NodeEvent> NodeEventFromJson(const Json& j) {
+  return internal::NoThrow([&] { return DecodeNodeEvent(j, "NodeEvent"); });
+}
 
 Json ToJson(const model::Node& n) {
   const model::NodeResources& res = n.node_resources;
@@ -204,7 +231,10 @@ Json ToJson(const model::Node& n) {
   j["Status"] = n.status;
   j["StatusDescription"] = n.status_description;
   j["StatusUpdatedAt"] = n.status_updated_at;
-  j["Events"] = nullptr;
+  Json events = Json::array();
+  for (const model::NodeEvent& e : n.events)
+    events.push_back(ToJson(e));
+  j["Events"] = std::move(events);
   j["Drivers"] = DriversJson(n.drivers);
   j["CSIControllerPlugins"] = nullptr;
   j["CSINodePlugins"] = nullptr;
@@ -267,6 +297,7 @@ absl::StatusOr<model::Node> NodeFromJson(const Json& j) {
     r.Read("StatusDescription", n.status_description);
     r.Read("StatusUpdatedAt", n.status_updated_at);
     r.ReadMap("Drivers", n.drivers, DecodeDriverInfo);
+    r.ReadList("Events", n.events, DecodeNodeEvent);
     r.Read("CreateIndex", n.create_index);
     r.Read("ModifyIndex", n.modify_index);
     if (!r.ok()) {

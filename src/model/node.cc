@@ -71,4 +71,11 @@ std::string ComputeNodeClass(const Node& node) {
   return buf;
 }
 
+void AddNodeEvent(Node& node, NodeEvent event) {
+  node.events.push_back(std::move(event));
+  if (node.events.size() > kMaxNodeEvents)
+    node.events.erase(node.events.begin(),
+                      node.events.end() - static_cast<std::ptrdiff_t>(kMaxNodeEvents));
+}
+
 }  // namespace drover::model

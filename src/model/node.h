@@ -76,6 +76,29 @@ struct DrainMetadata {
   friend bool operator==(const DrainMetadata&, const DrainMetadata&) = default;
 };
 
+// Something that happened to a node, as operators see it in `node status` (Nomad's
+// NodeEvent). The servers record their own (registration, missed heartbeats, drain,
+// eligibility); clients send theirs (a driver's health) through the protocol.
+inline constexpr char kNodeEventCluster[] = "Cluster";
+inline constexpr char kNodeEventDrain[] = "Drain";
+inline constexpr char kNodeEventDriver[] = "Driver";
+inline constexpr size_t kMaxNodeEvents = 10;  // the newest are kept, as in Nomad
+// What a client may send at once, and how large each event may be (servers refuse
+// more): the message, and the subsystem, detail keys and detail values.
+inline constexpr size_t kMaxNodeEventsPerCall = kMaxNodeEvents;
+inline constexpr size_t kMaxNodeEventMessageBytes = 1024;
+inline constexpr size_t kMaxNodeEventDetails = 16;
+inline constexpr size_t kMaxNodeEventFieldBytes = 256;
+
+struct NodeEvent {
+  std::string message;
+  std::string subsystem;
+  std::map<std::string, std::string> details;
+  Time timestamp{};
+  uint64_t create_index = 0;  // the index of the write that stored it
+  friend bool operator==(const NodeEvent&, const NodeEvent&) = default;
+};
+
 struct Node {
   std::string id;
   std::string secret_id;
@@ -98,10 +121,14 @@ struct Node {
   std::string status_description;
   int64_t status_updated_at = 0;  // Unix seconds, as Nomad
   std::map<std::string, DriverInfo> drivers;
+  std::vector<NodeEvent> events;  // oldest first, at most kMaxNodeEvents
   uint64_t create_index = 0;
   uint64_t modify_index = 0;
   friend bool operator==(const Node&, const Node&) = default;
 };
+
+// Appends `event`, dropping the oldest beyond kMaxNodeEvents.
+void AddNodeEvent(Node& node, NodeEvent event);
 
 // The computed node class (reference §5.4): a stable hash over the datacenter, node
 // class and pool, attributes and meta (keys not starting with "unique."), and each

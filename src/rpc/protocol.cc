@@ -158,6 +158,33 @@ absl::StatusOr<std::vector<model::AllocClientUpdate>> DecodeUpdates(std::string_
   return out;
 }
 
+std::string EncodeNodeEvents(const std::vector<model::NodeEvent>& events) {
+  Json list = Json::array();
+  for (const model::NodeEvent& e : events)
+    list.push_back(codec::ToJson(e));
+  return codec::Dump(Json{{"Events", std::move(list)}});
+}
+
+absl::StatusOr<std::vector<model::NodeEvent>> DecodeNodeEvents(std::string_view body) {
+  absl::StatusOr<Json> j = ParseObject(body, "events");
+  if (!j.ok())
+    return j.status();
+  auto list = j->find("Events");
+  if (list == j->end() || !list->is_array())
+    return absl::InvalidArgumentError("events: Events must be an array");
+  if (list->size() > model::kMaxNodeEventsPerCall)
+    return absl::InvalidArgumentError("events: more than " +
+                                      std::to_string(model::kMaxNodeEventsPerCall) + " events");
+  std::vector<model::NodeEvent> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    absl::StatusOr<model::NodeEvent> e = codec::NodeEventFromJson((*list)[i]);
+    if (!e.ok())
+      return Annotated(e.status(), "events[" + std::to_string(i) + "]");
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
 int HttpStatusFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:

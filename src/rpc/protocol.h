@@ -28,6 +28,8 @@ inline constexpr std::string_view kUpdateAllocsPath = "/rpc/v1/allocations/updat
 // GET ?alloc_id=ID&index=N&wait=<ms>: the allocation that the node's allocation ID
 // replaces, once it is done (model/prev_alloc_info.h).
 inline constexpr std::string_view kPreviousAllocPath = "/rpc/v1/allocation/previous";
+// PUT: events the node reports about itself (model::NodeEvent; a driver's health).
+inline constexpr std::string_view kNodeEventsPath = "/rpc/v1/node/events";
 
 // Request headers (lower case, as the API's Request holds them).
 inline constexpr std::string_view kNodeIdHeader = "x-drover-node-id";
@@ -52,6 +54,8 @@ absl::StatusOr<Allocations> DecodeAllocations(std::string_view body);
 std::string EncodeUpdates(const std::vector<model::AllocClientUpdate>& updates);
 absl::StatusOr<std::vector<model::AllocClientUpdate>> DecodeUpdates(std::string_view body);
 
+std::string EncodeNodeEvents(const std::vector<model::NodeEvent>& events);  // {"Events": [...]}
+absl::StatusOr<std::vector<model::NodeEvent>> DecodeNodeEvents(std::string_view body);
 std::string EncodePrevAllocInfo(const model::PrevAllocInfo& info);
 absl::StatusOr<model::PrevAllocInfo> DecodePrevAllocInfo(std::string_view body);
 

@@ -60,6 +60,26 @@ TEST(ProtocolTest, UpdatesRoundTripAndNeedAnId) {
   EXPECT_NE(no_id.status().message().find("updates[0]"), std::string::npos);
 }
 
+TEST(ProtocolTest, NodeEventsRoundTripAndAreBounded) {
+  model::NodeEvent e{.message = "Driver exec is unhealthy",
+                     .subsystem = "Driver",
+                     .details = {{"driver", "exec"}},
+                     .timestamp = common::FromUnixNanos(1'700'000'000'000'000'000)};
+  auto back = DecodeNodeEvents(EncodeNodeEvents({e}));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0], e);
+  std::string many = R"({"Events": [)";
+  for (size_t i = 0; i <= model::kMaxNodeEventsPerCall; ++i)
+    many += std::string(i == 0 ? "" : ",") + R"({"Message": "m", "Subsystem": "s"})";
+  many += "]}";
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeNodeEvents(many).status()));
+  auto bad_time = DecodeNodeEvents(R"({"Events": [{"Message": "m", "Timestamp": 5}]})");
+  EXPECT_TRUE(absl::IsInvalidArgument(bad_time.status()));
+  EXPECT_NE(bad_time.status().message().find("events[0]"), std::string::npos);
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeNodeEvents(R"({"Events": {}})").status()));
+}
+
 TEST(ProtocolTest, PreviousAllocInfoRoundTripsAndIsChecked) {
   model::PrevAllocInfo info{.alloc_id = "a1",
                             .done = true,

@@ -98,6 +98,16 @@ asio::awaitable<absl::Status> RemoteServerRpc::UpdateAllocations(
   co_return reply.status();
 }
 
+asio::awaitable<absl::Status> RemoteServerRpc::EmitNodeEvents(
+    std::string node_id, std::vector<model::NodeEvent> events) {
+  if (node_id != node_id_)
+    co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
+  HttpCall call{
+      .method = "PUT", .target = std::string(kNodeEventsPath), .body = EncodeNodeEvents(events)};
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  co_return reply.status();
+}
+
 asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> RemoteServerRpc::GetPreviousAlloc(
     std::string node_id, std::string alloc_id, uint64_t min_index, common::Duration max_wait) {
   if (node_id != node_id_)

@@ -34,6 +34,8 @@ class RemoteServerRpc final : public client::ServerRpc {
       std::string node_id, uint64_t min_index, common::Duration max_wait) override;
   asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) override;
+  asio::awaitable<absl::Status> EmitNodeEvents(std::string node_id,
+                                               std::vector<model::NodeEvent> events) override;
   asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> GetPreviousAlloc(
       std::string node_id, std::string alloc_id, uint64_t min_index,
       common::Duration max_wait) override;

@@ -38,6 +38,9 @@ absl::StatusOr<EvalResponse> Server::UpdateNodeDrain(const std::string& node_id,
                                            .updated_at = now,
                                            .status = model::kDrainStatusDraining,
                                            .meta = std::move(meta)};
+    model::AddNodeEvent(
+        node, Event(model::kNodeEventDrain, before->drain_strategy ? "Node drain strategy updated"
+                                                                   : "Node drain strategy set"));
     draining_.insert(node_id);
   } else {
     if (before->drain_strategy && node.last_drain) {
@@ -48,6 +51,8 @@ absl::StatusOr<EvalResponse> Server::UpdateNodeDrain(const std::string& node_id,
       if (!meta.empty())
         node.last_drain->meta = std::move(meta);
     }
+    if (before->drain_strategy)
+      model::AddNodeEvent(node, Event(model::kNodeEventDrain, "Node drain disabled"));
     node.drain_strategy.reset();
     node.drain = false;
     if (mark_eligible)
@@ -148,6 +153,7 @@ std::optional<common::Time> Server::DrainPass() {
     done.last_drain->status = model::kDrainStatusComplete;
     done.last_drain->updated_at = now;
     done.last_drain->ignore_system_jobs = ignore_system;
+    model::AddNodeEvent(done, Event(model::kNodeEventDrain, "Node drain complete"));
     state_.UpsertNode(std::move(done));
     draining_.erase(n->id);
   }

@@ -451,12 +451,19 @@ absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
   node.drain_strategy.reset();
   node.last_drain.reset();
   node.scheduling_eligibility = "eligible";
+  // Events come from the servers' records and EmitNodeEvents, not a registration.
+  node.events.clear();
   if (prev) {
     node.drain = prev->drain;
     node.drain_strategy = prev->drain_strategy;
     node.last_drain = prev->last_drain;
     node.scheduling_eligibility = prev->scheduling_eligibility;
+    node.events = prev->events;
   }
+  if (!prev)
+    model::AddNodeEvent(node, Event(model::kNodeEventCluster, "Node registered"));
+  else if (prev->status == model::kNodeStatusDown)
+    model::AddNodeEvent(node, Event(model::kNodeEventCluster, "Node re-registered"));
   const common::Duration ttl = NextHeartbeatTtl();
   heartbeat_deadline_[node.id] = clock_.Now() + ttl + config_.heartbeat_grace;
   const bool changed = !prev || prev->status != node.status || prev->drivers != node.drivers ||
@@ -497,6 +504,9 @@ absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
     const bool reconnected = node->status == model::kNodeStatusDisconnected;
     model::Node copy = *node;
     copy.status = model::kNodeStatusReady;
+    model::AddNodeEvent(copy,
+                        Event(model::kNodeEventCluster,
+                              reconnected ? "Node reconnected" : "Node reregistered by heartbeat"));
     copy.status_updated_at = common::ToUnixNanos(clock_.Now()) / 1'000'000'000;
     state_.UpsertNode(std::move(copy));
     UnblockEvals();
@@ -529,6 +539,10 @@ asio::awaitable<void> Server::HeartbeatMonitor() {
         copy.status =
             window > common::Duration(0) ? model::kNodeStatusDisconnected : model::kNodeStatusDown;
         copy.status_updated_at = common::ToUnixNanos(now) / 1'000'000'000;
+        model::AddNodeEvent(
+            copy, Event(model::kNodeEventCluster, ready ? "Node heartbeat missed"
+                                                        : "Node disconnected for longer than its "
+                                                          "allocations' max_client_disconnect"));
         DROVER_LOG_WARN("node {} {}; marking it {}", it->first,
                         ready ? "missed its heartbeat" : "stayed disconnected too long",
                         copy.status);
@@ -578,6 +592,10 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::SetNodeEligibilityDurably(
     if (before->scheduling_eligibility != eligibility) {
       model::Node updated = *before;
       updated.scheduling_eligibility = eligibility;
+      model::AddNodeEvent(
+          updated, Event(model::kNodeEventCluster,
+                         eligibility == "eligible" ? "Node marked as eligible for scheduling"
+                                                   : "Node marked as ineligible for scheduling"));
       // The operator decides now: a past drain's choice to keep system jobs ends.
       if (updated.last_drain)
         updated.last_drain->ignore_system_jobs = false;

@@ -148,6 +148,12 @@ class Server {
   // acknowledgement and does not send the same state again after a restart.
   asio::awaitable<absl::Status> UpdateAllocsDurably(std::string node_id,
                                                     std::vector<model::AllocClientUpdate> updates);
+  // Events a node reports about itself (a driver's health), added to its record; the
+  // servers stamp their index, and their time when the node's is missing or ahead of
+  // theirs. InvalidArgument, and nothing changes, beyond model::kMaxNodeEventsPerCall or
+  // the size bounds beside it, or for an event without message or subsystem; NotFound
+  // "node not found".
+  absl::Status EmitNodeEvents(const std::string& node_id, std::vector<model::NodeEvent> events);
   // The TTL the next heartbeat of a node gets (Nomad's rate-scaled interval, staggered).
   common::Duration NextHeartbeatTtl();
 
@@ -155,6 +161,8 @@ class Server {
   size_t pending_evals() const { return queue_.size(); }
 
  private:
+  // An event the server records now.
+  model::NodeEvent Event(std::string subsystem, std::string message) const;
   absl::StatusOr<model::PrevAllocInfo> DescribePreviousAlloc(const std::string& node_id,
                                                              const std::string& alloc_id) const;
   // Runs `write` (a change that creates evaluations) and waits until it is durable; if

@@ -466,6 +466,10 @@ NodePtr StateStore::UpsertNode(model::Node node) {
   auto it = nodes_.find(node.id);
   node.create_index = it == nodes_.end() ? index : it->second->create_index;
   node.modify_index = index;
+  for (model::NodeEvent& e : node.events) {
+    if (e.create_index == 0)
+      e.create_index = index;
+  }
   auto stored = std::make_shared<const model::Node>(std::move(node));
   nodes_[stored->id] = stored;
   Save(stored);

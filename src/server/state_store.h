@@ -129,6 +129,7 @@ class StateStore {
   void RestoreAllocs(const std::vector<AllocPtr>& before, const std::vector<AllocPtr>& after);
 
   // Nodes.
+  // Assigns the indexes, and its own index to each event not stored before.
   NodePtr UpsertNode(model::Node node);
   NodePtr GetNode(const std::string& id) const;
   std::vector<NodePtr> ListNodes(const std::string& prefix) const;

@@ -256,6 +256,15 @@ TEST_F(ClusterTest, ANodeThatStopsHeartbeatingLosesItsAllocationsToTheOthers) {
       << "task " << task_pid << " still runs";
   EXPECT_TRUE(cluster_.WaitForReadyNodes(3));
   EXPECT_EQ(cluster_.server().Get("/v1/allocation/" + victim_id)["ClientStatus"], "lost");
+  // The node's record says what happened to it, as `node status` shows.
+  const codec::Json node =
+      cluster_.server().Get("/v1/node/" + victim_alloc["NodeID"].get<std::string>());
+  std::vector<std::string> events;
+  for (const auto& ev : node["Events"])
+    events.push_back(ev["Message"]);
+  EXPECT_EQ(events, (std::vector<std::string>{"Node registered", "Node heartbeat missed",
+                                              "Node reregistered by heartbeat"}))
+      << node.dump();
 }
 
 // With max_client_disconnect, a node that stops heartbeating is `disconnected`: its

@@ -210,4 +210,29 @@ bool ApplyDriverFingerprints(model::Node& n,
   return changed;
 }
 
+std::vector<model::NodeEvent> DriverHealthEvents(
+    const std::map<std::string, model::DriverInfo>& before,
+    const std::map<std::string, model::DriverInfo>& after, common::Time now) {
+  std::vector<model::NodeEvent> out;
+  for (const auto& [name, info] : after) {
+    auto was = before.find(name);
+    if (was == before.end() ||
+        (was->second.detected == info.detected && was->second.healthy == info.healthy))
+      continue;
+    std::string message = info.health_description;
+    if (message.empty()) {
+      message = "Driver " + name + " is " +
+                (!info.detected ? "not detected"
+                 : info.healthy ? "healthy"
+                                : "unhealthy");
+    }
+    message.resize(std::min(message.size(), model::kMaxNodeEventMessageBytes));
+    out.push_back(model::NodeEvent{.message = std::move(message),
+                                   .subsystem = model::kNodeEventDriver,
+                                   .details = {{"driver", name}},
+                                   .timestamp = now});
+  }
+  return out;
+}
+
 }  // namespace drover::fingerprint

@@ -34,6 +34,14 @@ absl::StatusOr<model::Node> FingerprintNode(const FingerprintConfig& config,
 bool ApplyDriverFingerprints(model::Node& n,
                              const std::map<std::string, drivers::Driver*>& drivers);
 
+// The node events (subsystem Driver, detail "driver") for drivers whose detection or
+// health differs between `before` and `after`; a driver seen for the first time makes
+// none. The message is the driver's health description, cut to
+// model::kMaxNodeEventMessageBytes.
+std::vector<model::NodeEvent> DriverHealthEvents(
+    const std::map<std::string, model::DriverInfo>& before,
+    const std::map<std::string, model::DriverInfo>& after, common::Time now);
+
 // Reads <dir>/<name>, or creates it with a new UUID (mode 0600).
 absl::StatusOr<std::string> LoadOrCreateId(const std::filesystem::path& dir,
                                            const std::string& name);
