@@ -21,8 +21,8 @@ Handler ForwardToServers(std::vector<std::string> servers);
 // route's :id or :alloc) this agent does not run, or for another node's stats
 // (?node_id=), goes to the agent of the node that runs it (its registered HTTP
 // address), and the answer comes back as that agent gave it. 503 naming the node when
-// it is down; streams (fs stream, followed logs) are refused with the node's address
-// to ask instead. Anything else goes to `local`.
+// it is down. Streams (fs stream, followed logs, snapshots) are relayed piece by piece
+// as the node sends them (docs/cluster.md). Anything else goes to `local`.
 Handler ForwardToAllocNode(ApiContext& ctx, Handler local);
 
 }  // namespace drover::api

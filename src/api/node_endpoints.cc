@@ -3,6 +3,7 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
+#include "common/logging.h"
 
 namespace drover::api {
 
@@ -131,6 +132,15 @@ void RegisterNodeRoutes(Router& router, ApiContext& ctx) {
 }
 
 namespace {
+
+// A refused node write: logged once, with what the caller sent cut short (it is theirs).
+Response Refused(const Request& req, const absl::Status& status) {
+  constexpr size_t kMaxLogged = 200;
+  DROVER_LOG_INFO("refused {} {} from {}: {}", req.method, req.path.substr(0, kMaxLogged),
+                  req.peer_ip, std::string(status.message()).substr(0, kMaxLogged));
+  return ErrorResponse(status);
+}
+
 // PUT /v1/node/:id/eligibility and /drain.
 void RegisterNodeWriteRoutes(Router& router, ApiContext& ctx) {
   router.Add({"PUT", "POST"}, "/v1/node/:id/eligibility",
@@ -140,32 +150,32 @@ void RegisterNodeWriteRoutes(Router& router, ApiContext& ctx) {
                        ? absl::StatusOr<codec::Json>(absl::InvalidArgumentError("too large"))
                        : codec::ParseJson(req.body);
                if (!body.ok() || !body->is_object())
-                 co_return Response::Error(400,
-                                           "Failed to decode request body: expected a JSON "
-                                           "object with Eligibility");
+                 co_return Refused(req, absl::InvalidArgumentError(
+                                            "Failed to decode request body: expected a JSON "
+                                            "object with Eligibility"));
                auto it = body->find("Eligibility");
                if (it == body->end() || !it->is_string())
-                 co_return Response::Error(400,
-                                           "missing Eligibility: \"eligible\" or "
-                                           "\"ineligible\"");
+                 co_return Refused(req, absl::InvalidArgumentError(
+                                            "missing Eligibility: \"eligible\" or "
+                                            "\"ineligible\""));
                std::string node_id = req.Param("id");
                std::string eligibility = it->get<std::string>();
                auto resp = co_await ctx.server->SetNodeEligibilityDurably(std::move(node_id),
                                                                           std::move(eligibility));
                if (!resp.ok())
-                 co_return ErrorResponse(resp.status());
+                 co_return Refused(req, resp.status());
                co_return NodeUpdateResponse(req, *resp);
              });
   router.Add({"PUT", "POST"}, "/v1/node/:id/drain",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                absl::StatusOr<DrainBody> body = DecodeDrainBody(req.body);
                if (!body.ok())
-                 co_return ErrorResponse(body.status());
+                 co_return Refused(req, body.status());
                std::string node_id = req.Param("id");
                auto resp = co_await ctx.server->UpdateNodeDrainDurably(
                    std::move(node_id), body->spec, body->mark_eligible, std::move(body->meta));
                if (!resp.ok())
-                 co_return ErrorResponse(resp.status());
+                 co_return Refused(req, resp.status());
                co_return NodeUpdateResponse(req, *resp);
              });
 }

@@ -36,6 +36,21 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   if (!options.data_dir.empty()) {
     config.data_dir = options.data_dir;
   }
+  if (options.bootstrap_expect != -1) {
+    if (!config.server_enabled || options.dev) {
+      return absl::InvalidArgumentError(
+          "-bootstrap-expect is for a server agent (-server); -dev bootstraps itself");
+    }
+    if (options.bootstrap_expect < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid -bootstrap-expect ", options.bootstrap_expect, ": must be 1"));
+    }
+    if (options.bootstrap_expect > 1) {
+      return absl::InvalidArgumentError(
+          "-bootstrap-expect above 1: clusters of several servers are not supported by Drover "
+          "yet (one server per cluster)");
+    }
+  }
   if (!options.dev && config.data_dir.empty()) {
     return absl::InvalidArgumentError("Must specify either a data directory or -dev");
   }

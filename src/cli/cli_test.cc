@@ -109,6 +109,18 @@ TEST_F(CliTest, AgentFlagsInNomadStyle) {
   EXPECT_EQ(agent_config_->data_dir, "/tmp/d");
 }
 
+// The issue's own command line for a server of a cluster.
+TEST_F(CliTest, AServerAgentTakesBootstrapExpectAsNomadsDoes) {
+  EXPECT_EQ(Run({"agent", "-server", "-data-dir", "/tmp/d", "-bootstrap-expect", "1"}), 0);
+  ASSERT_TRUE(agent_config_.has_value());
+  EXPECT_TRUE(agent_config_->server_enabled);
+  EXPECT_FALSE(agent_config_->client_enabled);
+  agent_config_.reset();
+  EXPECT_EQ(Run({"agent", "-server", "-data-dir", "/tmp/d", "-bootstrap-expect=3"}), 1);
+  EXPECT_NE(err_.str().find("several servers"), std::string::npos) << err_.str();
+  EXPECT_FALSE(agent_config_.has_value());
+}
+
 TEST_F(CliTest, AgentWithoutDevOrDataDirFails) {
   EXPECT_EQ(Run({"agent"}), 1);
   EXPECT_EQ(err_.str(), "Must specify either a data directory or -dev\n");

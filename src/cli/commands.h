@@ -188,6 +188,7 @@ struct AgentOptions {
   bool client = false;
   std::string servers;  // -servers host:port[,host:port]
   int rpc_port = -1;
+  int bootstrap_expect = -1;  // -bootstrap-expect N (only 1: one server per cluster)
   std::vector<std::string> config_paths;  // -config FILE|DIR, in order
   std::string bind;
   int http_port = -1;
@@ -200,7 +201,8 @@ struct AgentOptions {
 };
 // Defaults, then -config files in order, then flags. InvalidArgument: neither -dev nor a
 // data dir, no role (-dev, -server or -client), a client-only agent without servers, a
-// bad -http-port, -rpc-port or -log-level, or a configuration file error.
+// bad -http-port, -rpc-port, -bootstrap-expect or -log-level, or a configuration file
+// error.
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options);
 // Validates the options and hands the config to `run_agent` (agent::RunAgent in the
 // binary), whose result is the exit code.

@@ -637,6 +637,17 @@ TEST(AgentCommandTest, BuildsTheAgentConfig) {
   EXPECT_FALSE(BuildAgentConfig({.dev = true, .http_port = 70000}).ok());
   EXPECT_TRUE(c->server_enabled && c->client_enabled);  // -dev is both
   EXPECT_TRUE(BuildAgentConfig({.server = true, .client = true, .data_dir = "/d"}).ok());
+  // -bootstrap-expect: 1, on a server; more servers come with the HA issue.
+  EXPECT_TRUE(BuildAgentConfig({.server = true, .bootstrap_expect = 1, .data_dir = "/d"}).ok());
+  EXPECT_NE(BuildAgentConfig({.server = true, .bootstrap_expect = 3, .data_dir = "/d"})
+                .status()
+                .message()
+                .find("several servers"),
+            std::string::npos);
+  EXPECT_FALSE(BuildAgentConfig({.server = true, .bootstrap_expect = 0, .data_dir = "/d"}).ok());
+  EXPECT_FALSE(BuildAgentConfig(
+                   {.client = true, .servers = "a:4647", .bootstrap_expect = 1, .data_dir = "/d"})
+                   .ok());
 }
 
 TEST(AgentCommandTest, RolesAreChosenAndAClientOnlyAgentNeedsServers) {

@@ -238,6 +238,39 @@ TEST_F(ServerTest, TheMigrateTokenIsGivenOnlyForAStoppedPreviousAllocation) {
 // max_client_disconnect on the server: a silent node is disconnected and its allocation
 // unknown; a report brings it back (ready, running); silent past the window, it is down
 // and the allocation lost.
+// Nomad's rate-scaled TTL: with more nodes than min_heartbeat_ttl ×
+// max_heartbeats_per_second, the TTL grows so that the servers see no more than that
+// rate, plus a stagger of up to the same again.
+TEST(HeartbeatTtlTest, GrowsWithTheNodeCountToKeepTheRate) {
+  asio::io_context io;
+  asio::thread_pool pool{1};
+  common::FakeClock clock;
+  Server server{io.get_executor(), pool, clock,
+                ServerConfig{.min_heartbeat_ttl = std::chrono::seconds(10),
+                             .max_heartbeats_per_second = 10}};
+  common::Duration first{0};
+  for (int i = 0; i < 500; ++i) {
+    auto ttl = server.RegisterNode(test::MakeNode("n" + std::to_string(i)));
+    ASSERT_TRUE(ttl.ok()) << ttl.status();
+    if (i == 0)
+      first = *ttl;
+  }
+  EXPECT_GE(first, std::chrono::seconds(10));  // one node: the minimum, staggered
+  EXPECT_LT(first, std::chrono::seconds(20));
+  common::Duration lowest = std::chrono::hours(1);
+  common::Duration highest{0};
+  for (int i = 0; i < 100; ++i) {
+    const common::Duration ttl = server.NextHeartbeatTtl();
+    lowest = std::min(lowest, ttl);
+    highest = std::max(highest, ttl);
+  }
+  // 500 nodes at 10 per second: 50 s, staggered up to 100 s.
+  EXPECT_GE(lowest, std::chrono::seconds(50));
+  EXPECT_LT(highest, std::chrono::seconds(100));
+  EXPECT_GT(highest - lowest, std::chrono::seconds(10));  // spread, not one instant
+  pool.join();
+}
+
 TEST_F(ServerTest, ASilentNodeIsDisconnectedWithinTheWindowThenDown) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
   model::Job job = test::MakeJob("web");

@@ -25,7 +25,11 @@ constexpr int kNodes = 200;
 // drover-nodesim as a child process, stopped at the end of the test.
 class NodeSim {
  public:
-  NodeSim(const std::string& servers, int nodes, const std::filesystem::path& dir) {
+  // `extra`: more flags (-name-prefix, -fail-percent). `dir` holds its ready file and
+  // stderr, so each simulator needs its own.
+  NodeSim(const std::string& servers, int nodes, const std::filesystem::path& dir,
+          const std::vector<std::string>& extra = {}) {
+    std::filesystem::create_directories(dir);
     ready_ = dir / "nodesim.ready";
     std::vector<std::string> args = {testing::BinaryPath("drover-nodesim").string(),
                                      "-servers",
@@ -36,6 +40,7 @@ class NodeSim {
                                      "200",
                                      "-ready-file",
                                      ready_.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args)
       argv.push_back(a.data());
@@ -98,6 +103,37 @@ TEST(NodeSimTest, TwoHundredSimulatedNodesRunWhatTheServerPlaces) {
   ASSERT_EQ(cluster.server().Cli({"job", "run", "-detach", bat}).exit_code, 0);
   EXPECT_TRUE(testing::WaitFor([&] { return count("bat", "complete") == 50; }, 60s))
       << count("bat", "complete") << " complete";
+
+  // A share of nodes whose allocations fail: each failed allocation is rescheduled by
+  // its policy (one attempt) to another node, where it fails again, and no more.
+  const std::filesystem::path bad_dir = cluster.server().data_dir() / "bad-sim";
+  NodeSim bad(cluster.server().rpc_address(), 20, bad_dir,
+              {"-name-prefix", "bad", "-fail-percent", "100"});
+  ASSERT_TRUE(bad.WaitReady()) << testing::ReadFile(bad_dir / "nodesim.err");
+  ASSERT_TRUE(cluster.WaitForReadyNodes(kNodes + 20, 60s)) << cluster.Logs();
+  const std::string flaky =
+      cluster.server().WriteFile("flaky.json", RawExecJob("flaky", "batch", "true", R"({"Count": 5,
+        "Constraints": [{"LTarget": "${node.unique.name}", "Operand": "regexp",
+                         "RTarget": "^bad-"}],
+        "ReschedulePolicy": {"Attempts": 1, "Interval": 3600000000000, "Delay": 5000000000,
+                             "DelayFunction": "constant", "Unlimited": false}})"));
+  CliResult flaky_run = cluster.server().Cli({"job", "run", "-detach", flaky});
+  ASSERT_EQ(flaky_run.exit_code, 0) << flaky_run.out << flaky_run.err;
+  ASSERT_TRUE(testing::WaitFor([&] { return count("flaky", "failed") == 10; }, 60s))
+      << cluster.server().Get("/v1/job/flaky/allocations").dump();
+  size_t replacements = 0;
+  for (const auto& stub : cluster.server().Get("/v1/job/flaky/allocations")) {
+    const codec::Json a = cluster.server().Get("/v1/allocation/" + stub["ID"].get<std::string>());
+    if (a.value("PreviousAllocation", "").empty())
+      continue;
+    ++replacements;
+    const codec::Json prev =
+        cluster.server().Get("/v1/allocation/" + a["PreviousAllocation"].get<std::string>());
+    EXPECT_NE(a["NodeID"], prev["NodeID"]) << "a replacement prefers another node";
+    EXPECT_EQ(a["RescheduleTracker"]["Events"].size(), 1u);
+  }
+  EXPECT_EQ(replacements, 5u);
+  EXPECT_EQ(count("flaky", "failed"), 10u);  // the attempt is spent: nothing more
 }
 
 }  // namespace

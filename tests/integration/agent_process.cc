@@ -125,7 +125,7 @@ AgentProcess::AgentProcess(std::vector<std::string> extra_args, Role role,
       args_.insert(args_.begin() + 2, {"-server", "-client", "-rpc-port", "0"});
       break;
     case Role::kServer:
-      args_.insert(args_.begin() + 2, {"-server", "-rpc-port", "0"});
+      args_.insert(args_.begin() + 2, {"-server", "-bootstrap-expect", "1", "-rpc-port", "0"});
       break;
     case Role::kClient:
       args_.insert(args_.begin() + 2, "-client");
