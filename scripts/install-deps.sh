@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev
   curl procps util-linux
+  etcd-server
 )
 
 missing=()
