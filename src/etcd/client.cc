@@ -44,11 +44,11 @@ Client::Client(std::vector<std::string> endpoints, ClientOptions options) : opti
     endpoints_.push_back(WithoutScheme(std::move(e)));
 }
 
-asio::awaitable<absl::StatusOr<std::string>> Client::Call(std::string path, std::string body) {
+asio::awaitable<absl::StatusOr<std::string>> Client::Call(std::string_view path, std::string body) {
   absl::Status last = absl::UnavailableError("etcd: no endpoint");
   for (size_t tried = 0; tried < endpoints_.size(); ++tried) {
     const size_t i = (current_ + tried) % endpoints_.size();
-    rpc::HttpCall call{.method = "POST", .target = path, .body = body};
+    rpc::HttpCall call{.method = "POST", .target = std::string(path), .body = body};
     absl::StatusOr<rpc::HttpReply> reply = co_await rpc::SendHttp(
         endpoints_[i], std::move(call), options_.call_timeout, options_.limits);
     if (!reply.ok()) {

@@ -140,8 +140,9 @@ class Client {
   const std::string& current_endpoint() const { return endpoints_[current_]; }
 
  private:
-  // POSTs `body` to `path` (a /v3 path) and returns the answer's JSON text.
-  asio::awaitable<absl::StatusOr<std::string>> Call(std::string path, std::string body);
+  // POSTs `body` to `path` (a /v3 path: a literal, so the view outlives the call) and
+  // returns the answer's JSON text.
+  asio::awaitable<absl::StatusOr<std::string>> Call(std::string_view path, std::string body);
 
   std::vector<std::string> endpoints_;
   size_t current_ = 0;
