@@ -159,6 +159,7 @@ asio::awaitable<absl::StatusOr<std::unique_ptr<Watch>>> Client::WatchRange(
     auto first = co_await watch->Next();
     if (!first.ok())
       co_return first.status();
+    watch->created_at_ = first->revision;
     co_return watch;
   }
   co_return last;

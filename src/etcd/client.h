@@ -160,6 +160,8 @@ class Watch {
   // compacted revision when the start was compacted; Unavailable when the stream broke
   // (watch again from the last revision seen + 1); Cancelled when etcd cancelled it.
   asio::awaitable<absl::StatusOr<WatchResponse>> Next();
+  // etcd's revision when it created the watch.
+  int64_t created_at() const { return created_at_; }
 
  private:
   friend class Client;
@@ -168,6 +170,7 @@ class Watch {
   std::unique_ptr<rpc::HttpStream> stream_;
   std::string buffer_;  // what came after the last whole message
   size_t max_message_bytes_;
+  int64_t created_at_ = 0;
 };
 
 }  // namespace drover::etcd

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +12,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-
-extern char** environ;
 
 namespace drover::testing {
 
@@ -107,14 +105,22 @@ bool EtcdProcess::Start() {
   for (std::string& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
   const std::string log = (dir_.path() / "etcd.log").string();
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
+  const pid_t parent = getpid();
+  // fork/exec rather than posix_spawn: the child asks to be killed with the test
+  // process, so a test that crashes leaves no etcd behind.
+  pid_ = fork();
+  if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(1);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+      _exit(1);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (pid_ < 0) {
     pid_ = -1;
     return false;
   }
