@@ -138,6 +138,11 @@ asio::awaitable<absl::Status> Client::SendNodeEvents() {
   std::vector<model::NodeEvent> events(pending_events_.begin(), pending_events_.end());
   const size_t sent = events.size();
   absl::Status s = co_await rpc_.EmitNodeEvents(node_.id, std::move(events));
+  if (absl::IsInvalidArgument(s)) {
+    // Refused as they are: sending them again would be refused again.
+    DROVER_LOG_WARN("client: the servers refused {} node events: {}", sent, s.ToString());
+    s = absl::OkStatus();
+  }
   if (s.ok()) {
     // Events queued meanwhile stay for the next heartbeat.
     pending_events_.erase(pending_events_.begin(),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "client/client_test_util.h"
+#include "client/fingerprint/fingerprint.h"
 #include "common/event.h"
 #include "common/mounts.h"
 #include "drivers/mock/mock_driver.h"
@@ -56,6 +57,11 @@ class FakeRpc final : public ServerRpc {
       --fail_events;
       co_return absl::UnavailableError("no leader");
     }
+    if (refuse_events > 0) {
+      --refuse_events;
+      ++refused_events;
+      co_return absl::InvalidArgumentError("node event message longer than 1024 bytes");
+    }
     events.insert(events.end(), got.begin(), got.end());
     co_return absl::OkStatus();
   }
@@ -80,7 +86,9 @@ class FakeRpc final : public ServerRpc {
   int failed_registrations = 0;
   int heartbeats = 0;
   std::vector<model::NodeEvent> events;
-  int fail_events = 0;  // the next this many calls fail
+  int fail_events = 0;    // the next this many calls fail
+  int refuse_events = 0;  // the next this many calls are refused as bad input
+  int refused_events = 0;
   std::map<std::string, model::AllocClientUpdate> latest;
   std::map<std::string, int> updates_of;  // updates received per alloc
   std::map<std::string, absl::StatusOr<model::PrevAllocInfo>> previous;  // by new alloc
@@ -384,6 +392,27 @@ TEST_F(ClientTest, NodeEventsTheServersDidNotTakeAreSentAgain) {
   driver_.SetHealth(true, "");
   ASSERT_TRUE(RunUntil([&] { return rpc_.events.size() == 2; }));
   EXPECT_EQ(rpc_.events[1].message, "Driver mock_driver is healthy");
+}
+
+// Events the servers refuse as bad input are dropped, not sent forever; a message is
+// plain ASCII within the servers' bound.
+TEST_F(ClientTest, NodeEventsTheServersRefuseAreDropped) {
+  StartClient();
+  rpc_.refuse_events = 1;
+  driver_.SetHealth(false, "caf\xc3\xa9 " + std::string(2000, 'x'));
+  ASSERT_TRUE(RunUntil([&] { return rpc_.refused_events == 1; }));
+  driver_.SetHealth(true, "");
+  ASSERT_TRUE(RunUntil([&] { return rpc_.events.size() == 1; }));
+  EXPECT_EQ(rpc_.events[0].message, "Driver mock_driver is healthy");
+  const auto events = fingerprint::DriverHealthEvents(
+      {{"d", model::DriverInfo{.detected = true, .healthy = true}}},
+      {{"d", model::DriverInfo{.detected = true,
+                               .healthy = false,
+                               .health_description = "caf\xc3\xa9 " + std::string(2000, 'x')}}},
+      common::Time{});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].message.size(), model::kMaxNodeEventMessageBytes);
+  EXPECT_EQ(events[0].message.substr(0, 6), "caf?? ");
 }
 
 // The same for a device change, which the client sends at once (DeviceWatch).

@@ -44,26 +44,39 @@ Client::Client(std::vector<std::string> endpoints, ClientOptions options) : opti
     endpoints_.push_back(WithoutScheme(std::move(e)));
 }
 
-asio::awaitable<absl::StatusOr<std::string>> Client::Call(std::string_view path, std::string body) {
+asio::awaitable<absl::StatusOr<std::string>> Client::Call(std::string_view path, std::string body,
+                                                          Retry retry) {
   absl::Status last = absl::UnavailableError("etcd: no endpoint");
+  const size_t start = current_;
   for (size_t tried = 0; tried < endpoints_.size(); ++tried) {
-    const size_t i = (current_ + tried) % endpoints_.size();
+    const size_t i = (start + tried) % endpoints_.size();
     rpc::HttpCall call{.method = "POST", .target = std::string(path), .body = body};
     absl::StatusOr<rpc::HttpReply> reply = co_await rpc::SendHttp(
         endpoints_[i], std::move(call), options_.call_timeout, options_.limits);
+    absl::Status failed;
     if (!reply.ok()) {
-      // Unreachable or broken off: the next endpoint may answer. Anything else (the
-      // caller cancelled, an answer too large) is final.
+      // The caller cancelled, or an answer too large: final.
       if (!absl::IsUnavailable(reply.status()) && !absl::IsDeadlineExceeded(reply.status()))
         co_return reply.status();
-      last = absl::UnavailableError("etcd at " + endpoints_[i] + ": " +
-                                    std::string(reply.status().message()));
-      continue;
+      failed = absl::UnavailableError("etcd at " + endpoints_[i] + ": " +
+                                      std::string(reply.status().message()));
+    } else if (reply->status != 200) {
+      failed = wire::DecodeError(reply->status, reply->body);
+      // Only a member that cannot serve now ("leader changed", no leader) is worth
+      // passing over; any other refusal is the answer.
+      if (!absl::IsUnavailable(failed))
+        co_return failed;
+    } else {
+      current_ = i;
+      co_return std::move(reply->body);
     }
-    current_ = i;
-    if (reply->status != 200)
-      co_return wire::DecodeError(reply->status, reply->body);
-    co_return std::move(reply->body);
+    // The next call starts with the next endpoint. A write is not sent again: it may
+    // have been applied (a compare-and-swap would then fail on the retry as if it had
+    // lost), so its caller decides.
+    current_ = (i + 1) % endpoints_.size();
+    last = failed;
+    if (retry == Retry::kNo)
+      break;
   }
   co_return last;
 }
@@ -77,14 +90,14 @@ asio::awaitable<absl::StatusOr<RangeResponse>> Client::Range(RangeRequest reques
 
 asio::awaitable<absl::StatusOr<int64_t>> Client::Put(std::string key, std::string value,
                                                      int64_t lease) {
-  auto body = co_await Call("/v3/kv/put", wire::EncodePut(key, value, lease));
+  auto body = co_await Call("/v3/kv/put", wire::EncodePut(key, value, lease), Retry::kNo);
   if (!body.ok())
     co_return body.status();
   co_return wire::DecodeRevision(*body);
 }
 
 asio::awaitable<absl::StatusOr<int64_t>> Client::Delete(std::string key, std::string range_end) {
-  auto body = co_await Call("/v3/kv/deleterange", wire::EncodeDelete(key, range_end));
+  auto body = co_await Call("/v3/kv/deleterange", wire::EncodeDelete(key, range_end), Retry::kNo);
   if (!body.ok())
     co_return body.status();
   co_return wire::DecodeDeleted(*body);
@@ -93,7 +106,7 @@ asio::awaitable<absl::StatusOr<int64_t>> Client::Delete(std::string key, std::st
 asio::awaitable<absl::StatusOr<TxnResponse>> Client::Txn(std::vector<Compare> compare,
                                                          std::vector<Op> success,
                                                          std::vector<Op> failure) {
-  auto body = co_await Call("/v3/kv/txn", wire::EncodeTxn(compare, success, failure));
+  auto body = co_await Call("/v3/kv/txn", wire::EncodeTxn(compare, success, failure), Retry::kNo);
   if (!body.ok())
     co_return body.status();
   co_return wire::DecodeTxn(*body);
@@ -105,7 +118,7 @@ asio::awaitable<absl::Status> Client::Compact(int64_t revision) {
 }
 
 asio::awaitable<absl::StatusOr<Lease>> Client::GrantLease(int64_t ttl_seconds) {
-  auto body = co_await Call("/v3/lease/grant", wire::EncodeLeaseGrant(ttl_seconds));
+  auto body = co_await Call("/v3/lease/grant", wire::EncodeLeaseGrant(ttl_seconds), Retry::kNo);
   if (!body.ok())
     co_return body.status();
   co_return wire::DecodeLeaseGrant(*body);
@@ -126,10 +139,14 @@ asio::awaitable<absl::Status> Client::RevokeLease(int64_t lease_id) {
 asio::awaitable<absl::StatusOr<std::unique_ptr<Watch>>> Client::WatchRange(
     std::string key, std::string range_end, int64_t start_revision, common::Duration idle_timeout) {
   absl::Status last = absl::UnavailableError("etcd: no endpoint");
+  const size_t start = current_;
   for (size_t tried = 0; tried < endpoints_.size(); ++tried) {
-    const size_t i = (current_ + tried) % endpoints_.size();
+    const size_t i = (start + tried) % endpoints_.size();
+    // A member cut off from its cluster's leader cancels the watch rather than go
+    // quiet (gRPC metadata "hasleader", through the gateway).
     rpc::HttpCall call{.method = "POST",
                        .target = "/v3/watch",
+                       .headers = {{"Grpc-Metadata-hasleader", "true"}},
                        .body = wire::EncodeWatchCreate(key, range_end, start_revision)};
     auto stream = co_await rpc::HttpStream::Open(endpoints_[i], std::move(call),
                                                  options_.call_timeout, options_.limits);
@@ -155,11 +172,13 @@ asio::awaitable<absl::StatusOr<std::unique_ptr<Watch>>> Client::WatchRange(
     auto watch =
         std::unique_ptr<Watch>(new Watch(*std::move(stream), options_.limits.max_body_bytes));
     // The first message acknowledges the watch, or says why it could not start (a
-    // compacted start revision).
-    auto first = co_await watch->Next();
+    // compacted start revision). Events that came with it are kept for Next.
+    auto first = co_await watch->NextMessage();
     if (!first.ok())
       co_return first.status();
-    watch->created_at_ = first->revision;
+    watch->created_at_ = first->response.revision;
+    if (!first->created || !first->response.events.empty())
+      watch->pending_ = std::move(first->response);
     co_return watch;
   }
   co_return last;
@@ -171,17 +190,29 @@ Watch::Watch(std::unique_ptr<rpc::HttpStream> stream, size_t max_message_bytes)
 Watch::~Watch() = default;
 
 asio::awaitable<absl::StatusOr<WatchResponse>> Watch::Next() {
+  if (pending_) {
+    WatchResponse r = *std::move(pending_);
+    pending_.reset();
+    co_return r;
+  }
+  auto message = co_await NextMessage();
+  if (!message.ok())
+    co_return message.status();
+  co_return std::move(message->response);
+}
+
+asio::awaitable<absl::StatusOr<Watch::Message>> Watch::NextMessage() {
   for (;;) {
     const size_t nl = buffer_.find('\n');
     if (nl != std::string::npos) {
-      std::string message = buffer_.substr(0, nl);
+      std::string text = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      if (message.find_first_not_of(" \r\t") == std::string::npos)
+      if (text.find_first_not_of(" \r\t") == std::string::npos)
         continue;
-      auto decoded = wire::DecodeWatchMessage(message);
+      auto decoded = wire::DecodeWatchMessage(text);
       if (!decoded.ok())
         co_return decoded.status();
-      co_return std::move(decoded->response);
+      co_return Message{decoded->created, std::move(decoded->response)};
     }
     if (buffer_.size() > max_message_bytes_)
       co_return absl::ResourceExhaustedError("etcd watch message larger than the limit");

@@ -3,13 +3,17 @@
 // values are bytes; the gateway's base64 and its int64-as-string encoding stay in here.
 //
 // Coroutines on the caller's control loop. Every call goes to the endpoint that
-// answered last and fails over to the others when one cannot be reached. What etcd sends
+// answered last. Reads, watches, keepalives and revocations fail over to the others
+// when one cannot be reached or cannot serve; writes (put, delete, transactions, lease
+// grants) are not sent twice: they fail with Unavailable, and the next call starts with
+// the next endpoint. What etcd sends
 // back is bounded (ClientOptions::limits); its errors keep their gRPC code, which
 // absl::StatusCode shares (a compacted revision is OutOfRange, a failed lease NotFound).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -140,9 +144,13 @@ class Client {
   const std::string& current_endpoint() const { return endpoints_[current_]; }
 
  private:
+  // Whether a call that failed on one endpoint is sent to the next: reads and
+  // idempotent writes are; writes that may have been applied are not.
+  enum class Retry { kYes, kNo };
   // POSTs `body` to `path` (a /v3 path: a literal, so the view outlives the call) and
   // returns the answer's JSON text.
-  asio::awaitable<absl::StatusOr<std::string>> Call(std::string_view path, std::string body);
+  asio::awaitable<absl::StatusOr<std::string>> Call(std::string_view path, std::string body,
+                                                    Retry retry = Retry::kYes);
 
   std::vector<std::string> endpoints_;
   size_t current_ = 0;
@@ -168,9 +176,17 @@ class Watch {
   Watch(std::unique_ptr<rpc::HttpStream> stream, size_t max_message_bytes);
 
   std::unique_ptr<rpc::HttpStream> stream_;
+  // The next whole message of the stream; `created` for the watch's acknowledgement.
+  struct Message {
+    bool created = false;
+    WatchResponse response;
+  };
+  asio::awaitable<absl::StatusOr<Message>> NextMessage();
+
   std::string buffer_;  // what came after the last whole message
   size_t max_message_bytes_;
   int64_t created_at_ = 0;
+  std::optional<WatchResponse> pending_;  // events that came with the first message
 };
 
 }  // namespace drover::etcd

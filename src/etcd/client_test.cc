@@ -150,10 +150,17 @@ TEST_F(EtcdClientTest, AWatchSeesEveryChangeInOrderAndACompactedStartIsOutOfRang
       absl::IsOutOfRange(Run(client_.Range({.key = "jobs/a", .revision = *start})).status()));
 }
 
-TEST_F(EtcdClientTest, ClientsFailOverToAnEndpointThatAnswers) {
+TEST_F(EtcdClientTest, ReadsFailOverAndWritesAreNotSentTwice) {
   Client client({"127.0.0.1:1", etcd_.endpoint()}, ClientOptions{.call_timeout = 2s});
-  ASSERT_TRUE(Run(client.Put("k", "v")).ok());
+  ASSERT_TRUE(Run(client.Range({.key = "k"})).ok());
   EXPECT_EQ(client.current_endpoint(), etcd_.endpoint());
+  // A write that fails is the caller's to retry (it may have been applied); the next
+  // call goes to the next endpoint.
+  Client writer({"127.0.0.1:1", etcd_.endpoint()}, ClientOptions{.call_timeout = 2s});
+  absl::Status first = Run(writer.Put("k", "v")).status();
+  EXPECT_TRUE(absl::IsUnavailable(first)) << first;
+  EXPECT_NE(first.message().find("127.0.0.1:1"), std::string::npos) << first;
+  ASSERT_TRUE(Run(writer.Put("k", "v")).ok());
   Client nowhere({"127.0.0.1:1"}, ClientOptions{.call_timeout = 2s});
   absl::Status s = Run(nowhere.Put("k", "v")).status();
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;

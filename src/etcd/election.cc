@@ -21,6 +21,9 @@ Election::Election(Client& client, common::Clock& clock, std::string key, std::s
       ttl_seconds_(lease_ttl_seconds) {}
 
 asio::awaitable<absl::StatusOr<std::optional<Term>>> Election::TryOnce(int64_t& seen_revision) {
+  // The lease lives at most TTL from when it was asked for: a bound that holds whatever
+  // the answer's delay.
+  const common::Time asked = clock_.Now();
   auto lease = co_await client_.GrantLease(ttl_seconds_);
   if (!lease.ok())
     co_return lease.status();
@@ -40,11 +43,14 @@ asio::awaitable<absl::StatusOr<std::optional<Term>>> Election::TryOnce(int64_t& 
   }
   if (txn->ranges.empty() || txn->ranges[0].kvs.empty())
     co_return absl::InternalError("etcd: the leader key vanished in its own transaction");
-  co_return std::optional<Term>(Term{lease->id, txn->ranges[0].kvs[0].create_revision});
+  co_return std::optional<Term>(Term{.lease_id = lease->id,
+                                     .revision = txn->ranges[0].kvs[0].create_revision,
+                                     .valid_until = asked + std::chrono::seconds(ttl_seconds_)});
 }
 
 asio::awaitable<absl::Status> Election::WaitForVacancy(int64_t revision) {
-  auto watch = co_await client_.WatchRange(key_, "", revision + 1);
+  std::string key_only;  // named, not a temporary inside co_await
+  auto watch = co_await client_.WatchRange(key_, std::move(key_only), revision + 1);
   if (!watch.ok())
     co_return watch.status();
   for (;;) {
@@ -68,12 +74,15 @@ asio::awaitable<absl::StatusOr<Term>> Election::Campaign() {
     if (attempt.ok()) {
       if (attempt->has_value())
         co_return **attempt;
-      // Someone leads: wait until the key goes. A broken watch just tries again.
+      // Someone leads: wait until the key goes. However the watch ends (a member
+      // going away, a compaction), try again: only this candidate's own attempt can
+      // fail for good.
       s = co_await WaitForVacancy(seen);
-      if (s.ok() || absl::IsOutOfRange(s)) {
+      if (s.ok()) {
         backoff = std::chrono::milliseconds(100);
         continue;
       }
+      s = absl::UnavailableError(s.message());
     }
     if (!absl::IsUnavailable(s))
       co_return s;
@@ -83,24 +92,33 @@ asio::awaitable<absl::StatusOr<Term>> Election::Campaign() {
 }
 
 asio::awaitable<absl::Status> Election::Hold(Term term) {
+  using namespace asio::experimental::awaitable_operators;  // NOLINT
   const common::Duration ttl = std::chrono::seconds(ttl_seconds_);
   const common::Duration period =
       std::max<common::Duration>(ttl / 3, std::chrono::milliseconds(100));
-  common::Time last_refresh = clock_.Now();
+  // The lease is known to live until `valid_until`: TTL from when the last refresh that
+  // succeeded was sent. Past it, this candidate no longer counts itself leader, whether
+  // or not a refresh is still on its way.
+  common::Time valid_until = term.valid_until;
   for (;;) {
-    co_await clock_.Sleep(period);
-    auto refreshed = co_await client_.KeepAlive(term.lease_id);
+    co_await clock_.Sleep(std::min(
+        period, std::max<common::Duration>(valid_until - clock_.Now(), common::Duration(0))));
+    const common::Time sent = clock_.Now();
+    if (sent >= valid_until)
+      co_return absl::AbortedError("leadership lost: the lease could not be refreshed in time");
+    auto refresh = client_.KeepAlive(term.lease_id);
+    auto expiry = clock_.Sleep(valid_until - sent);
+    auto r = co_await (std::move(refresh) || std::move(expiry));
+    if (r.index() == 1)
+      co_return absl::AbortedError("leadership lost: the lease could not be refreshed in time");
+    const absl::StatusOr<int64_t>& refreshed = std::get<0>(r);
     if (refreshed.ok()) {
-      last_refresh = clock_.Now();
+      valid_until = sent + std::chrono::seconds(*refreshed);
       continue;
     }
     if (absl::IsNotFound(refreshed.status()))
       co_return absl::AbortedError("leadership lost: the lease expired");
-    if (clock_.Now() - last_refresh >= ttl) {
-      co_return absl::AbortedError("leadership lost: the lease could not be refreshed for " +
-                                   std::to_string(ttl_seconds_) + " s (" +
-                                   std::string(refreshed.status().message()) + ")");
-    }
+    // Unreachable for now: try again while the lease is known to live.
   }
 }
 

@@ -24,6 +24,9 @@ namespace drover::etcd {
 struct Term {
   int64_t lease_id = 0;
   int64_t revision = 0;  // the create revision of the leader key: unique per term
+  // Until when the lease surely lives (TTL from when it was asked for). Hold moves it
+  // forward with each refresh.
+  common::Time valid_until{};
 };
 
 // The comparison that fences a write by `term`'s leader.
@@ -40,7 +43,9 @@ class Election {
   // (retried with backoff, from 100 ms doubling to the TTL) end it.
   asio::awaitable<absl::StatusOr<Term>> Campaign();
   // Keeps the term's lease alive until leadership is lost (the Status says how) or the
-  // caller cancels it. Refreshes every third of the TTL.
+  // caller cancels it. Refreshes every third of the TTL; leadership counts as lost once
+  // no refresh succeeded within the TTL of the last one sent, even if etcd might still
+  // hold the lease (writes are fenced either way).
   asio::awaitable<absl::Status> Hold(Term term);
   // Gives up the term at once: the key goes with the lease.
   asio::awaitable<absl::Status> Resign(Term term);

@@ -8,7 +8,10 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 
 Mirror::Mirror(asio::any_io_executor executor, Client& client, common::Clock& clock,
                std::string prefix)
-    : client_(client), clock_(clock), prefix_(std::move(prefix)), advanced_(executor) {}
+    : client_(client),
+      clock_(clock),
+      prefix_(std::move(prefix)),
+      advanced_(executor, asio::steady_timer::time_point::max()) {}
 
 void Mirror::Publish(std::vector<Change> changes, int64_t revision) {
   for (const Change& c : changes) {
@@ -20,7 +23,7 @@ void Mirror::Publish(std::vector<Change> changes, int64_t revision) {
   for (const Listener& l : listeners_)
     l(changes, revision);
   revision_ = std::max(revision_, revision);
-  advanced_.Notify();
+  advanced_.cancel();  // wakes every waiter; its expiry stays "never"
 }
 
 asio::awaitable<absl::Status> Mirror::Load() {
@@ -67,7 +70,10 @@ asio::awaitable<absl::Status> Mirror::Follow() {
     if (!next.ok())
       co_return next.status();
     std::vector<Change> changes;
-    int64_t revision = next->revision;
+    // With events, the copy reaches the last event's revision, not the header's: a
+    // watch catching up sends older events under the store's current revision. A
+    // message without events (progress) moves it to the header's.
+    int64_t revision = next->events.empty() ? next->revision : 0;
     for (WatchEvent& e : next->events) {
       revision = std::max(revision, e.kv.mod_revision);
       if (e.type == WatchEvent::Type::kPut)
@@ -119,7 +125,8 @@ asio::awaitable<bool> Mirror::WaitFor(int64_t revision, common::Duration max_wai
     const common::Time now = clock_.Now();
     if (now >= deadline)
       co_return false;
-    co_await (advanced_.Wait() || clock_.Sleep(deadline - now));
+    co_await (advanced_.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+              clock_.Sleep(deadline - now));
   }
   co_return true;
 }

@@ -24,7 +24,6 @@
 
 #include "common/asio.h"
 #include "common/clock.h"
-#include "common/event.h"
 #include "etcd/client.h"
 
 namespace drover::etcd {
@@ -72,7 +71,8 @@ class Mirror {
   int64_t revision_ = 0;
   int reloads_ = 0;
   std::vector<Listener> listeners_;
-  common::Notifier advanced_;
+  // Never expires; cancelled to wake every WaitFor when the revision moves.
+  asio::steady_timer advanced_;
 };
 
 }  // namespace drover::etcd

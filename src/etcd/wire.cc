@@ -366,7 +366,10 @@ absl::Status DecodeError(int http_status, std::string_view body) {
     const Json* e = &*j;
     if (auto inner = j->find("error"); inner != j->end() && inner->is_object())
       e = &*inner;
+    // Unary answers say "code"; errors inside a stream (watch, keepalive) "grpc_code".
     auto code = e->find("code");
+    if (code == e->end())
+      code = e->find("grpc_code");
     auto message = e->find("message");
     if (code != e->end() && code->is_number_integer() && message != e->end() &&
         message->is_string()) {

@@ -47,6 +47,12 @@ TEST(EtcdWireTest, MalformedAnswersAndErrorsAreStatuses) {
       "message":"etcdserver: mvcc: required revision has been compacted"})");
   EXPECT_TRUE(absl::IsOutOfRange(compacted)) << compacted;
   EXPECT_TRUE(absl::IsUnknown(DecodeError(502, "<html>bad gateway</html>")));
+  // Inside a stream the gateway says grpc_code.
+  absl::Status in_stream = DecodeWatchMessage(
+                               R"({"error":{"grpc_code":14,"http_code":503,
+      "message":"transport is closing","http_status":"Service Unavailable"}})")
+                               .status();
+  EXPECT_TRUE(absl::IsUnavailable(in_stream)) << in_stream;
   auto canceled =
       DecodeWatchMessage(R"({"result":{"header":{},"compact_revision":"12","canceled":true}})");
   EXPECT_TRUE(absl::IsOutOfRange(canceled.status()));

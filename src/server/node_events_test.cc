@@ -22,7 +22,8 @@ class NodeEventsTest : public ::testing::Test {
   // The messages of the node's events, oldest first.
   std::vector<std::string> Messages(const std::string& node_id) {
     std::vector<std::string> out;
-    for (const model::NodeEvent& e : server_.state().GetNode(node_id)->events)
+    const NodePtr node = server_.state().GetNode(node_id);
+    for (const model::NodeEvent& e : node->events)
       out.push_back(e.message);
     return out;
   }

@@ -226,6 +226,12 @@ std::vector<model::NodeEvent> DriverHealthEvents(
                  : info.healthy ? "healthy"
                                 : "unhealthy");
     }
+    // Plain ASCII, cut to the servers' bound: a byte that JSON would replace (or a
+    // character cut in half) could make the message longer than the bound on arrival.
+    for (char& c : message) {
+      if (static_cast<unsigned char>(c) >= 0x80)
+        c = '?';
+    }
     message.resize(std::min(message.size(), model::kMaxNodeEventMessageBytes));
     out.push_back(model::NodeEvent{.message = std::move(message),
                                    .subsystem = model::kNodeEventDriver,

@@ -36,8 +36,8 @@ bool ApplyDriverFingerprints(model::Node& n,
 
 // The node events (subsystem Driver, detail "driver") for drivers whose detection or
 // health differs between `before` and `after`; a driver seen for the first time makes
-// none. The message is the driver's health description, cut to
-// model::kMaxNodeEventMessageBytes.
+// none. The message is the driver's health description in ASCII (other bytes become
+// '?'), cut to model::kMaxNodeEventMessageBytes.
 std::vector<model::NodeEvent> DriverHealthEvents(
     const std::map<std::string, model::DriverInfo>& before,
     const std::map<std::string, model::DriverInfo>& after, common::Time now);
