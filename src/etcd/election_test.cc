@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/await.h"
 #include "testing/etcd_process.h"
 #include "testing/test_util.h"
 
@@ -18,13 +19,7 @@ class ElectionTest : public ::testing::Test {
 
   template <typename T>
   T Run(asio::awaitable<T> work) {
-    std::optional<T> out;
-    asio::co_spawn(
-        io_, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(work)); },
-        asio::detached);
-    EXPECT_TRUE(drover::testing::RunUntil(
-        io_, [&] { return out.has_value(); }, 20s));
-    return std::move(*out);
+    return drover::testing::Await(io_, std::move(work));
   }
   // A write fenced by `term`: whether it was made.
   bool FencedWrite(const Term& term, const std::string& value) {
