@@ -10,7 +10,7 @@ PACKAGES=(
   liblmdb-dev libzstd-dev nlohmann-json3-dev libabsl-dev libxxhash-dev libre2-dev
   libspdlog-dev libfmt-dev libcli11-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang-format clang-tidy clang libclang-rt-14-dev
+  clang-format clang-tidy clang libclang-rt-14-dev lld
   curl procps util-linux
   etcd-server
 )
