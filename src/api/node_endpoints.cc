@@ -143,29 +143,29 @@ Response Refused(const Request& req, const absl::Status& status) {
 
 // PUT /v1/node/:id/eligibility and /drain.
 void RegisterNodeWriteRoutes(Router& router, ApiContext& ctx) {
-  router.Add({"PUT", "POST"}, "/v1/node/:id/eligibility",
-             [&ctx](Request& req) -> asio::awaitable<Response> {
-               absl::StatusOr<codec::Json> body =
-                   req.body.size() > kMaxEligibilityBody
-                       ? absl::StatusOr<codec::Json>(absl::InvalidArgumentError("too large"))
-                       : codec::ParseJson(req.body);
-               if (!body.ok() || !body->is_object())
-                 co_return Refused(req, absl::InvalidArgumentError(
-                                            "Failed to decode request body: expected a JSON "
-                                            "object with Eligibility"));
-               auto it = body->find("Eligibility");
-               if (it == body->end() || !it->is_string())
-                 co_return Refused(req, absl::InvalidArgumentError(
-                                            "missing Eligibility: \"eligible\" or "
-                                            "\"ineligible\""));
-               std::string node_id = req.Param("id");
-               std::string eligibility = it->get<std::string>();
-               auto resp = co_await ctx.server->SetNodeEligibilityDurably(std::move(node_id),
-                                                                          std::move(eligibility));
-               if (!resp.ok())
-                 co_return Refused(req, resp.status());
-               co_return NodeUpdateResponse(req, *resp);
-             });
+  router.Add(
+      {"PUT", "POST"}, "/v1/node/:id/eligibility",
+      [&ctx](Request& req) -> asio::awaitable<Response> {
+        absl::StatusOr<codec::Json> body =
+            req.body.size() > kMaxEligibilityBody
+                ? absl::StatusOr<codec::Json>(absl::InvalidArgumentError("too large"))
+                : codec::ParseJson(req.body);
+        if (!body.ok() || !body->is_object())
+          co_return Refused(
+              req, absl::InvalidArgumentError("Failed to decode request body: expected a JSON "
+                                              "object with Eligibility"));
+        auto it = body->find("Eligibility");
+        if (it == body->end() || !it->is_string())
+          co_return Refused(req, absl::InvalidArgumentError("missing Eligibility: \"eligible\" or "
+                                                            "\"ineligible\""));
+        std::string node_id = req.Param("id");
+        std::string eligibility = it->get<std::string>();
+        auto resp = co_await ctx.server->SetNodeEligibilityDurably(std::move(node_id),
+                                                                   std::move(eligibility));
+        if (!resp.ok())
+          co_return Refused(req, resp.status());
+        co_return NodeUpdateResponse(req, *resp);
+      });
   router.Add({"PUT", "POST"}, "/v1/node/:id/drain",
              [&ctx](Request& req) -> asio::awaitable<Response> {
                absl::StatusOr<DrainBody> body = DecodeDrainBody(req.body);

@@ -245,9 +245,9 @@ TEST(HeartbeatTtlTest, GrowsWithTheNodeCountToKeepTheRate) {
   asio::io_context io;
   asio::thread_pool pool{1};
   common::FakeClock clock;
-  Server server{io.get_executor(), pool, clock,
-                ServerConfig{.min_heartbeat_ttl = std::chrono::seconds(10),
-                             .max_heartbeats_per_second = 10}};
+  Server server{
+      io.get_executor(), pool, clock,
+      ServerConfig{.min_heartbeat_ttl = std::chrono::seconds(10), .max_heartbeats_per_second = 10}};
   common::Duration first{0};
   for (int i = 0; i < 500; ++i) {
     auto ttl = server.RegisterNode(test::MakeNode("n" + std::to_string(i)));
