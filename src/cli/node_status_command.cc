@@ -140,6 +140,41 @@ std::string DeviceTable(const model::Node& node) {
   return FormatList(rows);
 }
 
+// The running allocations of a node's allocation list, for the resource totals (best
+// effort: a malformed allocation only drops out of them).
+std::vector<model::Allocation> RunningAllocs(const codec::Json& allocs_json) {
+  std::vector<model::Allocation> running;
+  if (!allocs_json.is_array())
+    return running;
+  for (const auto& item : allocs_json) {
+    if (JsonString(item, "ClientStatus") != model::kClientRunning)
+      continue;
+    if (absl::StatusOr<model::Allocation> alloc = codec::AllocationFromJson(item); alloc.ok())
+      running.push_back(std::move(*alloc));
+  }
+  return running;
+}
+
+// "Host Resource Utilization" (and the full host stats with -stats), then the devices'.
+void ShowHostUtilization(const model::Node& node, const codec::Json& host_stats, bool full,
+                         Ui& ui) {
+  uint64_t total_mhz = 0;
+  if (auto it = node.attributes.find("cpu.totalcompute"); it != node.attributes.end())
+    total_mhz = std::strtoull(it->second.c_str(), nullptr, 10);
+  ui.Output("\nHost Resource Utilization");
+  ui.Output(FormatHostUtilization(host_stats, total_mhz));
+  if (full) {
+    ui.Output("");
+    ui.Output(FormatHostStats(host_stats));
+  }
+  if (const codec::Json* devices = JsonMember(host_stats, "DeviceStats"); devices != nullptr) {
+    if (std::vector<std::string> rows = DeviceStatRows(*devices); !rows.empty()) {
+      ui.Output("\nDevice Resource Utilization");
+      ui.Output(FormatKV(rows));
+    }
+  }
+}
+
 int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_t id_length) {
   std::optional<std::string> node_id =
       LookupNodeId(client, ui, options.id, options.verbose, id_length);
@@ -163,18 +198,7 @@ int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_
     ui.Error(absl::StrCat("Error querying node allocations: ", allocs_json.status().message()));
     return kExitError;
   }
-  std::vector<model::Allocation> running;
-  if (allocs_json->is_array()) {
-    for (const auto& item : *allocs_json) {
-      if (JsonString(item, "ClientStatus") != model::kClientRunning) {
-        continue;
-      }
-      // Resource totals are best effort; a malformed alloc only drops out of them.
-      if (absl::StatusOr<model::Allocation> alloc = codec::AllocationFromJson(item); alloc.ok()) {
-        running.push_back(std::move(*alloc));
-      }
-    }
-  }
+  const std::vector<model::Allocation> running = RunningAllocs(*allocs_json);
 
   std::vector<std::string> basic = {
       absl::StrCat("ID|", node->id),
@@ -208,23 +232,8 @@ int ShowNode(const NodeStatusOptions& options, HttpClient& client, Ui& ui, size_
 
   ui.Output("\nAllocated Resources");
   ui.Output(AllocatedResources(*node, running));
-  if (host_stats.ok() && JsonMember(*host_stats, "Memory") != nullptr) {
-    uint64_t total_mhz = 0;
-    if (auto it = node->attributes.find("cpu.totalcompute"); it != node->attributes.end())
-      total_mhz = std::strtoull(it->second.c_str(), nullptr, 10);
-    ui.Output("\nHost Resource Utilization");
-    ui.Output(FormatHostUtilization(*host_stats, total_mhz));
-    if (options.stats) {
-      ui.Output("");
-      ui.Output(FormatHostStats(*host_stats));
-    }
-    if (const codec::Json* devices = JsonMember(*host_stats, "DeviceStats"); devices != nullptr) {
-      if (std::vector<std::string> rows = DeviceStatRows(*devices); !rows.empty()) {
-        ui.Output("\nDevice Resource Utilization");
-        ui.Output(FormatKV(rows));
-      }
-    }
-  }
+  if (host_stats.ok() && JsonMember(*host_stats, "Memory") != nullptr)
+    ShowHostUtilization(*node, *host_stats, options.stats, ui);
   if (options.verbose && !node->node_resources.devices.empty()) {
     ui.Output("\nDevices");
     ui.Output(DeviceTable(*node));
