@@ -13,6 +13,30 @@
 
 namespace drover::cli {
 
+namespace {
+
+// -bootstrap-expect: 1, on a server; several servers come with the HA issue.
+absl::Status CheckBootstrapExpect(const AgentOptions& options, const agent::AgentConfig& config) {
+  if (options.bootstrap_expect == -1)
+    return absl::OkStatus();
+  if (!config.server_enabled || options.dev) {
+    return absl::InvalidArgumentError(
+        "-bootstrap-expect is for a server agent (-server); -dev bootstraps itself");
+  }
+  if (options.bootstrap_expect < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid -bootstrap-expect ", options.bootstrap_expect, ": must be 1"));
+  }
+  if (options.bootstrap_expect > 1) {
+    return absl::InvalidArgumentError(
+        "-bootstrap-expect above 1: clusters of several servers are not supported by Drover "
+        "yet (one server per cluster)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options) {
   agent::AgentConfig config;
   config.dev_mode = options.dev;
@@ -36,21 +60,8 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   if (!options.data_dir.empty()) {
     config.data_dir = options.data_dir;
   }
-  if (options.bootstrap_expect != -1) {
-    if (!config.server_enabled || options.dev) {
-      return absl::InvalidArgumentError(
-          "-bootstrap-expect is for a server agent (-server); -dev bootstraps itself");
-    }
-    if (options.bootstrap_expect < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid -bootstrap-expect ", options.bootstrap_expect, ": must be 1"));
-    }
-    if (options.bootstrap_expect > 1) {
-      return absl::InvalidArgumentError(
-          "-bootstrap-expect above 1: clusters of several servers are not supported by Drover "
-          "yet (one server per cluster)");
-    }
-  }
+  if (absl::Status s = CheckBootstrapExpect(options, config); !s.ok())
+    return s;
   if (!options.dev && config.data_dir.empty()) {
     return absl::InvalidArgumentError("Must specify either a data directory or -dev");
   }
