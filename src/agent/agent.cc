@@ -26,6 +26,7 @@
 #include "common/logging.h"
 #include "common/mounts.h"
 #include "common/offload.h"
+#include "server/ha.h"
 #include "server/server.h"
 #include "state/state_db.h"
 
@@ -205,7 +206,19 @@ server::ServerConfig ServerConfigFor(const AgentConfig& config) {
                               .min_heartbeat_ttl = config.min_heartbeat_ttl,
                               .max_heartbeats_per_second = config.max_heartbeats_per_second,
                               .heartbeat_grace = config.heartbeat_grace,
-                              .memory_oversubscription = config.memory_oversubscription};
+                              .memory_oversubscription = config.memory_oversubscription,
+                              .ha = !config.etcd.endpoints.empty()};
+}
+
+server::HaConfig HaConfigFor(const AgentConfig& config) {
+  return server::HaConfig{
+      .endpoints = config.etcd.endpoints,
+      .prefix = config.etcd.prefix,
+      .dial_timeout = config.etcd.dial_timeout,
+      .lease_ttl_seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(config.etcd.lease_ttl).count(),
+      .region = config.region,
+      .bootstrap_expect = config.bootstrap_expect};
 }
 
 }  // namespace
@@ -228,7 +241,8 @@ int RunAgent(const AgentConfig& config) {
   if (config.server_enabled) {
     server =
         std::make_unique<server::Server>(io.get_executor(), pool, clock, ServerConfigFor(config));
-    if (persistent) {
+    // With etcd the state lives there (docs/ha.md), not in the data dir.
+    if (persistent && config.etcd.endpoints.empty()) {
       if (absl::Status s = OpenServerState(config, data_dir, *server); !s.ok())
         return Refuse(pool, s);
     }
@@ -250,8 +264,7 @@ int RunAgent(const AgentConfig& config) {
   // The API sees the server and the client through these (api/server_api.h,
   // api/client_api.h).
   std::optional<ServerAdapter> server_api;
-  if (server != nullptr)
-    ctx.server = &server_api.emplace(*server);
+  std::unique_ptr<server::HaCoordinator> ha;
   ctx.pool = &pool;
   // API requests take turns on the pool: the scheduler always has a thread.
   common::AsyncMutex request_work(io.get_executor());
@@ -276,6 +289,17 @@ int RunAgent(const AgentConfig& config) {
     rpc_addr = config.bind_addr + ":" + std::to_string(*rpc_port);
   }
 
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  const std::string agent_name = config.node_name.empty() ? host : config.node_name;
+  if (server != nullptr && !config.etcd.endpoints.empty()) {
+    ha = std::make_unique<server::HaCoordinator>(
+        io.get_executor(), *server, pool, clock, HaConfigFor(config),
+        server::Member{.name = agent_name, .http_addr = http_addr, .rpc_addr = rpc_addr});
+  }
+  if (server != nullptr)
+    ctx.server = &server_api.emplace(*server, ha.get());
+
   std::unique_ptr<ClientRole> client;
   std::optional<ClientAdapter> client_api;
   if (config.client_enabled) {
@@ -284,9 +308,7 @@ int RunAgent(const AgentConfig& config) {
     ctx.client = &client_api.emplace(client->client());
   }
 
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  ctx.info.name = config.node_name.empty() ? host : config.node_name;
+  ctx.info.name = agent_name;
   ctx.info.region = config.region;
   ctx.info.datacenter = config.datacenter;
   ctx.info.bind_addr = config.bind_addr;
@@ -309,6 +331,17 @@ int RunAgent(const AgentConfig& config) {
     api::RegisterRoutes(rpc_router, ctx);
     api::RegisterRpcRoutes(rpc_router, ctx);
   }
+  if (ha != nullptr) {
+    // A follower's writes go to the leader (reads are served from its own view).
+    const std::function<api::Handler(api::Handler)> to_leader = [&ctx](api::Handler local) {
+      return api::ForwardWritesToLeader(ctx, std::move(local));
+    };
+    for (const char* prefix : {"/v1/job", "/v1/node", "/v1/allocation", "/v1/evaluation"}) {
+      router.WrapRoutes(prefix, to_leader);
+      rpc_router.WrapRoutes(prefix, to_leader);
+    }
+    rpc_router.WrapRoutes("/rpc/", to_leader);
+  }
 
   int exit_code = 0;
   bool shutting_down = false;
@@ -320,6 +353,9 @@ int RunAgent(const AgentConfig& config) {
     http.Stop();
     if (rpc_http != nullptr)
       rpc_http->Stop();
+    // Another server takes over at once (the term is resigned, not left to expire).
+    if (ha != nullptr)
+      co_await ha->Stop();
     // No new placements while the client winds down.
     if (server != nullptr)
       server->Stop();
@@ -335,6 +371,18 @@ int RunAgent(const AgentConfig& config) {
   if (server != nullptr)
     server->Start();
   auto startup = [&]() -> asio::awaitable<void> {
+    if (ha != nullptr) {
+      // Waits (retrying) while etcd does not answer; refuses another cluster's prefix.
+      if (absl::Status s = co_await ha->Connect(); !s.ok()) {
+        if (!absl::IsCancelled(s)) {
+          std::fprintf(stderr, "Error starting agent: %s\n", s.ToString().c_str());
+          exit_code = 1;
+        }
+        io.stop();
+        co_return;
+      }
+      ha->Start();
+    }
     if (client != nullptr) {
       if (absl::Status s = co_await client->Start(); !s.ok()) {
         std::fprintf(stderr, "Error starting agent: %s\n", s.ToString().c_str());

@@ -30,6 +30,15 @@ struct DevicePluginConfig {
   common::Duration fingerprint_period{0};
 };
 
+// server { etcd { ... } } and -etcd-endpoints: servers that share their state in etcd
+// (docs/ha.md). Without endpoints a server keeps its state in its own data dir.
+struct EtcdConfig {
+  std::vector<std::string> endpoints;  // "host:port" or "http://host:port"
+  std::string prefix = "/drover";
+  common::Duration dial_timeout = std::chrono::seconds(5);
+  common::Duration lease_ttl = std::chrono::seconds(10);
+};
+
 struct AgentConfig {
   // Roles (docs/cluster.md): -dev is both in one process; otherwise -server
   // (server.enabled), -client (client.enabled) or both. A client-only agent reaches
@@ -44,6 +53,10 @@ struct AgentConfig {
   int http_port = 4646;  // 0 = pick a free port (written to <data_dir>/http.addr)
   // A server's RPC listener, for clients on other machines (not opened in -dev).
   int rpc_port = 4647;  // 0 = pick a free port (written to <data_dir>/rpc.addr)
+  // server.bootstrap_expect / -bootstrap-expect: above 1 only with etcd, where the
+  // first leader of an empty state waits until that many servers are up.
+  int bootstrap_expect = 1;
+  EtcdConfig etcd;
   // The server block's heartbeat settings (server::ServerConfig).
   common::Duration min_heartbeat_ttl = std::chrono::seconds(10);
   double max_heartbeats_per_second = 50;

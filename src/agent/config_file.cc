@@ -34,9 +34,15 @@ const BlockSpec kAddresses{
 const BlockSpec kSchedulerConfig{
     "default_scheduler_config",
     {{"memory_oversubscription_enabled", "memory_oversubscription_enabled", F::kBool}}};
+const BlockSpec kEtcd{"etcd",
+                      {{"endpoints", "endpoints", F::kStringList},
+                       {"prefix", "prefix", F::kString},
+                       {"dial_timeout", "dial_timeout", F::kDuration},
+                       {"lease_ttl", "lease_ttl", F::kDuration}}};
 const BlockSpec kServer{
     "server",
     {{"enabled", "enabled", F::kBool},
+     {"etcd", "etcd", F::kBlock, &kEtcd},
      {"bootstrap_expect", "bootstrap_expect", F::kInt},
      {"heartbeat_grace", "heartbeat_grace", F::kDuration},
      {"min_heartbeat_ttl", "min_heartbeat_ttl", F::kDuration},
@@ -216,6 +222,37 @@ absl::Status ApplyHttp(const Json& h, AgentConfig& config) {
     if (!absl::StartsWith(o, "http://") && !absl::StartsWith(o, "https://"))
       return Unsupported("http.allowed_origins",
                          absl::StrCat("\"", o, "\" is not an http:// or https:// origin"));
+  }
+  return absl::OkStatus();
+}
+
+// server { etcd { ... } }.
+absl::Status ApplyEtcd(const Json& e, EtcdConfig& etcd) {
+  if (e.contains("endpoints"))
+    etcd.endpoints = e["endpoints"].get<std::vector<std::string>>();
+  for (const std::string& endpoint : etcd.endpoints) {
+    if (absl::StartsWith(endpoint, "https://"))
+      return Unsupported("server.etcd.endpoints",
+                         "TLS to etcd is not supported by Drover yet (use http:// endpoints)");
+    if (endpoint.empty())
+      return Unsupported("server.etcd.endpoints", "an endpoint is empty");
+  }
+  etcd.prefix = e.value("prefix", etcd.prefix);
+  if (etcd.prefix.empty() || etcd.prefix.front() != '/' || etcd.prefix == "/")
+    return Unsupported("server.etcd.prefix",
+                       absl::StrCat("\"", etcd.prefix,
+                                    "\" must start with '/' and name a key "
+                                    "prefix of its own, such as \"/drover\""));
+  if (e.contains("dial_timeout")) {
+    etcd.dial_timeout = common::Duration(e["dial_timeout"].get<int64_t>());
+    if (etcd.dial_timeout < std::chrono::milliseconds(100))
+      return Unsupported("server.etcd.dial_timeout", "must be at least 100ms");
+  }
+  if (e.contains("lease_ttl")) {
+    etcd.lease_ttl = common::Duration(e["lease_ttl"].get<int64_t>());
+    if (etcd.lease_ttl < std::chrono::seconds(2) ||
+        etcd.lease_ttl % std::chrono::seconds(1) != common::Duration(0))
+      return Unsupported("server.etcd.lease_ttl", "must be whole seconds, at least 2s");
   }
   return absl::OkStatus();
 }
@@ -453,10 +490,12 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
   if (merged.contains("server")) {
     const Json& s = merged["server"];
     config.server_enabled = s.value("enabled", config.server_enabled);
-    if (s.value("bootstrap_expect", 1) > 1) {
-      return Unsupported("server.bootstrap_expect",
-                         "clusters of several servers are not supported by Drover yet (one "
-                         "server per cluster)");
+    config.bootstrap_expect = s.value("bootstrap_expect", config.bootstrap_expect);
+    if (config.bootstrap_expect < 1)
+      return Unsupported("server.bootstrap_expect", "must be at least 1");
+    if (s.contains("etcd")) {
+      if (absl::Status st = ApplyEtcd(s["etcd"], config.etcd); !st.ok())
+        return st;
     }
     if (absl::Status st = ApplyHeartbeats(s, config); !st.ok())
       return st;

@@ -55,10 +55,16 @@ ports {
 
 server {
   enabled                   = true
-  bootstrap_expect          = 1
+  bootstrap_expect          = 3
   heartbeat_grace           = "3s"
   min_heartbeat_ttl         = "2s"
   max_heartbeats_per_second = 20.5
+  etcd {
+    endpoints    = ["127.0.0.1:2379", "http://10.0.0.5:2379"]
+    prefix       = "/prod"
+    dial_timeout = "2s"
+    lease_ttl    = "6s"
+  }
 }
 
 client {
@@ -117,6 +123,12 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.heartbeat_grace, std::chrono::seconds(3));
   EXPECT_EQ(config.min_heartbeat_ttl, std::chrono::seconds(2));
   EXPECT_EQ(config.max_heartbeats_per_second, 20.5);
+  EXPECT_EQ(config.bootstrap_expect, 3);
+  EXPECT_EQ(config.etcd.endpoints,
+            (std::vector<std::string>{"127.0.0.1:2379", "http://10.0.0.5:2379"}));
+  EXPECT_EQ(config.etcd.prefix, "/prod");
+  EXPECT_EQ(config.etcd.dial_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(config.etcd.lease_ttl, std::chrono::seconds(6));
   EXPECT_EQ(config.node_class, "compute");
   EXPECT_EQ(config.node_pool, "batch");
   EXPECT_EQ(config.meta, (std::map<std::string, std::string>{{"rack", "r1"}, {"zone", "3"}}));
@@ -181,8 +193,16 @@ TEST_F(ConfigFileTest, SettingsDroverCannotHonourAreRefused) {
               HasSubstr("unknown client option"));
   EXPECT_THAT(Error({Write("f.hcl", "telemetry {\n  prometheus_metrics = true\n}\n")}),
               HasSubstr("metrics publishing is not supported"));
-  EXPECT_THAT(Error({Write("g.hcl", "server {\n  bootstrap_expect = 3\n}\n")}),
-              HasSubstr("clusters of several servers"));
+  EXPECT_THAT(Error({Write("g.hcl", "server {\n  bootstrap_expect = 0\n}\n")}),
+              HasSubstr("server.bootstrap_expect: must be at least 1"));
+  EXPECT_THAT(Error({Write("g2.hcl",
+                           "server {\n  etcd {\n    endpoints = [\"https://e:2379\"]\n"
+                           "  }\n}\n")}),
+              HasSubstr("TLS to etcd is not supported"));
+  EXPECT_THAT(Error({Write("g3.hcl", "server {\n  etcd {\n    prefix = \"drover\"\n  }\n}\n")}),
+              HasSubstr("server.etcd.prefix"));
+  EXPECT_THAT(Error({Write("g4.hcl", "server {\n  etcd {\n    lease_ttl = \"1s\"\n  }\n}\n")}),
+              HasSubstr("at least 2s"));
   EXPECT_THAT(Error({Write("h.hcl", "ports {\n  http = 70000\n}\n")}), HasSubstr("0-65535"));
   EXPECT_THAT(Error({(dir_ / "missing.hcl").string()}), HasSubstr("no such file or directory"));
 }

@@ -2,6 +2,17 @@
 
 namespace drover::agent {
 
+std::vector<api::ServerPeer> ServerAdapter::Peers() const {
+  std::vector<api::ServerPeer> out;
+  if (ha_ == nullptr)
+    return out;
+  for (const server::Member& m : ha_->Members()) {
+    out.push_back(api::ServerPeer{
+        .name = m.name, .http_addr = m.http_addr, .rpc_addr = m.rpc_addr, .leader = m.leader});
+  }
+  return out;
+}
+
 model::JobPtr ServerAdapter::GetJob(const std::string& ns, const std::string& id) const {
   return server_.state().GetJob(ns, id);
 }

@@ -3,14 +3,19 @@
 #pragma once
 
 #include "api/server_api.h"
+#include "server/ha.h"
 #include "server/server.h"
 
 namespace drover::agent {
 
 class ServerAdapter final : public api::ServerApi {
  public:
-  // `server` must outlive the adapter.
-  explicit ServerAdapter(server::Server& server) : server_(server) {}
+  // `server` (and `ha`, with etcd) must outlive the adapter.
+  explicit ServerAdapter(server::Server& server, const server::HaCoordinator* ha = nullptr)
+      : server_(server), ha_(ha) {}
+
+  std::vector<api::ServerPeer> Peers() const override;
+  bool IsLeader() const override { return server_.leader(); }
 
   const std::string& region() const override { return server_.config().region; }
 
@@ -66,6 +71,7 @@ class ServerAdapter final : public api::ServerApi {
 
  private:
   server::Server& server_;
+  const server::HaCoordinator* ha_;
 };
 
 }  // namespace drover::agent

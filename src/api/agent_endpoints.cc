@@ -9,16 +9,37 @@
 namespace drover::api {
 namespace {
 
-codec::Json Member(const AgentInfo& info) {
-  return {{"Name", info.name + "." + info.region},
-          {"Addr", info.bind_addr},
+// The servers of the cluster: the agent alone, or what the server knows of its peers.
+std::vector<ServerPeer> PeersOf(const ApiContext& ctx) {
+  std::vector<ServerPeer> peers = ctx.server ? ctx.server->Peers() : std::vector<ServerPeer>{};
+  if (peers.empty()) {
+    peers.push_back(
+        ServerPeer{.name = ctx.info.name,
+                   .http_addr = ctx.info.bind_addr + ":" + std::to_string(ctx.info.http_port),
+                   .rpc_addr = ctx.info.rpc_addr,
+                   .leader = true});
+  }
+  return peers;
+}
+
+std::pair<std::string, std::string> SplitHostPort(const std::string& addr) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos)
+    return {addr, ""};
+  return {addr.substr(0, colon), addr.substr(colon + 1)};
+}
+
+codec::Json Member(const AgentInfo& info, const ServerPeer& peer) {
+  const auto [host, port] = SplitHostPort(peer.rpc_addr);
+  return {{"Name", peer.name + "." + info.region},
+          {"Addr", host},
           {"Port", 4648},
           {"Tags",
            {{"role", "nomad"},
             {"region", info.region},
             {"dc", info.datacenter},
             {"build", info.version},
-            {"port", std::to_string(info.rpc_port)},
+            {"port", port},
             {"raft_vsn", "3"},
             {"bootstrap", "1"}}},
           {"Status", "alive"},
@@ -46,19 +67,46 @@ uint64_t Index(ApiContext& ctx) {
 void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
   if (ctx.server != nullptr) {
     // A client-only agent forwards these to its servers.
+    // Nomad answers "" while no leader is known.
     router.Add({"GET"}, "/v1/status/leader", [&ctx](Request& req) -> asio::awaitable<Response> {
-      co_return JsonResponse(req, ctx.info.rpc_addr, Index(ctx));
+      std::string leader;
+      for (const ServerPeer& p : PeersOf(ctx)) {
+        if (p.leader)
+          leader = p.rpc_addr;
+      }
+      co_return JsonResponse(req, leader, Index(ctx));
     });
     router.Add({"GET"}, "/v1/status/peers", [&ctx](Request& req) -> asio::awaitable<Response> {
-      co_return JsonResponse(req, codec::Json::array({ctx.info.rpc_addr}), Index(ctx));
+      codec::Json peers = codec::Json::array();
+      for (const ServerPeer& p : PeersOf(ctx))
+        peers.push_back(p.rpc_addr);
+      co_return JsonResponse(req, peers, Index(ctx));
     });
     router.Add({"GET"}, "/v1/agent/members", [&ctx](Request& req) -> asio::awaitable<Response> {
+      codec::Json members = codec::Json::array();
+      for (const ServerPeer& p : PeersOf(ctx))
+        members.push_back(Member(ctx.info, p));
       codec::Json body = {{"ServerName", ctx.info.name},
                           {"ServerRegion", ctx.info.region},
                           {"ServerDC", ctx.info.datacenter},
-                          {"Members", codec::Json::array({Member(ctx.info)})}};
+                          {"Members", std::move(members)}};
       co_return JsonResponse(req, body, Index(ctx));
     });
+    // Nomad's shape; every Drover server is a voter of sorts: etcd holds the quorum.
+    router.Add({"GET"}, "/v1/operator/raft/configuration",
+               [&ctx](Request& req) -> asio::awaitable<Response> {
+                 codec::Json servers = codec::Json::array();
+                 for (const ServerPeer& p : PeersOf(ctx)) {
+                   servers.push_back({{"ID", p.name},
+                                      {"Node", p.name + "." + ctx.info.region},
+                                      {"Address", p.rpc_addr},
+                                      {"Leader", p.leader},
+                                      {"Voter", true},
+                                      {"RaftProtocol", "3"}});
+                 }
+                 codec::Json body = {{"Index", Index(ctx)}, {"Servers", std::move(servers)}};
+                 co_return JsonResponse(req, body, Index(ctx));
+               });
   }
   router.Add({"GET"}, "/v1/regions", [&ctx](Request& req) -> asio::awaitable<Response> {
     co_return JsonResponse(req, codec::Json::array({ctx.info.region}), Index(ctx));
@@ -95,7 +143,7 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
         {"ACL", {{"Enabled", false}}}};
     codec::Json stats = {{"nomad",
                           {{"server", ctx.server ? "true" : "false"},
-                           {"leader", ctx.server ? "true" : "false"},
+                           {"leader", ctx.server && ctx.server->IsLeader() ? "true" : "false"},
                            {"bootstrap", "true"},
                            {"known_regions", "1"}}}};
     if (ctx.client) {
@@ -103,7 +151,8 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
                          {"known_servers", absl::StrJoin(KnownServers(i), ",")},
                          {"num_allocations", std::to_string(ctx.client->num_allocs())}};
     }
-    codec::Json body = {{"config", config}, {"member", Member(i)}, {"stats", stats}};
+    const ServerPeer self{.name = i.name, .rpc_addr = i.rpc_addr};
+    codec::Json body = {{"config", config}, {"member", Member(i, self)}, {"stats", stats}};
     co_return JsonResponse(req, body, Index(ctx));
   });
 }

@@ -230,7 +230,31 @@ asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, R
   co_return Relay(*std::move(reply));
 }
 
+asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local, Request& req) {
+  if (req.method == "GET" || req.method == "HEAD" || ctx.server == nullptr ||
+      ctx.server->IsLeader() || AlreadyForwarded(req))
+    co_return co_await local(req);
+  std::string leader;
+  for (const ServerPeer& p : ctx.server->Peers()) {
+    if (p.leader)
+      leader = p.rpc_addr;
+  }
+  if (leader.empty())
+    co_return Response::Error(503, "No cluster leader");
+  absl::StatusOr<rpc::HttpReply> reply =
+      co_await rpc::SendHttp(leader, CallFor(req), kForwardTimeout);
+  if (!reply.ok())
+    co_return Response::Error(502, "the cluster leader at " + leader +
+                                       " did not answer: " + std::string(reply.status().message()));
+  co_return Relay(*std::move(reply));
+}
+
 }  // namespace
+
+Handler ForwardWritesToLeader(ApiContext& ctx, Handler local) {
+  return
+      [&ctx, local = std::move(local)](Request& req) { return ForwardToLeader(ctx, local, req); };
+}
 
 Handler ForwardToAllocNode(ApiContext& ctx, Handler local) {
   return [&ctx, local = std::move(local)](Request& req) { return ForwardToNode(ctx, local, req); };

@@ -17,6 +17,12 @@ namespace drover::api {
 // does. Blocking queries are held as long as the server holds them.
 Handler ForwardToServers(std::vector<std::string> servers);
 
+// On a server that is one of several (docs/ha.md): wraps a handler so that a write
+// (any method but GET and HEAD) made to a follower goes to the leader's RPC port and
+// its answer comes back as the leader gave it; 503 "No cluster leader" while there is
+// none. Reads, and requests already forwarded once, are answered here.
+Handler ForwardWritesToLeader(ApiContext& ctx, Handler local);
+
 // On a server: wraps a /v1/client/... handler so that a call for an allocation (the
 // route's :id or :alloc) this agent does not run, or for another node's stats
 // (?node_id=), goes to the agent of the node that runs it (its registered HTTP

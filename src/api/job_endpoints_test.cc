@@ -21,6 +21,9 @@ absl::StatusOr<T> Refused() {
 class FakeServer final : public ServerApi {
  public:
   const std::string& region() const override { return region_; }
+  // A follower with a leader elsewhere, when `peers` says so.
+  std::vector<ServerPeer> Peers() const override { return peers; }
+  bool IsLeader() const override { return leader; }
 
   model::JobPtr GetJob(const std::string& ns, const std::string& id) const override {
     auto it = jobs.find(ns + "/" + id);
@@ -134,6 +137,9 @@ class FakeServer final : public ServerApi {
   std::vector<model::Table> blocked_on;
   uint64_t blocked_index = 0;
   common::Duration blocked_wait{0};
+
+  std::vector<ServerPeer> peers;
+  bool leader = true;
 
  private:
   std::string region_ = "global";

@@ -24,9 +24,23 @@
 
 namespace drover::api {
 
+// One server of the cluster (docs/ha.md).
+struct ServerPeer {
+  std::string name;
+  std::string http_addr;
+  std::string rpc_addr;
+  bool leader = false;
+};
+
 class ServerApi {
  public:
   virtual ~ServerApi() = default;
+
+  // The cluster's servers, the leader marked; empty when this server is the only one
+  // (the agent's own addresses describe it).
+  virtual std::vector<ServerPeer> Peers() const = 0;
+  // Whether this server leads: only the leader writes (a follower's writes go to it).
+  virtual bool IsLeader() const = 0;
 
   // The region the server serves (jobs of another are refused).
   virtual const std::string& region() const = 0;

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -15,22 +16,52 @@ namespace drover::cli {
 
 namespace {
 
-// -bootstrap-expect: 1, on a server; several servers come with the HA issue.
-absl::Status CheckBootstrapExpect(const AgentOptions& options, const agent::AgentConfig& config) {
-  if (options.bootstrap_expect == -1)
+// -bootstrap-expect and server.bootstrap_expect: several servers share their state in
+// etcd; without it there is one.
+absl::Status CheckBootstrapExpect(const AgentOptions& options, agent::AgentConfig& config) {
+  if (options.bootstrap_expect != -1) {
+    if (!config.server_enabled || options.dev) {
+      return absl::InvalidArgumentError(
+          "-bootstrap-expect is for a server agent (-server); -dev bootstraps itself");
+    }
+    if (options.bootstrap_expect < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Invalid -bootstrap-expect ", options.bootstrap_expect, ": must be at least 1"));
+    }
+    config.bootstrap_expect = options.bootstrap_expect;
+  }
+  if (config.bootstrap_expect > 1 && config.etcd.endpoints.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bootstrap_expect = ", config.bootstrap_expect,
+        ": several servers share their state in etcd, and none is configured. Set "
+        "server { etcd { endpoints = [\"127.0.0.1:2379\"] } } in the agent configuration, or "
+        "-etcd-endpoints 127.0.0.1:2379 (docs/ha.md)"));
+  }
+  return absl::OkStatus();
+}
+
+// -etcd-endpoints, and what etcd asks of the agent's roles.
+absl::Status ApplyEtcdOptions(const AgentOptions& options, agent::AgentConfig& config) {
+  if (!options.etcd_endpoints.empty()) {
+    config.etcd.endpoints.clear();
+    for (absl::string_view e : absl::StrSplit(options.etcd_endpoints, ',', absl::SkipWhitespace()))
+      config.etcd.endpoints.emplace_back(absl::StripAsciiWhitespace(e));
+    for (const std::string& e : config.etcd.endpoints) {
+      if (absl::StartsWith(e, "https://"))
+        return absl::InvalidArgumentError(
+            "-etcd-endpoints: TLS to etcd is not supported by Drover yet (use http:// endpoints)");
+    }
+  }
+  if (config.etcd.endpoints.empty())
     return absl::OkStatus();
-  if (!config.server_enabled || options.dev) {
+  if (config.dev_mode)
+    return absl::InvalidArgumentError("-dev keeps its state in memory: etcd is for -server agents");
+  if (!config.server_enabled)
+    return absl::InvalidArgumentError("etcd endpoints are for a server agent (-server)");
+  if (config.client_enabled) {
     return absl::InvalidArgumentError(
-        "-bootstrap-expect is for a server agent (-server); -dev bootstraps itself");
-  }
-  if (options.bootstrap_expect < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Invalid -bootstrap-expect ", options.bootstrap_expect, ": must be 1"));
-  }
-  if (options.bootstrap_expect > 1) {
-    return absl::InvalidArgumentError(
-        "-bootstrap-expect above 1: clusters of several servers are not supported by Drover "
-        "yet (one server per cluster)");
+        "a server that shares its state in etcd cannot also be a client in Drover yet: run the "
+        "client as its own agent (-client -servers ...)");
   }
   return absl::OkStatus();
 }
@@ -60,6 +91,8 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   if (!options.data_dir.empty()) {
     config.data_dir = options.data_dir;
   }
+  if (absl::Status s = ApplyEtcdOptions(options, config); !s.ok())
+    return s;
   if (absl::Status s = CheckBootstrapExpect(options, config); !s.ok())
     return s;
   if (!options.dev && config.data_dir.empty()) {

@@ -99,7 +99,9 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   agent->add_option("--servers", agent_options.servers,
                     "A client's servers: RPC addresses host:port, comma separated");
   agent->add_option("--bootstrap-expect", agent_options.bootstrap_expect,
-                    "Servers to wait for before electing a leader (1: Drover runs one server)");
+                    "Servers to wait for before electing a first leader (above 1 needs etcd)");
+  agent->add_option("--etcd-endpoints", agent_options.etcd_endpoints,
+                    "Servers share their state in etcd: its client URLs, comma separated");
   agent->add_option("--rpc-port", agent_options.rpc_port,
                     "A server's RPC port for clients (default 4647; 0 picks a free one)");
   agent->add_option("--bind", agent_options.bind, "Address to bind the HTTP API to");

@@ -117,8 +117,15 @@ TEST_F(CliTest, AServerAgentTakesBootstrapExpectAsNomadsDoes) {
   EXPECT_FALSE(agent_config_->client_enabled);
   agent_config_.reset();
   EXPECT_EQ(Run({"agent", "-server", "-data-dir", "/tmp/d", "-bootstrap-expect=3"}), 1);
-  EXPECT_NE(err_.str().find("several servers"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("several servers share their state in etcd"), std::string::npos)
+      << err_.str();
   EXPECT_FALSE(agent_config_.has_value());
+  EXPECT_EQ(Run({"agent", "-server", "-data-dir", "/tmp/d", "-bootstrap-expect=3",
+                 "-etcd-endpoints", "127.0.0.1:2379"}),
+            0)
+      << err_.str();
+  ASSERT_TRUE(agent_config_.has_value());
+  EXPECT_EQ(agent_config_->bootstrap_expect, 3);
 }
 
 TEST_F(CliTest, AgentWithoutDevOrDataDirFails) {

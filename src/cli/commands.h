@@ -188,7 +188,8 @@ struct AgentOptions {
   bool client = false;
   std::string servers;  // -servers host:port[,host:port]
   int rpc_port = -1;
-  int bootstrap_expect = -1;              // -bootstrap-expect N (only 1: one server per cluster)
+  int bootstrap_expect = -1;              // -bootstrap-expect N (above 1 only with etcd)
+  std::string etcd_endpoints;             // -etcd-endpoints host:port[,host:port]
   std::vector<std::string> config_paths;  // -config FILE|DIR, in order
   std::string bind;
   int http_port = -1;

@@ -637,13 +637,30 @@ TEST(AgentCommandTest, BuildsTheAgentConfig) {
   EXPECT_FALSE(BuildAgentConfig({.dev = true, .http_port = 70000}).ok());
   EXPECT_TRUE(c->server_enabled && c->client_enabled);  // -dev is both
   EXPECT_TRUE(BuildAgentConfig({.server = true, .client = true, .data_dir = "/d"}).ok());
-  // -bootstrap-expect: 1, on a server; more servers come with the HA issue.
+  // -bootstrap-expect: 1, on a server; more only with etcd (docs/ha.md).
   EXPECT_TRUE(BuildAgentConfig({.server = true, .bootstrap_expect = 1, .data_dir = "/d"}).ok());
-  EXPECT_NE(BuildAgentConfig({.server = true, .bootstrap_expect = 3, .data_dir = "/d"})
-                .status()
-                .message()
-                .find("several servers"),
-            std::string::npos);
+  const std::string without_etcd =
+      std::string(BuildAgentConfig({.server = true, .bootstrap_expect = 3, .data_dir = "/d"})
+                      .status()
+                      .message());
+  EXPECT_NE(without_etcd.find("several servers share their state in etcd"), std::string::npos);
+  EXPECT_NE(without_etcd.find("-etcd-endpoints"), std::string::npos);
+  auto with_etcd = BuildAgentConfig({.server = true,
+                                     .bootstrap_expect = 3,
+                                     .etcd_endpoints = "127.0.0.1:2379, 127.0.0.1:2380",
+                                     .data_dir = "/d"});
+  ASSERT_TRUE(with_etcd.ok()) << with_etcd.status();
+  EXPECT_EQ(with_etcd->bootstrap_expect, 3);
+  EXPECT_EQ(with_etcd->etcd.endpoints,
+            (std::vector<std::string>{"127.0.0.1:2379", "127.0.0.1:2380"}));
+  // etcd is for server-only agents, over plain HTTP for now.
+  EXPECT_FALSE(BuildAgentConfig({.dev = true, .etcd_endpoints = "127.0.0.1:2379"}).ok());
+  EXPECT_FALSE(BuildAgentConfig(
+                   {.server = true, .client = true, .etcd_endpoints = "e:2379", .data_dir = "/d"})
+                   .ok());
+  EXPECT_FALSE(
+      BuildAgentConfig({.server = true, .etcd_endpoints = "https://e:2379", .data_dir = "/d"})
+          .ok());
   EXPECT_FALSE(BuildAgentConfig({.server = true, .bootstrap_expect = 0, .data_dir = "/d"}).ok());
   EXPECT_FALSE(BuildAgentConfig(
                    {.client = true, .servers = "a:4647", .bootstrap_expect = 1, .data_dir = "/d"})

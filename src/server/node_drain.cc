@@ -160,16 +160,18 @@ std::optional<common::Time> Server::DrainPass() {
   return plan.next_deadline;
 }
 
-asio::awaitable<void> Server::DrainLoop() {
-  while (!stop_->cancelled()) {
+asio::awaitable<void> Server::DrainLoop(common::CancellationScopePtr term) {
+  while (!term->cancelled()) {
     if (draining_.empty()) {
-      co_await (drain_changed_.Wait() || stop_->Wait());
+      co_await (drain_changed_.Wait() || term->Wait());
       continue;
     }
     std::optional<common::Time> next;
     {
       // Not while a durable write may yet be undone (as the evaluation worker).
       auto guard = co_await durable_writes_.Lock();
+      if (term->cancelled())
+        break;
       next = DrainPass();
     }
     if (draining_.empty())
@@ -185,7 +187,7 @@ asio::awaitable<void> Server::DrainLoop() {
     std::vector<Table> tables{Table::kAllocs, Table::kNodes};
     auto changed = state_.BlockUntil(tables, index, wait);
     auto notified = drain_changed_.Wait();
-    auto stopped = stop_->Wait();
+    auto stopped = term->Wait();
     co_await (std::move(changed) || std::move(notified) || std::move(stopped));
   }
 }

@@ -33,6 +33,8 @@ absl::Status CheckNodeEvent(const model::NodeEvent& e) {
 
 absl::Status Server::EmitNodeEvents(const std::string& node_id,
                                     std::vector<model::NodeEvent> events) {
+  if (!leader_)
+    return NotLeaderError();
   if (events.size() > model::kMaxNodeEventsPerCall)
     return absl::InvalidArgumentError("more than " + std::to_string(model::kMaxNodeEventsPerCall) +
                                       " node events in one call");

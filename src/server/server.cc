@@ -24,14 +24,39 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       durable_writes_(executor),
       drain_changed_(executor),
       stop_(common::CancellationScope::Create(executor)),
+      leader_(!config_.ha),
       seed_(std::random_device{}()),
       rng_(std::random_device{}()) {}
 
 void Server::Start() {
-  // A restarted server picks up where it left off: pending evaluations are processed
-  // again, in the order they were made, and every node that is not down gets a full
-  // heartbeat TTL to check in before it is marked down (as after a Nomad leader
-  // election).
+  if (!config_.ha)
+    BeginTerm();
+}
+
+void Server::Stop() {
+  stop_->Cancel();
+}
+
+absl::Status Server::NotLeaderError() {
+  return absl::UnavailableError(
+      "this server is not the cluster leader (writes go to the leader; see "
+      "/v1/status/leader)");
+}
+
+void Server::EstablishLeadership() {
+  if (leader_ || stop_->cancelled())
+    return;
+  leader_ = true;
+  BeginTerm();
+}
+
+void Server::BeginTerm() {
+  ++term_count_;
+  term_ = stop_->Child();
+  // A new leader (or a restarted server) picks up where the last one left off: pending
+  // evaluations are processed again, in the order they were made, and every node that
+  // is not down gets a full heartbeat TTL to check in before it is marked down (as
+  // after a Nomad leader election).
   std::vector<EvalPtr> pending;
   for (const EvalPtr& e : state_.ListEvals("*", "")) {
     if (e->status == model::kEvalPending)
@@ -52,16 +77,27 @@ void Server::Start() {
     if (n->drain_strategy)
       draining_.insert(n->id);
   }
-  common::SpawnDetached(executor_, EvalWorker(), "evaluation worker");
-  common::SpawnDetached(executor_, DrainLoop(), "drain loop");
-  common::SpawnDetached(executor_, HeartbeatMonitor(), "heartbeat monitor");
+  common::SpawnDetached(executor_, EvalWorker(term_), "evaluation worker");
+  common::SpawnDetached(executor_, DrainLoop(term_), "drain loop");
+  common::SpawnDetached(executor_, HeartbeatMonitor(term_), "heartbeat monitor");
 }
 
-void Server::Stop() {
-  stop_->Cancel();
+void Server::RevokeLeadership() {
+  if (!leader_)
+    return;
+  leader_ = false;
+  if (term_)
+    term_->Cancel();
+  term_.reset();
+  queue_.clear();
+  queued_.clear();
+  heartbeat_deadline_.clear();
+  draining_.clear();
 }
 
 absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
+  if (!leader_)
+    return NotLeaderError();
   std::vector<std::string> warnings;
   if (!config_.memory_oversubscription) {
     for (const model::TaskGroup& g : job.job().task_groups) {
@@ -90,6 +126,8 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(model::Job job) {
 
 absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const std::string& id,
                                                    bool purge, bool no_shutdown_delay) {
+  if (!leader_)
+    return NotLeaderError();
   JobPtr job = state_.GetJob(ns, id);
   if (!job) {
     return absl::NotFoundError("job not found");
@@ -121,6 +159,8 @@ absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const 
 asio::awaitable<absl::StatusOr<EvalResponse>> Server::Durably(
     const std::function<absl::StatusOr<EvalResponse>()>& write, const std::function<void()>& undo) {
   auto guard = co_await durable_writes_.Lock();
+  if (!leader_)
+    co_return NotLeaderError();
   defer_enqueue_ = true;
   absl::StatusOr<EvalResponse> resp = write();
   defer_enqueue_ = false;
@@ -204,6 +244,8 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::StopAllocDurably(std::stri
 
 absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id,
                                                bool no_shutdown_delay) {
+  if (!leader_)
+    return NotLeaderError();
   AllocPtr alloc = state_.GetAlloc(alloc_id);
   if (!alloc) {
     return absl::NotFoundError("alloc not found");
@@ -250,7 +292,9 @@ void Server::Enqueue(const std::string& eval_id) {
   EvalPtr eval = state_.GetEval(eval_id);
   if (eval && eval->wait_until > clock_.Now()) {
     // A delayed reschedule: queued when its time comes (or at the next start).
-    common::SpawnDetached(executor_, EnqueueAt(eval_id, eval->wait_until), "delayed evaluation");
+    if (term_)
+      common::SpawnDetached(executor_, EnqueueAt(eval_id, eval->wait_until, term_),
+                            "delayed evaluation");
     return;
   }
   queue_.push_back(eval_id);
@@ -258,8 +302,9 @@ void Server::Enqueue(const std::string& eval_id) {
   queue_changed_.Notify();
 }
 
-asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at) {
-  auto r = co_await (clock_.Sleep(at - clock_.Now()) || stop_->Wait());
+asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at,
+                                        common::CancellationScopePtr term) {
+  auto r = co_await (clock_.Sleep(at - clock_.Now()) || term->Wait());
   if (r.index() == 0) {
     queue_.push_back(eval_id);
     queued_.insert(eval_id);
@@ -267,12 +312,12 @@ asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at) {
   }
 }
 
-asio::awaitable<void> Server::EvalWorker() {
-  while (!stop_->cancelled()) {
-    while (queue_.empty() && !stop_->cancelled()) {
-      co_await (queue_changed_.Wait() || stop_->Wait());
+asio::awaitable<void> Server::EvalWorker(common::CancellationScopePtr term) {
+  while (!term->cancelled()) {
+    while (queue_.empty() && !term->cancelled()) {
+      co_await (queue_changed_.Wait() || term->Wait());
     }
-    if (stop_->cancelled()) {
+    if (term->cancelled()) {
       break;
     }
     const std::string id = queue_.front();
@@ -285,6 +330,8 @@ asio::awaitable<void> Server::EvalWorker() {
     // Not while a write waits to be durable: a pass could otherwise schedule from what
     // that write may yet undo.
     auto guard = co_await durable_writes_.Lock();
+    if (term->cancelled())
+      break;
     co_await ProcessEval(*eval);
   }
 }
@@ -303,17 +350,22 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   input.memory_oversubscription = config_.memory_oversubscription;
   input.score_every_node = config_.score_every_node;
   eval.snapshot_index = state_.LatestIndex();
+  const uint64_t term = term_count_;
   PlanResult plan;
   try {
     // Named, not a temporary: GCC 12 mis-destroys lambda temporaries in co_await.
     auto work = [input = std::move(input)] { return Schedule(input); };
     plan = co_await common::Offload(pool_, std::move(work));
   } catch (const std::exception& e) {
+    if (!leader_ || term != term_count_)
+      co_return;
     eval.status = model::kEvalFailed;
     eval.status_description = std::string("scheduler failed: ") + e.what();
     state_.UpsertEvals({eval});
     co_return;
   }
+  if (!leader_ || term != term_count_)
+    co_return;  // the term ended meanwhile: the next leader evaluates it again
   const bool reconnected_meanwhile = MarksUnknownOnAReadyNode(plan);
   if (!plan.upserts.empty()) {
     state_.UpsertAllocs(std::move(plan.upserts));
@@ -428,6 +480,8 @@ common::Duration Server::NextHeartbeatTtl() {
 }
 
 absl::StatusOr<common::Duration> Server::RegisterNode(model::Node node) {
+  if (!leader_)
+    return NotLeaderError();
   if (node.id.empty()) {
     return absl::InvalidArgumentError("missing node ID for client registration");
   }
@@ -494,6 +548,8 @@ absl::Status Server::AuthenticateNode(const std::string& node_id,
 }
 
 absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
+  if (!leader_)
+    return NotLeaderError();
   NodePtr node = state_.GetNode(node_id);
   if (!node) {
     return absl::NotFoundError("node not found");
@@ -518,13 +574,15 @@ absl::StatusOr<common::Duration> Server::Heartbeat(const std::string& node_id) {
   return ttl;
 }
 
-asio::awaitable<void> Server::HeartbeatMonitor() {
+asio::awaitable<void> Server::HeartbeatMonitor(common::CancellationScopePtr term) {
   // Checked often enough that a node is marked down well within a grace period of its
   // deadline.
   const common::Duration period = std::clamp<common::Duration>(
       config_.heartbeat_grace / 4, std::chrono::milliseconds(100), std::chrono::seconds(1));
-  while (!stop_->cancelled()) {
-    co_await (clock_.Sleep(period) || stop_->Wait());
+  while (!term->cancelled()) {
+    co_await (clock_.Sleep(period) || term->Wait());
+    if (term->cancelled())
+      break;
     const common::Time now = clock_.Now();
     for (auto it = heartbeat_deadline_.begin(); it != heartbeat_deadline_.end();) {
       NodePtr node = state_.GetNode(it->first);
@@ -657,6 +715,8 @@ void Server::CreateNodeEvals(const std::string& node_id) {
 
 absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
                                             const std::vector<model::AllocClientUpdate>& updates) {
+  if (!leader_)
+    return NotLeaderError();
   // A disconnected node that reports is back (its heartbeat may simply come later):
   // ready first, so that what it reports is reconciled rather than marked unknown again.
   if (NodePtr n = state_.GetNode(node_id); n && n->status == model::kNodeStatusDisconnected)

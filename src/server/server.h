@@ -45,6 +45,9 @@ struct ServerConfig {
   bool memory_oversubscription = false;
   // The scheduler benchmark's naive baseline (SchedulerInput::score_every_node).
   bool score_every_node = false;
+  // One of several servers sharing state in etcd (docs/ha.md): Start does not make it
+  // the leader; its HA coordinator does, while it holds the election.
+  bool ha = false;
 };
 
 using model::DrainSpec;
@@ -59,10 +62,22 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Starts the evaluation worker and the heartbeat monitor.
+  // Starts the evaluation worker and the heartbeat monitor (leads), unless config.ha.
   void Start();
   // Stops them; pending evaluations stay pending.
   void Stop();
+
+  // Leadership (docs/ha.md). A server without etcd leads from Start to Stop. With
+  // etcd, its coordinator calls these as a term begins (the state holds everything
+  // earlier leaders wrote) and ends. Only a leader writes, schedules, drains and times
+  // heartbeats; a follower's writes fail with NotLeaderError() and its reads serve its
+  // replicated view. Ending a term drops what the leader had queued, and a scheduler
+  // pass in flight is not applied.
+  void EstablishLeadership();
+  void RevokeLeadership();
+  bool leader() const { return leader_; }
+  // Unavailable: "not the leader", for writes made to a follower.
+  static absl::Status NotLeaderError();
 
   StateStore& state() { return state_; }
   const ServerConfig& config() const { return config_; }
@@ -161,6 +176,8 @@ class Server {
   size_t pending_evals() const { return queue_.size(); }
 
  private:
+  // Starts a term's loops after queuing what the state left pending.
+  void BeginTerm();
   // An event the server records now.
   model::NodeEvent Event(std::string subsystem, std::string message) const;
   absl::StatusOr<model::PrevAllocInfo> DescribePreviousAlloc(const std::string& node_id,
@@ -174,9 +191,11 @@ class Server {
   EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by);
   // Queues the evaluation for the worker; one with a WaitUntil ahead waits for it.
   void Enqueue(const std::string& eval_id);
-  asio::awaitable<void> EnqueueAt(std::string eval_id, common::Time at);
+  asio::awaitable<void> EnqueueAt(std::string eval_id, common::Time at,
+                                  common::CancellationScopePtr term);
   void UnblockEvals();
-  asio::awaitable<void> EvalWorker();
+  // The leader-only loops run until their term's scope is cancelled.
+  asio::awaitable<void> EvalWorker(common::CancellationScopePtr term);
   asio::awaitable<void> ProcessEval(model::Evaluation eval);
   // Whether `plan` marks unknown an allocation whose node came back while the plan was
   // made: the marking is dropped on apply, and the job wants another evaluation so that
@@ -184,7 +203,7 @@ class Server {
   bool MarksUnknownOnAReadyNode(const PlanResult& plan) const;
   // Drops the plan's disconnect follow-ups that a pending evaluation already covers.
   void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;
-  asio::awaitable<void> HeartbeatMonitor();
+  asio::awaitable<void> HeartbeatMonitor(common::CancellationScopePtr term);
   // The longest max_client_disconnect among the allocations meant to run on the node
   // (0 when none has one).
   common::Duration DisconnectWindow(const std::string& node_id) const;
@@ -194,7 +213,7 @@ class Server {
   std::vector<std::string> CreateSystemJobEvals();
   // The drain loop (node_drain.cc): one pass whenever allocations or nodes change, or
   // a drain's deadline comes, while any node drains.
-  asio::awaitable<void> DrainLoop();
+  asio::awaitable<void> DrainLoop(common::CancellationScopePtr term);
   // Applies PlanDrain's decisions; returns the next force deadline.
   std::optional<common::Time> DrainPass();
   absl::StatusOr<EvalResponse> UpdateNodeDrain(const std::string& node_id,
@@ -219,7 +238,10 @@ class Server {
   std::map<std::string, common::Time> heartbeat_deadline_;
   std::set<std::string> draining_;  // nodes with a drain strategy
   common::Notifier drain_changed_;
-  common::CancellationScopePtr stop_;
+  common::CancellationScopePtr stop_;  // the server's life
+  common::CancellationScopePtr term_;  // the current term's (a child of stop_), or null
+  bool leader_ = false;
+  uint64_t term_count_ = 0;  // terms begun: a pass from an ended term is not applied
   uint64_t seed_ = 0;
   std::mt19937_64 rng_;  // heartbeat stagger
 };

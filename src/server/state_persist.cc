@@ -10,6 +10,7 @@
 
 #include "codec/json.h"
 #include "common/logging.h"
+#include "server/state_layout.h"
 #include "server/state_store.h"
 #include "state/schema.h"
 #include "state/state_db.h"
@@ -18,41 +19,16 @@ namespace drover::server {
 
 namespace {
 
-constexpr int kServerSchemaVersion = 1;
-constexpr char kIndexKey[] = "meta/index";
-constexpr char kJobPrefix[] = "jobs/";
-constexpr char kEvalPrefix[] = "evals/";
-constexpr char kAllocPrefix[] = "allocs/";
-constexpr char kNodePrefix[] = "nodes/";
-
-// Namespaces and ids may hold '/', never NUL.
-std::string JobRecordPrefix(const std::string& ns, const std::string& id) {
-  std::string key = kJobPrefix;
-  key += ns;
-  key += '\0';
-  key += id;
-  key += '\0';
-  return key;
-}
+using layout::JobRecordPrefix;
+using layout::kAllocPrefix;
+using layout::kEvalPrefix;
+using layout::kIndexKey;
+using layout::kJobPrefix;
+using layout::kNodePrefix;
+using layout::TableName;
 
 std::string JobRecordKey(const model::Job& job) {
-  char version[24];
-  std::snprintf(version, sizeof(version), "%020" PRIu64, job.version);
-  return JobRecordPrefix(job.namespace_, job.id) + version;
-}
-
-const char* TableName(Table t) {
-  switch (t) {
-    case Table::kJobs:
-      return "jobs";
-    case Table::kEvals:
-      return "evals";
-    case Table::kAllocs:
-      return "allocs";
-    case Table::kNodes:
-      return "nodes";
-  }
-  return "unknown";
+  return layout::JobRecordKey(job.namespace_, job.id, job.version);
 }
 
 // Decodes every record under `prefix` with `from_json`, naming the key on failure.
@@ -66,9 +42,7 @@ absl::StatusOr<std::vector<std::shared_ptr<const T>>> LoadAll(state::Store& stor
   std::vector<std::shared_ptr<const T>> out;
   for (const auto& [key, bytes] : *pairs) {
     auto fail = [&key](const absl::Status& s) {
-      std::string printable = key;
-      std::replace(printable.begin(), printable.end(), '\0', '/');
-      return absl::DataLossError("server state record '" + printable +
+      return absl::DataLossError("server state record '" + layout::Printable(key) +
                                  "' cannot be decoded: " + std::string(s.message()));
     };
     auto j = state::Decode(field, bytes);
@@ -141,6 +115,7 @@ void StateStore::ForgetEval(const std::string& id) {
 
 absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   store_ = std::move(store);
+  resave_on_failure_ = true;
   failed_writes_seen_ = store_->stats().failed;
   if (absl::Status s = Load(); !s.ok()) {
     // Nothing half-loaded stays behind (the caller may try again with another DB).
@@ -271,6 +246,13 @@ asio::awaitable<absl::Status> StateStore::Flush() {
   co_await store_->FlushAsync();
   if (store_->stats().failed == failed_writes_seen_)
     co_return absl::OkStatus();
+  if (!resave_on_failure_) {
+    // A replicated writer: the leader gives up its term, and memory, now ahead of
+    // etcd, is loaded again from it (docs/ha.md).
+    co_return absl::UnavailableError(
+        "failed to write the server state to etcd (see the agent log); this server gives up "
+        "leadership");
+  }
   // A commit failed since the disk was last known to match memory (whichever request
   // it served): write everything again — what is already on disk costs nothing, the
   // store drops it — and see whether that reached the disk. Until it does, every Flush
@@ -287,7 +269,7 @@ asio::awaitable<absl::Status> StateStore::Flush() {
 }
 
 absl::StatusOr<std::unique_ptr<state::Store>> OpenServerStore(const std::string& data_dir) {
-  const state::Schema schema{.name = "server state DB", .version = kServerSchemaVersion};
+  const state::Schema schema{.name = "server state DB", .version = layout::kSchemaVersion};
   auto backend =
       state::OpenVersionedLmdb(std::filesystem::path(data_dir) / "server" / "state.db", schema);
   if (!backend.ok())

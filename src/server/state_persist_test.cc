@@ -10,6 +10,7 @@
 #include "codec/json.h"
 #include "server/server.h"
 #include "server/state_store.h"
+#include "server/state_test_util.h"
 #include "server/test_fixtures.h"
 #include "state/state_db.h"
 #include "testing/test_util.h"
@@ -27,29 +28,6 @@ absl::Status RunFlush(asio::io_context& io, StateStore& s) {
       asio::detached);
   EXPECT_TRUE(testing::RunUntil(io, [&] { return result.has_value(); }));
   return result.value_or(absl::DeadlineExceededError("flush did not finish"));
-}
-
-// Everything a reader of the API could see, as JSON.
-codec::Json Snapshot(const StateStore& s) {
-  codec::Json out;
-  for (const JobPtr& j : s.ListJobs("*", "")) {
-    for (const JobPtr& v : s.JobVersions(j->namespace_, j->id))
-      out["jobs"][j->id].push_back(codec::ToJson(*v));
-    out["job_allocs"][j->id] = s.AllocsByJob(j->namespace_, j->id).size();
-    out["job_evals"][j->id] = s.EvalsByJob(j->namespace_, j->id).size();
-  }
-  for (const EvalPtr& e : s.ListEvals("*", ""))
-    out["evals"].push_back(codec::ToJson(*e));
-  for (const AllocPtr& a : s.ListAllocs("*", ""))
-    out["allocs"].push_back(codec::ToJson(*a));
-  for (const NodePtr& n : s.ListNodes("")) {
-    out["nodes"].push_back(codec::ToJson(*n));
-    out["node_allocs"][n->id] = s.AllocsByNode(n->id).size();
-  }
-  out["index"] = s.LatestIndex();
-  for (Table t : {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes})
-    out["tables"].push_back(s.TableIndex(t));
-  return out;
 }
 
 class StatePersistTest : public ::testing::Test {
@@ -105,11 +83,11 @@ TEST_F(StatePersistTest, EveryTableAndIndexComesBack) {
     s->UpdateAllocsFromClient(
         {{.id = "a1", .task_states = {{"server", ts}}, .client_status = "running"}});
     ASSERT_TRUE(RunFlush(io_, *s).ok());
-    before = Snapshot(*s);
+    before = test::Snapshot(*s);
     EXPECT_EQ(s->GetJob("default", "web")->status, "running");
   }
   auto reopened = Open();
-  EXPECT_EQ(Snapshot(*reopened), before);
+  EXPECT_EQ(test::Snapshot(*reopened), before);
   EXPECT_EQ(reopened->JobVersions("default", "web").size(), 2u);
   EXPECT_EQ(reopened->GetJob("default", "web")->version, 1u);
   EXPECT_EQ(reopened->GetJob("default", "gone"), nullptr);

@@ -17,7 +17,9 @@
 //   allocs/<id>                      {Allocation}
 //   nodes/<id>                       {Node}
 //
-// (An etcd backend comes with the multi-server issue; this class stays the seam.)
+// With several servers (docs/ha.md) the same records live in etcd: the leader writes
+// through to an etcd-backed state::Store (SetWriter), and every other server applies
+// what the leader wrote as it arrives from a watch (ApplyRecords).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,25 @@ class StateStore {
   // store). After a failed commit it writes the whole state again; an error while
   // that does not succeed.
   asio::awaitable<absl::Status> Flush();
+
+  // Replication (docs/ha.md). A record as etcd holds it: its key in the layout above,
+  // and its bytes (nullopt: deleted).
+  struct Record {
+    std::string key;
+    std::optional<std::string> value;
+  };
+  // Applies what the leader wrote: each record replaces (or removes) what its key held.
+  // Indexes follow meta/index and never go back. A value that cannot be decoded is
+  // skipped, logged once with its key and counted in skipped_records(): one bad record
+  // must not stop a server that only serves reads. Wakes blocking queries.
+  void ApplyRecords(const std::vector<Record>& records);
+  // Forgets every object and loads `records` (the whole state), as on a change of
+  // role. Indexes and node wake-ups stay at least where they were.
+  void ResetTo(const std::vector<Record>& records);
+  // Writes every later change through to `store`, which already holds this state (no
+  // load); nullptr stops that. Returns the writer it replaces.
+  std::unique_ptr<state::Store> SetWriter(std::unique_ptr<state::Store> store);
+  uint64_t skipped_records() const { return skipped_records_; }
 
   uint64_t LatestIndex() const { return index_; }
   uint64_t TableIndex(Table t) const;
@@ -149,6 +170,14 @@ class StateStore {
   // are gone from memory.
   void ResaveAll();
   absl::Status Load();
+  // Drops every object (indexes stay).
+  void ClearObjects();
+  // ApplyRecords for one record; false when it could not be decoded.
+  bool ApplyRecord(const Record& record);
+  void ApplyJobRecord(const std::string& key, JobPtr job);
+  void ApplyIndexRecord(const std::string& value);
+  // Raises `t`'s index (and the global one) to at least `seen`.
+  void RaiseIndex(Table t, uint64_t seen);
   // Records a change to the node's allocations at `index` and wakes its waiters.
   void NodeAllocsChanged(const std::string& node_id, uint64_t index);
   bool NodeDisconnected(const std::string& node_id) const;
@@ -181,6 +210,11 @@ class StateStore {
   std::unique_ptr<state::Store> store_;
   // The store's failed commits when the disk was last known to match memory.
   uint64_t failed_writes_seen_ = 0;
+  // After a failed commit: write everything again (a local DB), or fail every Flush
+  // until a new writer comes (etcd: the leader steps down).
+  bool resave_on_failure_ = true;
+  uint64_t skipped_records_ = 0;
+  std::set<std::string> logged_bad_keys_;  // each bad record is logged once
 };
 
 // The server's state DB: `<data_dir>/server/state.db` (0600, its dir 0700), opened and

@@ -1,0 +1,290 @@
+// Servers sharing their state in etcd, against a real etcd (docs/ha.md): one leader,
+// followers that serve what it wrote and refuse writes, a successor that goes on from
+// where it stopped, writes fenced by the term, and a prefix that is not ours refused.
+#include "server/ha.h"
+
+#include <gtest/gtest.h>
+
+#include "etcd/state_backend.h"
+#include "server/state_test_util.h"
+#include "server/test_fixtures.h"
+#include "state/store.h"
+#include "testing/await.h"
+#include "testing/etcd_process.h"
+#include "testing/test_util.h"
+
+namespace drover::server {
+namespace {
+
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+class HaTest : public ::testing::Test {
+ protected:
+  struct Peer {
+    std::unique_ptr<Server> server;
+    std::unique_ptr<HaCoordinator> ha;
+  };
+
+  void SetUp() override { ASSERT_TRUE(etcd_.ok()) << etcd_.Log(); }
+  void TearDown() override {
+    for (auto& p : peers_)
+      Stop(*p);
+    peers_.clear();
+  }
+
+  HaConfig Config() {
+    return HaConfig{.endpoints = {etcd_.endpoint()},
+                    .prefix = "/drover",
+                    .dial_timeout = 2s,
+                    .lease_ttl_seconds = 2};
+  }
+  // A server and its coordinator, connected (the view loaded) and started.
+  Peer& Add(const std::string& name, HaConfig config) {
+    auto p = std::make_unique<Peer>();
+    p->server = std::make_unique<Server>(io_.get_executor(), pool_, clock_,
+                                         ServerConfig{.min_heartbeat_ttl = 30s, .ha = true});
+    p->server->Start();
+    p->ha = std::make_unique<HaCoordinator>(
+        io_.get_executor(), *p->server, pool_, clock_, std::move(config),
+        Member{.name = name, .http_addr = name + ":4646", .rpc_addr = name + ":4647"});
+    peers_.push_back(std::move(p));
+    return *peers_.back();
+  }
+  Peer& Join(const std::string& name) {
+    Peer& p = Add(name, Config());
+    absl::Status connected = Run(p.ha->Connect());
+    EXPECT_TRUE(connected.ok()) << connected;
+    p.ha->Start();
+    return p;
+  }
+  void Stop(Peer& p) {
+    bool stopped = false;
+    asio::co_spawn(
+        io_,
+        [&]() -> asio::awaitable<void> {
+          co_await p.ha->Stop();
+          stopped = true;
+        },
+        asio::detached);
+    EXPECT_TRUE(Until([&] { return stopped; }));
+    p.server->Stop();
+    testing::RunUntil(
+        io_, [&] { return p.ha->stopped(); }, 5s);
+  }
+  template <typename T>
+  T Run(asio::awaitable<T> work) {
+    return testing::Await(io_, std::move(work), 30s);
+  }
+  bool Until(const std::function<bool()>& pred, common::Duration timeout = 15s) {
+    return testing::RunUntil(io_, pred,
+                             std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  }
+  Peer* LeaderOf(std::initializer_list<Peer*> peers) {
+    Peer* found = nullptr;
+    for (Peer* p : peers) {
+      if (p->server->leader()) {
+        if (found != nullptr)
+          ADD_FAILURE() << "two leaders";
+        found = p;
+      }
+    }
+    return found;
+  }
+  // Registers `job` on the leader, durably.
+  EvalResponse Register(Peer& leader, model::Job job) {
+    auto prepared = codec::PrepareJob(std::move(job), "global");
+    EXPECT_TRUE(prepared.ok()) << prepared.status();
+    auto resp = Run(leader.server->RegisterJobDurably(*std::move(prepared)));
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.value_or(EvalResponse{});
+  }
+  size_t Allocs(Peer& p, const std::string& job) {
+    return p.server->state().AllocsByJob("default", job).size();
+  }
+
+  testing::EtcdProcess etcd_;
+  asio::io_context io_;
+  asio::thread_pool pool_{2};
+  common::RealClock clock_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+};
+
+TEST_F(HaTest, FollowersServeWhatTheLeaderWroteAndRefuseWrites) {
+  Peer& a = Join("a");
+  Peer& b = Join("b");
+  ASSERT_TRUE(Until([&] { return LeaderOf({&a, &b}) != nullptr; }));
+  Peer& leader = *LeaderOf({&a, &b});
+  Peer& follower = &leader == &a ? b : a;
+
+  ASSERT_TRUE(leader.server->RegisterNode(test::MakeNode("n1")).ok());
+  Register(leader, test::MakeJob("web", 2));
+  ASSERT_TRUE(Until([&] { return Allocs(leader, "web") == 2; }));
+  ASSERT_TRUE(Run(leader.server->state().Flush()).ok());
+  // The follower's view catches up with everything, indexes included.
+  ASSERT_TRUE(Until([&] {
+    return test::Snapshot(follower.server->state()) == test::Snapshot(leader.server->state());
+  })) << test::Snapshot(follower.server->state()).dump()
+      << "\n"
+      << test::Snapshot(leader.server->state()).dump();
+  EXPECT_EQ(Allocs(follower, "web"), 2u);
+
+  // Writes are the leader's alone.
+  EXPECT_TRUE(absl::IsUnavailable(follower.server->RegisterNode(test::MakeNode("n2")).status()));
+  auto prepared = codec::PrepareJob(test::MakeJob("other"), "global");
+  ASSERT_TRUE(prepared.ok());
+  auto refused = Run(follower.server->RegisterJobDurably(*std::move(prepared)));
+  EXPECT_TRUE(absl::IsUnavailable(refused.status())) << refused.status();
+  EXPECT_EQ(follower.server->state().GetJob("default", "other"), nullptr);
+
+  // Both know who leads, and who the members are.
+  ASSERT_TRUE(Until([&] { return follower.ha->Members().size() == 2; }));
+  EXPECT_EQ(follower.ha->Leader()->name, leader.ha->self().name);
+  for (const Member& m : follower.ha->Members())
+    EXPECT_EQ(m.leader, m.name == leader.ha->self().name) << m.name;
+}
+
+TEST_F(HaTest, ASuccessorGoesOnFromEverythingItsPredecessorWrote) {
+  Peer& a = Join("a");
+  ASSERT_TRUE(Until([&] { return a.server->leader(); }));
+  Peer& b = Join("b");
+  ASSERT_TRUE(a.server->RegisterNode(test::MakeNode("n1")).ok());
+  Register(a, test::MakeJob("web", 3));
+  ASSERT_TRUE(Until([&] { return Allocs(a, "web") == 3; }));
+  ASSERT_TRUE(Run(a.server->state().Flush()).ok());
+  const uint64_t index_before = a.server->state().LatestIndex();
+  std::set<std::string> allocs_before;
+  for (const AllocPtr& alloc : a.server->state().AllocsByJob("default", "web"))
+    allocs_before.insert(alloc->id);
+
+  // a resigns (as on shutdown): b leads at once, with everything a wrote.
+  Stop(a);
+  ASSERT_TRUE(Until([&] { return b.server->leader(); }, 5s));
+  EXPECT_GE(b.server->state().LatestIndex(), index_before);
+  std::set<std::string> allocs_after;
+  for (const AllocPtr& alloc : b.server->state().AllocsByJob("default", "web"))
+    allocs_after.insert(alloc->id);
+  EXPECT_EQ(allocs_after, allocs_before);  // none lost, none placed twice
+
+  // Its writes go on above the old index.
+  const EvalResponse resp = Register(b, test::MakeJob("api", 1));
+  EXPECT_GT(resp.index, index_before);
+  ASSERT_TRUE(Until([&] { return Allocs(b, "api") == 1; }));
+  EXPECT_EQ(Allocs(b, "web"), 3u);
+}
+
+TEST_F(HaTest, ADeposedLeadersWritesAreFenced) {
+  etcd::Client client({etcd_.endpoint()});
+  etcd::Election first(client, clock_, "/drover/leader", "first", 2);
+  auto term = Run(first.Campaign());
+  ASSERT_TRUE(term.ok()) << term.status();
+  bool failed = false;
+  etcd::StateBackend backend(etcd::StateBackendOptions{.endpoints = {etcd_.endpoint()},
+                                                       .prefix = "/drover",
+                                                       .leader_key = "/drover/leader",
+                                                       .term = *term,
+                                                       .on_failure = [&] { failed = true; }});
+  ASSERT_TRUE(backend.Commit({state::KvOp{.key = "evals/e1", .value = "x"}}).ok());
+  ASSERT_TRUE(Run(first.Resign(*term)).ok());
+  // Another term begins; the first one's writes are refused, whatever it believes.
+  etcd::Election second(client, clock_, "/drover/leader", "second", 2);
+  ASSERT_TRUE(Run(second.Campaign()).ok());
+  absl::Status stale = backend.Commit({state::KvOp{.key = "evals/e2", .value = "y"}});
+  EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
+  EXPECT_TRUE(failed);
+  auto e2 = backend.Get("evals/e2");
+  ASSERT_TRUE(e2.ok());
+  EXPECT_FALSE(e2->has_value());
+}
+
+TEST_F(HaTest, ALargeCommitIsSplitIntoTransactionsEtcdAccepts) {
+  etcd::Client client({etcd_.endpoint()});
+  etcd::Election election(client, clock_, "/drover/leader", "me", 2);
+  auto term = Run(election.Campaign());
+  ASSERT_TRUE(term.ok());
+  etcd::StateBackend backend(etcd::StateBackendOptions{.endpoints = {etcd_.endpoint()},
+                                                       .prefix = "/drover",
+                                                       .leader_key = "/drover/leader",
+                                                       .term = *term});
+  std::vector<state::KvOp> ops;
+  for (int i = 0; i < 300; ++i)
+    ops.push_back(
+        state::KvOp{.key = "allocs/" + std::to_string(i), .value = std::string(5000, 'v')});
+  ASSERT_TRUE(backend.Commit(ops).ok());
+  // 128 operations and 768 KiB per transaction at most.
+  EXPECT_GE(backend.transactions(), 3u);
+  auto all = backend.Scan("allocs/");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 300u);
+}
+
+// The same writes through the embedded store and through etcd read back the same: the
+// backends conform.
+TEST_F(HaTest, WhatALeaderWroteIsWhatAFollowerLoads) {
+  Peer& a = Join("a");
+  ASSERT_TRUE(Until([&] { return a.server->leader(); }));
+  StateStore& s = a.server->state();
+  s.UpsertNode(test::MakeNode("n1"));
+  model::Job job = test::MakeJob("web");
+  s.UpsertJob(job);
+  job.task_groups[0].count = 3;
+  s.UpsertJob(job);  // version 1
+  s.UpsertJob(test::MakeJob("gone"));
+  EXPECT_TRUE(s.DeleteJob("default", "gone"));
+  model::Allocation alloc;
+  alloc.id = "a1";
+  alloc.namespace_ = "default";
+  alloc.job_id = "web";
+  alloc.node_id = "n1";
+  alloc.task_group = "web";
+  alloc.desired_status = "run";
+  alloc.client_status = "pending";
+  alloc.job = s.GetJob("default", "web");
+  s.UpsertAllocs({alloc});
+  s.UpdateAllocsFromClient({{.id = "a1", .client_status = "running"}});
+  ASSERT_TRUE(Run(s.Flush()).ok());
+  const codec::Json written = test::Snapshot(s);
+
+  // A server that joins later loads it all from etcd.
+  Peer& b = Join("b");
+  EXPECT_EQ(test::Snapshot(b.server->state()), written);
+  EXPECT_EQ(b.server->state().JobVersions("default", "web").size(), 2u);
+}
+
+TEST_F(HaTest, AnUndecodableRecordIsSkippedCountedAndTheRestServed) {
+  Peer& a = Join("a");
+  ASSERT_TRUE(Until([&] { return a.server->leader(); }));
+  Peer& b = Join("b");
+  etcd::Client client({etcd_.endpoint()});
+  ASSERT_TRUE(Run(client.Put("/drover/state/allocs/broken", "not a record")).ok());
+  ASSERT_TRUE(a.server->RegisterNode(test::MakeNode("n1")).ok());
+  ASSERT_TRUE(Run(a.server->state().Flush()).ok());
+  ASSERT_TRUE(Until([&] { return b.server->state().GetNode("n1") != nullptr; }));
+  EXPECT_EQ(b.server->state().skipped_records(), 1u);
+  EXPECT_EQ(b.server->state().GetAlloc("broken"), nullptr);
+}
+
+TEST_F(HaTest, APrefixHoldingSomethingElseIsRefusedByName) {
+  etcd::Client client({etcd_.endpoint()});
+  ASSERT_TRUE(Run(client.Put("/other/config", "x")).ok());
+  HaConfig foreign = Config();
+  foreign.prefix = "/other";
+  Peer& p = Add("p", foreign);
+  absl::Status s = Run(p.ha->Connect());
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_NE(s.message().find("'/other/' holds 1 keys that are not a Drover server state"),
+            std::string::npos)
+      << s;
+
+  // Another region's cluster under the same prefix.
+  Peer& q = Join("q");
+  (void)q;
+  HaConfig elsewhere = Config();
+  elsewhere.region = "eu";
+  Peer& r = Add("r", elsewhere);
+  absl::Status t = Run(r.ha->Connect());
+  EXPECT_TRUE(absl::IsFailedPrecondition(t)) << t;
+  EXPECT_NE(t.message().find("another cluster (region 'global')"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace drover::server

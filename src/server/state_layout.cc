@@ -1,0 +1,48 @@
+#include "server/state_layout.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace drover::server::layout {
+
+std::optional<JobRecordName> ParseJobRecordKey(std::string_view key) {
+  const std::string_view prefix = kJobPrefix;
+  if (key.substr(0, prefix.size()) != prefix)
+    return std::nullopt;
+  key.remove_prefix(prefix.size());
+  const size_t a = key.find('\0');
+  if (a == std::string_view::npos)
+    return std::nullopt;
+  const size_t b = key.find('\0', a + 1);
+  if (b == std::string_view::npos)
+    return std::nullopt;
+  JobRecordName out{.ns = std::string(key.substr(0, a)),
+                    .id = std::string(key.substr(a + 1, b - a - 1))};
+  const std::string_view digits = key.substr(b + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out.version);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
+    return std::nullopt;
+  return out;
+}
+
+const char* TableName(model::Table t) {
+  switch (t) {
+    case model::Table::kJobs:
+      return "jobs";
+    case model::Table::kEvals:
+      return "evals";
+    case model::Table::kAllocs:
+      return "allocs";
+    case model::Table::kNodes:
+      return "nodes";
+  }
+  return "unknown";
+}
+
+std::string Printable(std::string_view key) {
+  std::string out(key);
+  std::replace(out.begin(), out.end(), '\0', '/');
+  return out;
+}
+
+}  // namespace drover::server::layout

@@ -1,0 +1,55 @@
+// The keys and encodings of the server's state records (layout in state_store.h), shared
+// by the write-through, the load on start and the replication from etcd. Internal to
+// the server library.
+#pragma once
+
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+#include "model/server_types.h"
+
+namespace drover::server::layout {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr char kVersionKey[] = "meta/version";
+inline constexpr char kIndexKey[] = "meta/index";
+inline constexpr char kJobPrefix[] = "jobs/";
+inline constexpr char kEvalPrefix[] = "evals/";
+inline constexpr char kAllocPrefix[] = "allocs/";
+inline constexpr char kNodePrefix[] = "nodes/";
+
+// Namespaces and ids may hold '/', never NUL.
+inline std::string JobRecordPrefix(const std::string& ns, const std::string& id) {
+  std::string key = kJobPrefix;
+  key += ns;
+  key += '\0';
+  key += id;
+  key += '\0';
+  return key;
+}
+
+inline std::string JobRecordKey(const std::string& ns, const std::string& id, uint64_t version) {
+  char digits[24];
+  std::snprintf(digits, sizeof(digits), "%020" PRIu64, version);
+  return JobRecordPrefix(ns, id) + digits;
+}
+
+// A job record's key, split: its namespace, id and version.
+struct JobRecordName {
+  std::string ns;
+  std::string id;
+  uint64_t version = 0;
+};
+std::optional<JobRecordName> ParseJobRecordKey(std::string_view key);
+
+const char* TableName(model::Table t);
+
+// The key with NULs shown as '/', for messages.
+std::string Printable(std::string_view key);
+
+}  // namespace drover::server::layout

@@ -1,0 +1,206 @@
+// StateStore's replication: applying the records a leader wrote to etcd (docs/ha.md).
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "common/logging.h"
+#include "server/state_layout.h"
+#include "server/state_store.h"
+#include "state/state_db.h"
+
+namespace drover::server {
+namespace {
+
+bool StartsWith(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Decodes a record's bytes as `field`, through `from_json`.
+template <typename T, typename FromJson>
+absl::StatusOr<std::shared_ptr<const T>> DecodeRecord(const std::string& bytes, const char* field,
+                                                      FromJson from_json) {
+  auto j = state::Decode(field, bytes);
+  if (!j.ok())
+    return j.status();
+  absl::StatusOr<T> value = from_json(*j);
+  if (!value.ok())
+    return value.status();
+  return std::make_shared<const T>(std::move(*value));
+}
+
+}  // namespace
+
+void StateStore::RaiseIndex(Table t, uint64_t seen) {
+  table_index_[t] = std::max(table_index_[t], seen);
+  index_ = std::max(index_, seen);
+}
+
+void StateStore::ClearObjects() {
+  jobs_.clear();
+  job_versions_.clear();
+  evals_.clear();
+  evals_by_job_.clear();
+  allocs_.clear();
+  allocs_by_job_.clear();
+  allocs_by_node_.clear();
+  nodes_.clear();
+}
+
+std::unique_ptr<state::Store> StateStore::SetWriter(std::unique_ptr<state::Store> store) {
+  std::unique_ptr<state::Store> old = std::move(store_);
+  store_ = std::move(store);
+  resave_on_failure_ = false;
+  failed_writes_seen_ = store_ ? store_->stats().failed : 0;
+  return old;
+}
+
+void StateStore::ResetTo(const std::vector<Record>& records) {
+  ClearObjects();
+  ApplyRecords(records);
+  // Every waiting node looks again: its allocations may differ from what it was told.
+  for (auto& [node, event] : node_allocs_changed_)
+    event->Set();
+  node_allocs_changed_.clear();
+}
+
+void StateStore::ApplyRecords(const std::vector<Record>& records) {
+  for (const Record& r : records) {
+    if (ApplyRecord(r))
+      continue;
+    ++skipped_records_;
+  }
+  changed_.cancel();
+}
+
+void StateStore::ApplyIndexRecord(const std::string& value) {
+  auto meta = state::Decode("Index", value);
+  if (!meta.ok() || !meta->is_object())
+    return;
+  if (auto it = meta->find("Index"); it != meta->end() && it->is_number_unsigned())
+    index_ = std::max(index_, it->get<uint64_t>());
+  auto tables = meta->find("Tables");
+  if (tables == meta->end() || !tables->is_object())
+    return;
+  for (auto& [t, i] : table_index_) {
+    auto v = tables->find(layout::TableName(t));
+    if (v != tables->end() && v->is_number_unsigned())
+      i = std::max(i, v->get<uint64_t>());
+  }
+}
+
+void StateStore::ApplyJobRecord(const std::string& key, JobPtr job) {
+  // Checked by the caller: the key parses.
+  const layout::JobRecordName name = *layout::ParseJobRecordKey(key);
+  const std::string job_key = JobKey(name.ns, name.id);
+  auto& versions = job_versions_[job_key];  // newest first
+  auto same = std::find_if(versions.begin(), versions.end(),
+                           [&](const JobPtr& j) { return j->version == name.version; });
+  if (same != versions.end())
+    versions.erase(same);
+  if (job) {
+    auto pos = std::find_if(versions.begin(), versions.end(),
+                            [&](const JobPtr& j) { return j->version < job->version; });
+    RaiseIndex(Table::kJobs,
+               std::max({job->modify_index, job->job_modify_index, job->create_index}));
+    versions.insert(pos, std::move(job));
+  }
+  if (versions.empty()) {
+    job_versions_.erase(job_key);
+    jobs_.erase(job_key);
+  } else {
+    jobs_[job_key] = versions.front();
+  }
+}
+
+bool StateStore::ApplyRecord(const Record& r) {
+  const auto bad = [&](const absl::Status& why) {
+    if (logged_bad_keys_.insert(r.key).second) {
+      DROVER_LOG_ERROR("server: skipping state record '{}' from etcd: {}", layout::Printable(r.key),
+                       why.ToString());
+    }
+    return false;
+  };
+  if (r.key == layout::kIndexKey) {
+    if (r.value)
+      ApplyIndexRecord(*r.value);
+    return true;
+  }
+  if (StartsWith(r.key, layout::kJobPrefix)) {
+    if (!layout::ParseJobRecordKey(r.key))
+      return bad(absl::InvalidArgumentError("not a job record's key"));
+    JobPtr job;
+    if (r.value) {
+      auto decoded = DecodeRecord<model::Job>(*r.value, "Job", codec::JobFromJson);
+      if (!decoded.ok())
+        return bad(decoded.status());
+      job = *std::move(decoded);
+    }
+    ApplyJobRecord(r.key, std::move(job));
+    return true;
+  }
+  if (StartsWith(r.key, layout::kEvalPrefix)) {
+    const std::string id = r.key.substr(std::string_view(layout::kEvalPrefix).size());
+    if (!r.value) {
+      if (auto it = evals_.find(id); it != evals_.end()) {
+        evals_by_job_[JobKey(it->second->namespace_, it->second->job_id)].erase(id);
+        evals_.erase(it);
+      }
+      return true;
+    }
+    auto e = DecodeRecord<model::Evaluation>(*r.value, "Evaluation", codec::EvaluationFromJson);
+    if (!e.ok())
+      return bad(e.status());
+    evals_[id] = *e;
+    evals_by_job_[JobKey((*e)->namespace_, (*e)->job_id)].insert(id);
+    RaiseIndex(Table::kEvals, std::max((*e)->modify_index, (*e)->create_index));
+    return true;
+  }
+  if (StartsWith(r.key, layout::kAllocPrefix)) {
+    const std::string id = r.key.substr(std::string_view(layout::kAllocPrefix).size());
+    if (!r.value) {
+      if (auto it = allocs_.find(id); it != allocs_.end()) {
+        const AllocPtr a = it->second;
+        allocs_by_job_[JobKey(a->namespace_, a->job_id)].erase(id);
+        allocs_by_node_[a->node_id].erase(id);
+        allocs_.erase(it);
+        NodeAllocsChanged(a->node_id, index_);
+      }
+      return true;
+    }
+    auto a = DecodeRecord<model::Allocation>(*r.value, "Allocation", codec::AllocationFromJson);
+    if (!a.ok())
+      return bad(a.status());
+    const AllocPtr& alloc = *a;
+    auto it = allocs_.find(id);
+    // A change the servers made (not a client's report) wakes the node.
+    const bool servers_changed =
+        it == allocs_.end() || it->second->alloc_modify_index != alloc->alloc_modify_index;
+    allocs_[id] = alloc;
+    allocs_by_job_[JobKey(alloc->namespace_, alloc->job_id)].insert(id);
+    allocs_by_node_[alloc->node_id].insert(id);
+    RaiseIndex(Table::kAllocs,
+               std::max({alloc->modify_index, alloc->alloc_modify_index, alloc->create_index}));
+    if (servers_changed)
+      NodeAllocsChanged(alloc->node_id, alloc->alloc_modify_index);
+    return true;
+  }
+  if (StartsWith(r.key, layout::kNodePrefix)) {
+    const std::string id = r.key.substr(std::string_view(layout::kNodePrefix).size());
+    if (!r.value) {
+      nodes_.erase(id);
+      return true;
+    }
+    auto n = DecodeRecord<model::Node>(*r.value, "Node", codec::NodeFromJson);
+    if (!n.ok())
+      return bad(n.status());
+    nodes_[id] = *n;
+    RaiseIndex(Table::kNodes, std::max((*n)->modify_index, (*n)->create_index));
+    return true;
+  }
+  if (StartsWith(r.key, "meta/"))
+    return true;  // checked when the server connects (meta/version, meta/cluster)
+  return bad(absl::InvalidArgumentError("not a key of the server state's layout"));
+}
+
+}  // namespace drover::server
