@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "rpc/http_call.h"
+#include "rpc/protocol.h"
 
 namespace drover::api {
 namespace {
@@ -241,8 +242,15 @@ asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local,
   }
   if (leader.empty())
     co_return Response::Error(503, "No cluster leader");
+  rpc::HttpCall call = CallFor(req);
+  // A node's calls carry who it is: the leader checks that, as this server would have.
+  for (std::string_view name : {rpc::kNodeIdHeader, rpc::kNodeSecretHeader, rpc::kRegionHeader}) {
+    auto it = req.headers.find(std::string(name));
+    if (it != req.headers.end())
+      call.headers[std::string(name)] = it->second;
+  }
   absl::StatusOr<rpc::HttpReply> reply =
-      co_await rpc::SendHttp(leader, CallFor(req), kForwardTimeout);
+      co_await rpc::SendHttp(leader, std::move(call), kForwardTimeout);
   if (!reply.ok())
     co_return Response::Error(502, "the cluster leader at " + leader +
                                        " did not answer: " + std::string(reply.status().message()));

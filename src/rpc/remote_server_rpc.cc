@@ -1,5 +1,6 @@
 #include "rpc/remote_server_rpc.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -8,6 +9,8 @@
 #include "rpc/protocol.h"
 
 namespace drover::rpc {
+
+using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 RemoteServerRpc::RemoteServerRpc(asio::thread_pool& pool, RemoteServerRpcOptions options)
     : pool_(pool), options_(std::move(options)) {}
@@ -28,6 +31,10 @@ asio::awaitable<absl::StatusOr<HttpReply>> RemoteServerRpc::Call(HttpCall call,
       if (i != current_) {
         DROVER_LOG_INFO("client: now talking to server {}", options_.servers[i]);
         current_ = i;
+        if (switched_) {
+          switched_->Set();
+          switched_.reset();
+        }
       }
       if (reply->status != 200)
         co_return StatusFromHttp(reply->status, reply->body);
@@ -49,17 +56,44 @@ asio::awaitable<absl::StatusOr<common::Duration>> RemoteServerRpc::RegisterNode(
   absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
   if (!reply.ok())
     co_return reply.status();
-  co_return DecodeTtl(reply->body);
+  co_return LearnTtl(DecodeTtl(reply->body));
+}
+
+absl::StatusOr<common::Duration> RemoteServerRpc::LearnTtl(absl::StatusOr<common::Duration> ttl) {
+  // A server that hangs (stopped, overloaded) must not hold a heartbeat past the TTL:
+  // each server gets half of it before the next one is tried.
+  if (ttl.ok()) {
+    heartbeat_timeout_ =
+        std::clamp<common::Duration>(*ttl / 2, std::chrono::seconds(1), options_.call_timeout);
+  }
+  return ttl;
 }
 
 asio::awaitable<absl::StatusOr<common::Duration>> RemoteServerRpc::Heartbeat(std::string node_id) {
   if (node_id != node_id_)
     co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
   HttpCall call{.method = "PUT", .target = std::string(kHeartbeatPath)};
-  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), heartbeat_timeout_);
   if (!reply.ok())
     co_return reply.status();
-  co_return DecodeTtl(reply->body);
+  co_return LearnTtl(DecodeTtl(reply->body));
+}
+
+asio::awaitable<absl::StatusOr<HttpReply>> RemoteServerRpc::Switching(HttpCall call,
+                                                                      common::Duration timeout) {
+  for (;;) {
+    if (!switched_)
+      switched_ = std::make_shared<common::Event>(co_await asio::this_coro::executor);
+    const std::shared_ptr<common::Event> switched = switched_;
+    auto polled = Call(call, timeout);
+    auto moved = switched->Wait();
+    auto r = co_await (std::move(polled) || std::move(moved));
+    if (r.index() == 0)
+      co_return std::move(std::get<0>(r));
+    // Another call found the server this one waits on unhealthy (a hung server holds
+    // a call until its timeout, a long poll for minutes): ask the one now in use. What
+    // is sent again is idempotent (state the node reports, queries).
+  }
 }
 
 asio::awaitable<absl::StatusOr<client::NodeAllocations>> RemoteServerRpc::GetNodeAllocations(
@@ -72,7 +106,8 @@ asio::awaitable<absl::StatusOr<client::NodeAllocations>> RemoteServerRpc::GetNod
       .target =
           std::string(kAllocationsPath) + "?index=" + std::to_string(min_index) + "&wait=" +
           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count())};
-  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), wait + options_.call_timeout);
+  absl::StatusOr<HttpReply> reply =
+      co_await Switching(std::move(call), wait + options_.call_timeout);
   if (!reply.ok())
     co_return reply.status();
   // Named, not a temporary (common/offload.h): a node's allocations may be megabytes.
@@ -94,7 +129,7 @@ asio::awaitable<absl::Status> RemoteServerRpc::UpdateAllocations(
     co_return absl::FailedPreconditionError("the node has not registered");
   HttpCall call{
       .method = "PUT", .target = std::string(kUpdateAllocsPath), .body = EncodeUpdates(updates)};
-  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  absl::StatusOr<HttpReply> reply = co_await Switching(std::move(call), options_.call_timeout);
   co_return reply.status();
 }
 
@@ -104,7 +139,7 @@ asio::awaitable<absl::Status> RemoteServerRpc::EmitNodeEvents(
     co_return absl::FailedPreconditionError("node " + node_id + " has not registered");
   HttpCall call{
       .method = "PUT", .target = std::string(kNodeEventsPath), .body = EncodeNodeEvents(events)};
-  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), options_.call_timeout);
+  absl::StatusOr<HttpReply> reply = co_await Switching(std::move(call), options_.call_timeout);
   co_return reply.status();
 }
 
@@ -118,7 +153,8 @@ asio::awaitable<absl::StatusOr<model::PrevAllocInfo>> RemoteServerRpc::GetPrevio
                           "&index=" + std::to_string(min_index) + "&wait=" +
                           std::to_string(
                               std::chrono::duration_cast<std::chrono::milliseconds>(wait).count())};
-  absl::StatusOr<HttpReply> reply = co_await Call(std::move(call), wait + options_.call_timeout);
+  absl::StatusOr<HttpReply> reply =
+      co_await Switching(std::move(call), wait + options_.call_timeout);
   if (!reply.ok())
     co_return reply.status();
   co_return DecodePrevAllocInfo(reply->body);

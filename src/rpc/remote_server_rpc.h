@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client/server_rpc.h"
+#include "common/event.h"
 #include "rpc/http_call.h"
 
 namespace drover::rpc {
@@ -48,12 +49,21 @@ class RemoteServerRpc final : public client::ServerRpc {
   // A non-200 answer is the server's: returned as its Status, not retried elsewhere
   // (except 503, a server that cannot serve now).
   asio::awaitable<absl::StatusOr<HttpReply>> Call(HttpCall call, common::Duration timeout);
+  // Call, sent again to the new server when another call (a heartbeat) moved away from
+  // the one it waits on. For idempotent calls.
+  asio::awaitable<absl::StatusOr<HttpReply>> Switching(HttpCall call, common::Duration timeout);
 
   asio::thread_pool& pool_;
   RemoteServerRpcOptions options_;
   size_t current_ = 0;
+  // Remembers the TTL's half as each server's time to answer a heartbeat.
+  absl::StatusOr<common::Duration> LearnTtl(absl::StatusOr<common::Duration> ttl);
+
   std::string node_id_;
   std::string secret_id_;
+  common::Duration heartbeat_timeout_ = options_.call_timeout;
+  // Set (and dropped) when the server in use changes.
+  std::shared_ptr<common::Event> switched_;
 };
 
 }  // namespace drover::rpc

@@ -241,10 +241,17 @@ void StateStore::ResaveAll() {
 }
 
 asio::awaitable<absl::Status> StateStore::Flush() {
-  if (!store_)
+  // Held across the wait: the writer may be replaced meanwhile (a leader's term ends).
+  const std::shared_ptr<state::Store> store = store_;
+  if (!store)
     co_return absl::OkStatus();
-  co_await store_->FlushAsync();
-  if (store_->stats().failed == failed_writes_seen_)
+  co_await store->FlushAsync();
+  if (store != store_) {
+    co_return absl::UnavailableError(
+        "the change could not be made durable in etcd: this server stopped leading the cluster "
+        "before etcd confirmed it (see /v1/status/leader)");
+  }
+  if (store->stats().failed == failed_writes_seen_)
     co_return absl::OkStatus();
   if (!resave_on_failure_) {
     // A replicated writer: the leader gives up its term, and memory, now ahead of
@@ -257,10 +264,10 @@ asio::awaitable<absl::Status> StateStore::Flush() {
   // it served): write everything again — what is already on disk costs nothing, the
   // store drops it — and see whether that reached the disk. Until it does, every Flush
   // fails, so no request is answered as durable while the disk lags behind.
-  const uint64_t before = store_->stats().failed;
+  const uint64_t before = store->stats().failed;
   ResaveAll();
-  co_await store_->FlushAsync();
-  if (store_->stats().failed != before) {
+  co_await store->FlushAsync();
+  if (store->stats().failed != before) {
     co_return absl::UnavailableError(
         "failed to persist the server state (writes to its state DB fail; see the agent log)");
   }

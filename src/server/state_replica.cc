@@ -47,8 +47,8 @@ void StateStore::ClearObjects() {
   nodes_.clear();
 }
 
-std::unique_ptr<state::Store> StateStore::SetWriter(std::unique_ptr<state::Store> store) {
-  std::unique_ptr<state::Store> old = std::move(store_);
+std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store> store) {
+  std::shared_ptr<state::Store> old = std::move(store_);
   store_ = std::move(store);
   resave_on_failure_ = false;
   failed_writes_seen_ = store_ ? store_->stats().failed : 0;

@@ -84,7 +84,7 @@ class StateStore {
   void ResetTo(const std::vector<Record>& records);
   // Writes every later change through to `store`, which already holds this state (no
   // load); nullptr stops that. Returns the writer it replaces.
-  std::unique_ptr<state::Store> SetWriter(std::unique_ptr<state::Store> store);
+  std::shared_ptr<state::Store> SetWriter(std::shared_ptr<state::Store> store);
   uint64_t skipped_records() const { return skipped_records_; }
 
   uint64_t LatestIndex() const { return index_; }
@@ -207,7 +207,8 @@ class StateStore {
   // Set by the node's next change, then dropped: later waiters get a fresh one.
   std::map<std::string, std::shared_ptr<common::Event>> node_allocs_changed_;
 
-  std::unique_ptr<state::Store> store_;
+  // Shared with a Flush in progress, which may outlive a change of writer.
+  std::shared_ptr<state::Store> store_;
   // The store's failed commits when the disk was last known to match memory.
   uint64_t failed_writes_seen_ = 0;
   // After a failed commit: write everything again (a local DB), or fail every Flush
