@@ -66,4 +66,48 @@ inline void Emit(nlohmann::ordered_json j) {
   std::fflush(stdout);
 }
 
+// Starts `args` (args[0] a path) with stdout and stderr appended to `out` and `err`;
+// the pid, or -1.
+inline pid_t Spawn(const std::vector<std::string>& args, const std::filesystem::path& out,
+                   const std::filesystem::path& err) {
+  std::vector<char*> cargs;
+  std::vector<std::string> copy = args;
+  for (auto& a : copy)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0].c_str(), &fa, nullptr, cargs.data(), environ) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// SIGTERM, then SIGKILL after 10 s; reaped.
+inline void Stop(pid_t pid) {
+  if (pid <= 0)
+    return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+// Polls `pred` every `every` until it holds or `timeout` passes.
+template <typename Pred>
+bool WaitUntil(Pred pred, std::chrono::seconds timeout,
+               std::chrono::milliseconds every = std::chrono::milliseconds(200)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred())
+      return true;
+    std::this_thread::sleep_for(every);
+  }
+  return pred();
+}
+
 }  // namespace drover::bench
