@@ -202,12 +202,16 @@ absl::Status OpenServerState(const AgentConfig& config, const fs::path& data_dir
 }
 
 server::ServerConfig ServerConfigFor(const AgentConfig& config) {
-  return server::ServerConfig{.region = config.region,
-                              .min_heartbeat_ttl = config.min_heartbeat_ttl,
-                              .max_heartbeats_per_second = config.max_heartbeats_per_second,
-                              .heartbeat_grace = config.heartbeat_grace,
-                              .memory_oversubscription = config.memory_oversubscription,
-                              .ha = !config.etcd.endpoints.empty()};
+  return server::ServerConfig{
+      .region = config.region,
+      .min_heartbeat_ttl = config.min_heartbeat_ttl,
+      .max_heartbeats_per_second = config.max_heartbeats_per_second,
+      .heartbeat_grace = config.heartbeat_grace,
+      .memory_oversubscription = config.memory_oversubscription,
+      .ha = !config.etcd.endpoints.empty(),
+      // etcd takes requests of 1.5 MiB by default; an
+      // allocation's record holds its job.
+      .max_job_record_bytes = config.etcd.endpoints.empty() ? 0 : size_t{1} << 20};
 }
 
 server::HaConfig HaConfigFor(const AgentConfig& config) {
@@ -336,7 +340,8 @@ int RunAgent(const AgentConfig& config) {
     const std::function<api::Handler(api::Handler)> to_leader = [&ctx](api::Handler local) {
       return api::ForwardWritesToLeader(ctx, std::move(local));
     };
-    for (const char* prefix : {"/v1/job", "/v1/node", "/v1/allocation", "/v1/evaluation"}) {
+    for (const char* prefix :
+         {"/v1/job", "/v1/node", "/v1/allocation", "/v1/evaluation", "/v1/operator/snapshot"}) {
       router.WrapRoutes(prefix, to_leader);
       rpc_router.WrapRoutes(prefix, to_leader);
     }

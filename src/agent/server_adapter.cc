@@ -2,6 +2,17 @@
 
 namespace drover::agent {
 
+std::map<std::string, std::string> ServerAdapter::ReplicationStats() const {
+  std::map<std::string, std::string> out = {
+      {"state", server_.leader() ? "Leader" : "Follower"},
+      {"applied_index", std::to_string(server_.state().LatestIndex())},
+      {"state_records_skipped", std::to_string(server_.state().skipped_records())},
+      {"backend", ha_ != nullptr ? "etcd" : (server_.state().durable() ? "lmdb" : "memory")}};
+  if (ha_ != nullptr)
+    out["etcd_revision"] = std::to_string(ha_->mirror().revision());
+  return out;
+}
+
 std::vector<api::ServerPeer> ServerAdapter::Peers() const {
   std::vector<api::ServerPeer> out;
   if (ha_ == nullptr)

@@ -16,6 +16,13 @@ class ServerAdapter final : public api::ServerApi {
 
   std::vector<api::ServerPeer> Peers() const override;
   bool IsLeader() const override { return server_.leader(); }
+  std::map<std::string, std::string> ReplicationStats() const override;
+  std::function<std::vector<model::StateRecord>()> SnapshotState() const override {
+    return server_.state().SnapshotRecords();
+  }
+  asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord> records) override {
+    return server_.RestoreSnapshotDurably(std::move(records));
+  }
 
   const std::string& region() const override { return server_.config().region; }
 

@@ -146,6 +146,12 @@ void RegisterAgentRoutes(Router& router, ApiContext& ctx) {
                            {"leader", ctx.server && ctx.server->IsLeader() ? "true" : "false"},
                            {"bootstrap", "true"},
                            {"known_regions", "1"}}}};
+    if (ctx.server) {
+      codec::Json raft = codec::Json::object();
+      for (const auto& [k, v] : ctx.server->ReplicationStats())
+        raft[k] = v;
+      stats["raft"] = std::move(raft);
+    }
     if (ctx.client) {
       stats["client"] = {{"node_id", ctx.client->node_id()},
                          {"known_servers", absl::StrJoin(KnownServers(i), ",")},

@@ -67,6 +67,7 @@ void RegisterJobspecRoutes(Router& router, ApiContext& ctx);
 void RegisterAllocRoutes(Router& router, ApiContext& ctx);
 void RegisterEvalRoutes(Router& router, ApiContext& ctx);
 void RegisterNodeRoutes(Router& router, ApiContext& ctx);
+void RegisterOperatorRoutes(Router& router, ApiContext& ctx);
 void RegisterClientRoutes(Router& router, ApiContext& ctx);
 void RegisterFsRoutes(Router& router, ApiContext& ctx);
 void RegisterStatsRoutes(Router& router, ApiContext& ctx);

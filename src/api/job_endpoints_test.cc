@@ -24,6 +24,13 @@ class FakeServer final : public ServerApi {
   // A follower with a leader elsewhere, when `peers` says so.
   std::vector<ServerPeer> Peers() const override { return peers; }
   bool IsLeader() const override { return leader; }
+  std::map<std::string, std::string> ReplicationStats() const override { return {}; }
+  std::function<std::vector<model::StateRecord>()> SnapshotState() const override {
+    return [] { return std::vector<model::StateRecord>{}; };
+  }
+  asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord>) override {
+    co_return absl::UnimplementedError("not in this fake");
+  }
 
   model::JobPtr GetJob(const std::string& ns, const std::string& id) const override {
     auto it = jobs.find(ns + "/" + id);

@@ -23,6 +23,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);
     RegisterNodeRoutes(router, ctx);
+    RegisterOperatorRoutes(router, ctx);
   }
   RegisterClientRoutes(router, ctx);
   RegisterFsRoutes(router, ctx);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,16 @@ class ServerApi {
   virtual std::vector<ServerPeer> Peers() const = 0;
   // Whether this server leads: only the leader writes (a follower's writes go to it).
   virtual bool IsLeader() const = 0;
+
+  // What /v1/agent/self shows under stats.raft (Nomad's place for them): the server's
+  // role, its index, and with etcd its revision and the records it could not decode.
+  virtual std::map<std::string, std::string> ReplicationStats() const = 0;
+
+  // Operator snapshots (docs/ha.md). The returned function encodes every record of the
+  // state as of now: run it on the pool.
+  virtual std::function<std::vector<model::StateRecord>()> SnapshotState() const = 0;
+  // Replaces the whole state with `records`, durably.
+  virtual asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord> records) = 0;
 
   // The region the server serves (jobs of another are refused).
   virtual const std::string& region() const = 0;

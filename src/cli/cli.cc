@@ -80,6 +80,46 @@ const CLI::App* SelectedCommand(const CLI::App& app) {
   }
 }
 
+// drover operator client-state | snapshot save|restore|inspect. `arg` holds the
+// chosen command's argument; `action` gets what runs it.
+void AddOperatorCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
+                         std::function<int()>& action, std::string& arg) {
+  // The callbacks run after this returns: they hold pointers to what outlives the parse.
+  Ui* out = &ui;
+  const Dependencies* d = &deps;
+  std::string* a = &arg;
+  std::function<int()>* act = &action;
+  CLI::App* op = app.add_subcommand("operator", "Operator tools");
+  op->require_subcommand(1);
+  CLI::App* client_state =
+      op->add_subcommand("client-state", "Dump the client state DB of a data dir as JSON");
+  client_state->add_option("--data-dir", arg, "The agent's data directory");
+  client_state->callback([=] { *act = [=] { return RunOperatorClientState(*a, *out); }; });
+  CLI::App* snapshot =
+      op->add_subcommand("snapshot", "Save, restore or inspect the servers' state");
+  snapshot->require_subcommand(1);
+  using Run = int (*)(const std::string&, HttpClient&, Ui&);
+  const auto with_client = [=](Run run) {
+    return [=] {
+      *act = [=] {
+        return WithClient(*flags, *d, *out, [=](HttpClient& c, Ui& u) { return run(*a, c, u); });
+      };
+    };
+  };
+  CLI::App* save = snapshot->add_subcommand("save", "Save the servers' state to a file");
+  save->add_option("file", arg, "Where to write it")->required();
+  AddApiFlags(save, flags);
+  save->callback(with_client(&RunOperatorSnapshotSave));
+  CLI::App* restore =
+      snapshot->add_subcommand("restore", "Replace the servers' state with a file's");
+  restore->add_option("file", arg, "A file written by snapshot save")->required();
+  AddApiFlags(restore, flags);
+  restore->callback(with_client(&RunOperatorSnapshotRestore));
+  CLI::App* inspect = snapshot->add_subcommand("inspect", "Describe a snapshot file");
+  inspect->add_option("file", arg, "A file written by snapshot save")->required();
+  inspect->callback([=] { *act = [=] { return RunOperatorSnapshotInspect(*a, *out); }; });
+}
+
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,
                  std::ostream& out, std::ostream& err) {
   CLI::App app{"Drover: a Nomad-compatible workload orchestrator", "drover"};
@@ -406,15 +446,9 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
     };
   });
 
-  // drover operator client-state
-  CLI::App* op = app.add_subcommand("operator", "Operator tools");
-  op->require_subcommand(1);
-  std::string state_data_dir;
-  CLI::App* client_state =
-      op->add_subcommand("client-state", "Dump the client state DB of a data dir as JSON");
-  client_state->add_option("--data-dir", state_data_dir, "The agent's data directory");
-  client_state->callback(
-      [&] { action = [&] { return RunOperatorClientState(state_data_dir, ui); }; });
+  // drover operator ...
+  std::string operator_arg;
+  AddOperatorCommands(app, &api, deps, ui, action, operator_arg);
 
   // drover version
   CLI::App* version = app.add_subcommand("version", "Prints the Drover version");

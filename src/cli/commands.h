@@ -216,5 +216,9 @@ int RunVersion(Ui& ui);
 
 // drover operator client-state -data-dir DIR: the client state DB as JSON.
 int RunOperatorClientState(const std::string& data_dir, Ui& ui);
+// drover operator snapshot save|restore|inspect FILE (docs/ha.md).
+int RunOperatorSnapshotSave(const std::string& file, HttpClient& client, Ui& ui);
+int RunOperatorSnapshotRestore(const std::string& file, HttpClient& client, Ui& ui);
+int RunOperatorSnapshotInspect(const std::string& file, Ui& ui);
 
 }  // namespace drover::cli

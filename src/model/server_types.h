@@ -25,6 +25,14 @@ using EvalPtr = std::shared_ptr<const Evaluation>;
 using AllocPtr = std::shared_ptr<const Allocation>;
 using NodePtr = std::shared_ptr<const Node>;
 
+// One record of the server state as it is stored (state_store.h's layout): what an
+// operator snapshot holds.
+struct StateRecord {
+  std::string key;
+  std::string value;
+  friend bool operator==(const StateRecord&, const StateRecord&) = default;
+};
+
 // A node's allocations as of `index` (of the allocation table).
 struct NodeAllocs {
   std::vector<AllocPtr> allocs;

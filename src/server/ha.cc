@@ -337,9 +337,12 @@ asio::awaitable<void> HaCoordinator::Lead(etcd::Term term) {
 
   // At once: nothing more is scheduled, timed or drained by this server.
   server_.RevokeLeadership();
+  // What it wrote until now is committed before the term is given up (fenced: only
+  // while the term holds, so after losing it this costs one refused transaction).
   std::shared_ptr<state::Store> writer = server_.state().SetWriter(nullptr);
-  // Its destructor commits what is still queued (fenced: only while this term holds)
-  // and joins its threads: off the control loop.
+  co_await writer->FlushAsync();
+  // Its destructor joins its threads: off the control loop. (A Flush still waiting on
+  // it may hold it a little longer.)
   std::function<void()> drop = [writer = std::move(writer)]() mutable { writer.reset(); };
   co_await common::Offload(pool_, std::move(drop));
   (void)co_await election_.Resign(term);

@@ -143,6 +143,47 @@ TEST_F(HaTest, FollowersServeWhatTheLeaderWroteAndRefuseWrites) {
     EXPECT_EQ(m.leader, m.name == leader.ha->self().name) << m.name;
 }
 
+TEST_F(HaTest, AFollowersBlockingQueryWakesOnTheLeadersWrite) {
+  Peer& a = Join("a");
+  ASSERT_TRUE(Until([&] { return a.server->leader(); }));
+  Peer& b = Join("b");
+  const uint64_t seen = b.server->state().TableIndex(Table::kJobs);
+  std::optional<uint64_t> woke;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        std::vector<Table> tables = {Table::kJobs};
+        woke = co_await b.server->state().BlockUntil(tables, seen, 20s);
+      },
+      asio::detached);
+  EXPECT_FALSE(Until([&] { return woke.has_value(); }, 300ms));  // nothing changed yet
+  Register(a, test::MakeJob("web"));
+  ASSERT_TRUE(Until([&] { return woke.has_value(); }, 5s));
+  EXPECT_GT(*woke, seen);
+  EXPECT_NE(b.server->state().GetJob("default", "web"), nullptr);
+}
+
+TEST_F(HaTest, UnreachableEtcdIsRetriedUntilTheAgentStops) {
+  HaConfig config = Config();
+  config.endpoints = {"127.0.0.1:1"};  // nothing listens there
+  Peer& p = Add("p", config);
+  std::optional<absl::Status> connected;
+  asio::co_spawn(
+      io_, [&]() -> asio::awaitable<void> { connected = co_await p.ha->Connect(); },
+      asio::detached);
+  EXPECT_FALSE(Until([&] { return connected.has_value(); }, 1500ms));  // still retrying
+  bool stopped = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        co_await p.ha->Stop();
+        stopped = true;
+      },
+      asio::detached);
+  ASSERT_TRUE(Until([&] { return connected.has_value() && stopped; }, 10s));
+  EXPECT_TRUE(absl::IsCancelled(*connected)) << *connected;
+}
+
 TEST_F(HaTest, ASuccessorGoesOnFromEverythingItsPredecessorWrote) {
   Peer& a = Join("a");
   ASSERT_TRUE(Until([&] { return a.server->leader(); }));
@@ -261,6 +302,14 @@ TEST_F(HaTest, AnUndecodableRecordIsSkippedCountedAndTheRestServed) {
   ASSERT_TRUE(Until([&] { return b.server->state().GetNode("n1") != nullptr; }));
   EXPECT_EQ(b.server->state().skipped_records(), 1u);
   EXPECT_EQ(b.server->state().GetAlloc("broken"), nullptr);
+}
+
+TEST_F(HaTest, AJobTooLargeForOneEtcdRequestIsRefusedAtRegistration) {
+  Server server(io_.get_executor(), pool_, clock_, ServerConfig{.max_job_record_bytes = 300});
+  auto refused = server.RegisterJob(test::MakeJob("web"));
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("job is too large"), std::string::npos);
+  EXPECT_EQ(server.state().GetJob("default", "web"), nullptr);
 }
 
 TEST_F(HaTest, APrefixHoldingSomethingElseIsRefusedByName) {

@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/offload.h"
 #include "server/scheduler.h"
+#include "server/state_layout.h"
 
 namespace drover::server {
 
@@ -86,6 +87,10 @@ void Server::RevokeLeadership() {
   if (!leader_)
     return;
   leader_ = false;
+  EndTermLoops();
+}
+
+void Server::EndTermLoops() {
   if (term_)
     term_->Cancel();
   term_.reset();
@@ -93,6 +98,24 @@ void Server::RevokeLeadership() {
   queued_.clear();
   heartbeat_deadline_.clear();
   draining_.clear();
+}
+
+asio::awaitable<absl::Status> Server::RestoreSnapshotDurably(
+    std::vector<model::StateRecord> records) {
+  auto guard = co_await durable_writes_.Lock();
+  if (!leader_)
+    co_return NotLeaderError();
+  // What the term's loops hold refers to the state being replaced.
+  EndTermLoops();
+  absl::Status restored = state_.Restore(records);
+  absl::Status durable;
+  if (restored.ok())
+    durable = co_await state_.Flush();
+  if (leader_ && !stop_->cancelled())
+    BeginTerm();
+  if (!restored.ok())
+    co_return restored;
+  co_return durable;
 }
 
 absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
@@ -109,6 +132,15 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
                              "Configuration to allow oversubscription.");
         }
       }
+    }
+  }
+  if (config_.max_job_record_bytes > 0) {
+    const size_t bytes = layout::EncodeRecord(job.job()).size();
+    if (bytes > config_.max_job_record_bytes) {
+      return absl::InvalidArgumentError("job is too large: " + std::to_string(bytes) +
+                                        " bytes encoded, and the servers' state "
+                                        "in etcd takes jobs of at most " +
+                                        std::to_string(config_.max_job_record_bytes) + " bytes");
     }
   }
   JobPtr stored = state_.UpsertJob(std::move(job).Release());

@@ -48,6 +48,9 @@ struct ServerConfig {
   // One of several servers sharing state in etcd (docs/ha.md): Start does not make it
   // the leader; its HA coordinator does, while it holds the election.
   bool ha = false;
+  // The largest job record the state may hold (0: no bound). With etcd one record must
+  // fit one etcd request, and an allocation's record holds its job.
+  size_t max_job_record_bytes = 0;
 };
 
 using model::DrainSpec;
@@ -128,6 +131,11 @@ class Server {
       std::string node_id, std::optional<DrainSpec> spec, bool mark_eligible,
       std::map<std::string, std::string> meta);
 
+  // PUT /v1/operator/snapshot (docs/ha.md): replaces the whole state with a snapshot's
+  // records (StateStore::Restore) and makes that durable; the leader's loops start
+  // again from it (pending evaluations, heartbeat timers, drains). The leader only.
+  asio::awaitable<absl::Status> RestoreSnapshotDurably(std::vector<model::StateRecord> records);
+
   // Client-facing calls (through ServerRpc). Registration and heartbeats answer with
   // the node's next heartbeat TTL.
   // A registration of a known node ID with another secret is PermissionDenied: one node
@@ -178,6 +186,8 @@ class Server {
  private:
   // Starts a term's loops after queuing what the state left pending.
   void BeginTerm();
+  // Stops them and drops what they held.
+  void EndTermLoops();
   // An event the server records now.
   model::NodeEvent Event(std::string subsystem, std::string message) const;
   absl::StatusOr<model::PrevAllocInfo> DescribePreviousAlloc(const std::string& node_id,

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "state/state_db.h"
+
 namespace drover::server::layout {
 
 std::optional<JobRecordName> ParseJobRecordKey(std::string_view key) {
@@ -37,6 +42,24 @@ const char* TableName(model::Table t) {
       return "nodes";
   }
   return "unknown";
+}
+
+std::string EncodeRecord(const model::Job& job) {
+  return state::Encode("Job", codec::ToJson(job));
+}
+
+std::string EncodeRecord(const model::Evaluation& eval) {
+  return state::Encode("Evaluation", codec::ToJson(eval));
+}
+
+std::string EncodeRecord(const model::Allocation& alloc) {
+  return state::Encode("Allocation", codec::ToJson(alloc));
+}
+
+std::string EncodeRecord(const model::Node& node) {
+  codec::Json j = codec::ToJson(node);
+  j["SecretID"] = node.secret_id;
+  return state::Encode("Node", j);
 }
 
 std::string Printable(std::string_view key) {

@@ -49,6 +49,14 @@ std::optional<JobRecordName> ParseJobRecordKey(std::string_view key);
 
 const char* TableName(model::Table t);
 
+// The bytes each record holds (state::Encode of the codec's JSON).
+std::string EncodeRecord(const model::Job& job);
+std::string EncodeRecord(const model::Evaluation& eval);
+std::string EncodeRecord(const model::Allocation& alloc);
+// With its secret, which the API's encoding leaves out: a server must keep it to
+// recognise the node after a restart or a change of leader.
+std::string EncodeRecord(const model::Node& node);
+
 // The key with NULs shown as '/', for messages.
 std::string Printable(std::string_view key);
 

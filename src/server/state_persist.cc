@@ -68,29 +68,22 @@ state::Store::Done LogFailure() {
 
 void StateStore::Save(const JobPtr& job) {
   if (store_)
-    store_->Put(JobRecordKey(*job), state::Encode("Job", codec::ToJson(*job)), LogFailure());
+    store_->Put(JobRecordKey(*job), layout::EncodeRecord(*job), LogFailure());
 }
 
 void StateStore::Save(const EvalPtr& eval) {
   if (store_)
-    store_->Put(kEvalPrefix + eval->id, state::Encode("Evaluation", codec::ToJson(*eval)),
-                LogFailure());
+    store_->Put(kEvalPrefix + eval->id, layout::EncodeRecord(*eval), LogFailure());
 }
 
 void StateStore::Save(const AllocPtr& alloc) {
   if (store_)
-    store_->Put(kAllocPrefix + alloc->id, state::Encode("Allocation", codec::ToJson(*alloc)),
-                LogFailure());
+    store_->Put(kAllocPrefix + alloc->id, layout::EncodeRecord(*alloc), LogFailure());
 }
 
 void StateStore::Save(const NodePtr& node) {
-  if (store_) {
-    // The API's encoding leaves the secret out; the server must keep it to recognise
-    // the node after a restart.
-    codec::Json j = codec::ToJson(*node);
-    j["SecretID"] = node->secret_id;
-    store_->Put(kNodePrefix + node->id, state::Encode("Node", j), LogFailure());
-  }
+  if (store_)
+    store_->Put(kNodePrefix + node->id, layout::EncodeRecord(*node), LogFailure());
 }
 
 void StateStore::SaveIndexes() {
@@ -214,7 +207,7 @@ absl::Status StateStore::Load() {
   return absl::OkStatus();
 }
 
-void StateStore::ResaveAll() {
+void StateStore::SaveAll() {
   for (const auto& [key, versions] : job_versions_) {
     for (const JobPtr& j : versions)
       Save(j);
@@ -226,6 +219,10 @@ void StateStore::ResaveAll() {
   for (const auto& [id, n] : nodes_)
     Save(n);
   SaveIndexes();
+}
+
+void StateStore::ResaveAll() {
+  SaveAll();
   // A purge whose delete failed: its versions are still on disk.
   if (auto on_disk = store_->Scan(kJobPrefix); on_disk.ok()) {
     std::set<std::string> live;

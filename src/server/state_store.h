@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,16 @@ class StateStore {
   // load); nullptr stops that. Returns the writer it replaces.
   std::shared_ptr<state::Store> SetWriter(std::shared_ptr<state::Store> store);
   uint64_t skipped_records() const { return skipped_records_; }
+
+  // Operator snapshots (codec/snapshot.h, docs/ha.md): every record as written through,
+  // meta/index included, from the objects held now. The returned function does the
+  // encoding (run it on the pool): it holds only immutable objects.
+  std::function<std::vector<model::StateRecord>()> SnapshotRecords() const;
+  // Replaces the whole state with `records` and writes that through, the old records
+  // deleted first. Every record must decode: otherwise InvalidArgument naming one that
+  // does not, and nothing changes. Indexes go on above both the current ones and the
+  // snapshot's, so that blocking queries see the change.
+  absl::Status Restore(const std::vector<model::StateRecord>& records);
 
   uint64_t LatestIndex() const { return index_; }
   uint64_t TableIndex(Table t) const;
@@ -169,6 +180,8 @@ class StateStore {
   // Queues every record again (after a failed commit) and deletes job versions that
   // are gone from memory.
   void ResaveAll();
+  // Queues every record and the indexes.
+  void SaveAll();
   absl::Status Load();
   // Drops every object (indexes stay).
   void ClearObjects();

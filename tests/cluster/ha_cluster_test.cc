@@ -58,14 +58,17 @@ class HaClusterTest : public ::testing::Test {
     ASSERT_TRUE(testing::WaitFor([&] { return ReadyNodes() == 2; }, 30s)) << Logs();
   }
   void TearDown() override {
-    if (HasFailure())
-      std::cerr << Logs();
     for (int i : stopped_)
       ::kill(servers_[i]->pid(), SIGCONT);
     for (auto& c : clients_)
       c->Stop();
     for (auto& s : servers_)
       s->Stop();
+    for (auto& o : others_)
+      o->Stop();
+    // After the stops: an agent that does not stop is a failure worth its log.
+    if (HasFailure())
+      std::cerr << Logs();
     clients_.clear();
     servers_.clear();
   }
@@ -185,8 +188,9 @@ class HaClusterTest : public ::testing::Test {
   testing::TempDir conf_;
   std::vector<std::unique_ptr<AgentProcess>> servers_;
   std::vector<std::unique_ptr<AgentProcess>> clients_;
-  std::set<int> down_;     // killed
-  std::set<int> stopped_;  // SIGSTOPped
+  std::vector<std::unique_ptr<AgentProcess>> others_;  // outside the cluster
+  std::set<int> down_;                                 // killed
+  std::set<int> stopped_;                              // SIGSTOPped
 };
 
 TEST_F(HaClusterTest, AJobSubmittedToAFollowerRunsAndEveryServerTellsWhoLeads) {
@@ -208,6 +212,11 @@ TEST_F(HaClusterTest, AJobSubmittedToAFollowerRunsAndEveryServerTellsWhoLeads) {
       leaders += s["Leader"].get<bool>() ? 1 : 0;
     EXPECT_EQ(leaders, 1) << raft.dump();
   }
+  EXPECT_EQ(servers_[leader]->Get("/v1/agent/self")["stats"]["raft"]["state"], "Leader");
+  codec::Json raft = servers_[follower]->Get("/v1/agent/self")["stats"]["raft"];
+  EXPECT_EQ(raft["state"], "Follower");
+  EXPECT_EQ(raft["backend"], "etcd");
+  EXPECT_EQ(raft["state_records_skipped"], "0");
   integration::CliResult members = clients_[0]->Cli({"server", "members"});
   ASSERT_EQ(members.exit_code, 0) << members.err;
   for (const char* name : {"server-0.global", "server-1.global", "server-2.global"})
@@ -317,6 +326,8 @@ TEST_F(HaClusterTest, ARollingRestartOfEveryServerLosesAndDuplicatesNothing) {
       jobs.push_back("r" + std::to_string(round) + "-" + std::to_string(i));
       ASSERT_TRUE(Register(AnyLive(round), jobs.back()));
     }
+    // Running: a client only ever learns of committed allocations.
+    ExpectEachRunsOnce(jobs);
     const std::map<std::string, std::string> before = AllocIds(jobs);
     servers_[round]->Stop();
     down_.insert(round);
@@ -331,6 +342,54 @@ TEST_F(HaClusterTest, ARollingRestartOfEveryServerLosesAndDuplicatesNothing) {
       EXPECT_EQ(AllocIds({job})[job], id) << job;
   }
   ExpectEachRunsOnce(jobs);
+}
+
+// Migration: a single embedded server's state, saved with `operator snapshot save`,
+// restored into the cluster through a follower; the job it held runs on the cluster's
+// clients (their nodes register again: a restore replaces the whole state).
+TEST_F(HaClusterTest, ASingleServersStateMovesIntoTheClusterBySnapshot) {
+  // Kept by the fixture: destroying an AgentProcess kills every child of the test
+  // process, the cluster's agents included.
+  others_.push_back(std::make_unique<AgentProcess>(std::vector<std::string>{"-node", "single"},
+                                                   AgentProcess::Role::kServer));
+  AgentProcess& single = *others_.back();
+  ASSERT_TRUE(single.ok()) << single.log();
+  auto put = single.http().Do("PUT", "/v1/jobs", RawExecJob("legacy", "service", "sleep 3600"));
+  ASSERT_TRUE(put.ok()) << put.status();
+  const std::string file = (conf_.path() / "single.snap").string();
+  integration::CliResult save = single.Cli({"operator", "snapshot", "save", file});
+  ASSERT_EQ(save.exit_code, 0) << save.err;
+  EXPECT_NE(save.out.find("State file written to " + file), std::string::npos) << save.out;
+  EXPECT_EQ(std::filesystem::status(file).permissions() & std::filesystem::perms::group_read,
+            std::filesystem::perms::none);  // it holds node secrets
+  integration::CliResult inspect = single.Cli({"operator", "snapshot", "inspect", file});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("Region"), std::string::npos) << inspect.out;
+  single.Stop();
+
+  ASSERT_TRUE(Register(0, "replaced"));  // the cluster's own state goes
+  const int leader = WaitForLeader();
+  const int follower = (leader + 1) % 3;
+  integration::CliResult restore =
+      servers_[follower]->Cli({"operator", "snapshot", "restore", file});
+  ASSERT_EQ(restore.exit_code, 0) << restore.out << restore.err;
+  EXPECT_NE(restore.out.find("Snapshot Restored"), std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(testing::WaitFor(
+        [&] {
+          auto job = servers_[i]->http().Do("GET", "/v1/job/legacy");
+          auto gone = servers_[i]->http().Do("GET", "/v1/job/replaced");
+          return job.ok() && !gone.ok();
+        },
+        15s))
+        << i;
+  }
+  ExpectEachRunsOnce({"legacy"}, 60s);
+  // A file that is not a snapshot is refused before anything changes.
+  const std::string junk = clients_[0]->WriteFile("junk.snap", "{\"Job\": {}}");
+  integration::CliResult refused = servers_[leader]->Cli({"operator", "snapshot", "restore", junk});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("not a Drover snapshot"), std::string::npos) << refused.err;
 }
 
 }  // namespace

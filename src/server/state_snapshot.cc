@@ -1,0 +1,75 @@
+// StateStore's operator snapshots: every record out, and a whole state in.
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "server/state_layout.h"
+#include "server/state_store.h"
+#include "state/state_db.h"
+
+namespace drover::server {
+
+std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() const {
+  std::vector<JobPtr> jobs;
+  for (const auto& [key, versions] : job_versions_)
+    jobs.insert(jobs.end(), versions.begin(), versions.end());
+  std::vector<EvalPtr> evals;
+  for (const auto& [id, e] : evals_)
+    evals.push_back(e);
+  std::vector<AllocPtr> allocs;
+  for (const auto& [id, a] : allocs_)
+    allocs.push_back(a);
+  std::vector<NodePtr> nodes;
+  for (const auto& [id, n] : nodes_)
+    nodes.push_back(n);
+  codec::Json tables = codec::Json::object();
+  for (const auto& [t, index] : table_index_)
+    tables[layout::TableName(t)] = index;
+  codec::Json meta = {{"Index", index_}, {"Tables", tables}};
+  return [jobs = std::move(jobs), evals = std::move(evals), allocs = std::move(allocs),
+          nodes = std::move(nodes), meta = std::move(meta)] {
+    std::vector<model::StateRecord> out;
+    out.reserve(jobs.size() + evals.size() + allocs.size() + nodes.size() + 1);
+    out.push_back({layout::kIndexKey, state::Encode("Index", meta)});
+    for (const JobPtr& j : jobs)
+      out.push_back(
+          {layout::JobRecordKey(j->namespace_, j->id, j->version), layout::EncodeRecord(*j)});
+    for (const EvalPtr& e : evals)
+      out.push_back({layout::kEvalPrefix + e->id, layout::EncodeRecord(*e)});
+    for (const AllocPtr& a : allocs)
+      out.push_back({layout::kAllocPrefix + a->id, layout::EncodeRecord(*a)});
+    for (const NodePtr& n : nodes)
+      out.push_back({layout::kNodePrefix + n->id, layout::EncodeRecord(*n)});
+    return out;
+  };
+}
+
+absl::Status StateStore::Restore(const std::vector<model::StateRecord>& snapshot) {
+  std::vector<Record> records;
+  records.reserve(snapshot.size());
+  for (const model::StateRecord& r : snapshot)
+    records.push_back({r.key, r.value});
+  // All or nothing: decoded first by a store of its own.
+  StateStore check(executor_, clock_);
+  check.ApplyRecords(records);
+  if (check.skipped_records() > 0) {
+    return absl::InvalidArgumentError(
+        "the snapshot holds " + std::to_string(check.skipped_records()) +
+        " records this server cannot decode (such as '" +
+        layout::Printable(*check.logged_bad_keys_.begin()) + "'); nothing was restored");
+  }
+  const uint64_t before = index_;
+  if (store_) {
+    for (const char* prefix :
+         {layout::kJobPrefix, layout::kEvalPrefix, layout::kAllocPrefix, layout::kNodePrefix})
+      store_->DeletePrefix(prefix);
+  }
+  ResetTo(records);
+  index_ = std::max(index_, before) + 1;
+  for (auto& [t, i] : table_index_)
+    i = index_;
+  SaveAll();
+  changed_.cancel();
+  return absl::OkStatus();
+}
+
+}  // namespace drover::server
