@@ -69,14 +69,20 @@ model::Evaluation EvalFor(const model::Job& job, int i) {
   return e;
 }
 
-Result Registrations(asio::io_context& io, common::Clock& clock, Writer w, bool etcd_writer,
+// Writes through the etcd writer `w` (w.store set) or the LMDB store `lmdb`.
+void UseWriter(server::StateStore& s, const Writer& w, std::unique_ptr<state::Store> lmdb) {
+  if (w.store) {
+    s.SetWriter(w.store);
+  } else if (absl::Status attached = s.Attach(std::move(lmdb)); !attached.ok()) {
+    std::fprintf(stderr, "%s\n", attached.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+Result Registrations(asio::io_context& io, common::Clock& clock, Writer w,
                      std::unique_ptr<state::Store> lmdb) {
   server::StateStore s(io.get_executor(), clock);
-  if (etcd_writer) {
-    s.SetWriter(w.store);
-  } else {
-    (void)s.Attach(std::move(lmdb));
-  }
+  UseWriter(s, w, std::move(lmdb));
   const auto start = Clock::now();
   auto work = [&]() -> asio::awaitable<int> {
     for (int i = 0; i < kRegistrations; ++i) {
@@ -96,15 +102,11 @@ Result Registrations(asio::io_context& io, common::Clock& clock, Writer w, bool 
   return Result{.per_second = done / secs};
 }
 
-Result AllocUpdates(asio::io_context& io, common::Clock& clock, Writer w, bool etcd_writer,
+Result AllocUpdates(asio::io_context& io, common::Clock& clock, Writer w,
                     std::unique_ptr<state::Store> lmdb) {
+  const bool etcd_writer = w.store != nullptr;
   server::StateStore s(io.get_executor(), clock);
-  if (etcd_writer) {
-    s.SetWriter(w.store);
-  } else {
-    (void)s.Attach(std::move(lmdb));
-    w.store.reset();
-  }
+  UseWriter(s, w, std::move(lmdb));
   model::Job job = server::test::MakeJob("web", kNodes * kAllocsPerNode);
   auto stored = s.UpsertJob(job);
   std::vector<model::Allocation> allocs;
@@ -196,8 +198,8 @@ int main() {
     return *std::move(db);
   };
 
-  const Result reg_etcd = Registrations(io, clock, etcd_writer(), true, nullptr);
-  const Result reg_lmdb = Registrations(io, clock, Writer{}, false, lmdb());
+  const Result reg_etcd = Registrations(io, clock, etcd_writer(), nullptr);
+  const Result reg_lmdb = Registrations(io, clock, Writer{}, lmdb());
   std::printf("%s\n", nlohmann::json{{"bench", "etcd_backend"},
                                      {"workload", "registrations"},
                                      {"metric", "registrations_per_s"},
@@ -206,8 +208,8 @@ int main() {
                                      {"ratio", reg_etcd.per_second / reg_lmdb.per_second}}
                           .dump()
                           .c_str());
-  const Result up_etcd = AllocUpdates(io, clock, etcd_writer(), true, nullptr);
-  const Result up_lmdb = AllocUpdates(io, clock, Writer{}, false, lmdb());
+  const Result up_etcd = AllocUpdates(io, clock, etcd_writer(), nullptr);
+  const Result up_lmdb = AllocUpdates(io, clock, Writer{}, lmdb());
   std::printf("%s\n",
               nlohmann::json{{"bench", "etcd_backend"},
                              {"workload", "alloc_updates"},

@@ -57,15 +57,19 @@ class HaTest : public ::testing::Test {
     p.ha->Start();
     return p;
   }
-  void Stop(Peer& p) {
-    bool stopped = false;
+  // Starts the coordinator's Stop; `stopped` is set once it returns.
+  void StartStop(Peer& p, bool& stopped) {
     asio::co_spawn(
         io_,
-        [&]() -> asio::awaitable<void> {
+        [&p, &stopped]() -> asio::awaitable<void> {
           co_await p.ha->Stop();
           stopped = true;
         },
         asio::detached);
+  }
+  void Stop(Peer& p) {
+    bool stopped = false;
+    StartStop(p, stopped);
     EXPECT_TRUE(Until([&] { return stopped; }));
     p.server->Stop();
     testing::RunUntil(
@@ -173,13 +177,7 @@ TEST_F(HaTest, UnreachableEtcdIsRetriedUntilTheAgentStops) {
       asio::detached);
   EXPECT_FALSE(Until([&] { return connected.has_value(); }, 1500ms));  // still retrying
   bool stopped = false;
-  asio::co_spawn(
-      io_,
-      [&]() -> asio::awaitable<void> {
-        co_await p.ha->Stop();
-        stopped = true;
-      },
-      asio::detached);
+  StartStop(p, stopped);
   ASSERT_TRUE(Until([&] { return connected.has_value() && stopped; }, 10s));
   EXPECT_TRUE(absl::IsCancelled(*connected)) << *connected;
 }

@@ -113,14 +113,7 @@ absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   if (absl::Status s = Load(); !s.ok()) {
     // Nothing half-loaded stays behind (the caller may try again with another DB).
     store_.reset();
-    jobs_.clear();
-    job_versions_.clear();
-    evals_.clear();
-    evals_by_job_.clear();
-    allocs_.clear();
-    allocs_by_job_.clear();
-    allocs_by_node_.clear();
-    nodes_.clear();
+    ClearObjects();
     index_ = 1;
     for (auto& [t, i] : table_index_)
       i = 1;
