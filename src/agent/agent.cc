@@ -346,6 +346,11 @@ int RunAgent(const AgentConfig& config) {
       rpc_router.WrapRoutes(prefix, to_leader);
     }
     rpc_router.WrapRoutes("/rpc/", to_leader);
+    const std::function<api::Handler(api::Handler)> known_leader = [&ctx](api::Handler local) {
+      return api::ReportKnownLeader(ctx, std::move(local));
+    };
+    router.WrapRoutes("/v1/", known_leader);
+    rpc_router.WrapRoutes("/v1/", known_leader);
   }
 
   int exit_code = 0;

@@ -257,7 +257,23 @@ asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local,
   co_return Relay(*std::move(reply));
 }
 
+asio::awaitable<Response> WithKnownLeader(ApiContext& ctx, const Handler& local, Request& req) {
+  Response r = co_await local(req);
+  if (r.headers.contains("X-Nomad-KnownLeader")) {
+    bool known = false;
+    for (const ServerPeer& p : ctx.server->Peers())
+      known = known || p.leader;
+    r.headers["X-Nomad-KnownLeader"] = known ? "true" : "false";
+  }
+  co_return r;
+}
+
 }  // namespace
+
+Handler ReportKnownLeader(ApiContext& ctx, Handler local) {
+  return
+      [&ctx, local = std::move(local)](Request& req) { return WithKnownLeader(ctx, local, req); };
+}
 
 Handler ForwardWritesToLeader(ApiContext& ctx, Handler local) {
   return

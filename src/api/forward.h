@@ -23,6 +23,10 @@ Handler ForwardToServers(std::vector<std::string> servers);
 // none. Reads, and requests already forwarded once, are answered here.
 Handler ForwardWritesToLeader(ApiContext& ctx, Handler local);
 
+// On a server that is one of several: wraps a handler so that its answer's
+// X-Nomad-KnownLeader says whether this server knows a leader now.
+Handler ReportKnownLeader(ApiContext& ctx, Handler local);
+
 // On a server: wraps a /v1/client/... handler so that a call for an allocation (the
 // route's :id or :alloc) this agent does not run, or for another node's stats
 // (?node_id=), goes to the agent of the node that runs it (its registered HTTP

@@ -372,8 +372,11 @@ std::optional<Member> HaCoordinator::Leader() const {
   if (it == data.end())
     return std::nullopt;
   std::optional<Member> m = DecodeMember(it->second);
-  if (m)
-    m->leader = true;
+  // This server's own key while it does not lead: a term it gave up, whose key the
+  // watch has not yet seen go (etcd may be away).
+  if (!m || m->name == self_.name)
+    return std::nullopt;
+  m->leader = true;
   return m;
 }
 

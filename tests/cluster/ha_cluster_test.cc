@@ -213,6 +213,9 @@ TEST_F(HaClusterTest, AJobSubmittedToAFollowerRunsAndEveryServerTellsWhoLeads) {
     EXPECT_EQ(leaders, 1) << raft.dump();
   }
   EXPECT_EQ(servers_[leader]->Get("/v1/agent/self")["stats"]["raft"]["state"], "Leader");
+  auto jobs = servers_[follower]->http().Do("GET", "/v1/jobs");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->headers["x-nomad-knownleader"], "true");
   codec::Json raft = servers_[follower]->Get("/v1/agent/self")["stats"]["raft"];
   EXPECT_EQ(raft["state"], "Follower");
   EXPECT_EQ(raft["backend"], "etcd");
@@ -313,6 +316,13 @@ TEST_F(HaClusterTest, WithoutEtcdReadsAreServedAndWritesRefusedUntilItReturns) {
   EXPECT_TRUE(why.find("etcd") != std::string::npos ||
               why.find("No cluster leader") != std::string::npos)
       << why;
+  // The leader gave up its term (it could not keep its lease): it knows of no leader.
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        auto r = servers_[leader]->http().Do("GET", "/v1/jobs", "", 3000ms);
+        return r.ok() && r->headers["x-nomad-knownleader"] == "false";
+      },
+      10s));
   etcd_.Resume();
   ASSERT_GE(WaitForLeader(20s), 0);
   ASSERT_TRUE(Register(AnyLive(), "after"));
