@@ -214,6 +214,16 @@ server::ServerConfig ServerConfigFor(const AgentConfig& config) {
       .max_job_record_bytes = config.etcd.endpoints.empty() ? 0 : size_t{1} << 20};
 }
 
+// How other servers reach a listener bound at `bound` ("host:port"): the advertised
+// "host" or "host:port" when one is configured (a bare host gets the bound port).
+std::string Advertised(const std::string& advertise, const std::string& bound) {
+  if (advertise.empty())
+    return bound;
+  if (advertise.find(':') != std::string::npos)
+    return advertise;
+  return advertise + bound.substr(bound.rfind(':'));
+}
+
 server::HaConfig HaConfigFor(const AgentConfig& config) {
   return server::HaConfig{
       .endpoints = config.etcd.endpoints,
@@ -299,7 +309,9 @@ int RunAgent(const AgentConfig& config) {
   if (server != nullptr && !config.etcd.endpoints.empty()) {
     ha = std::make_unique<server::HaCoordinator>(
         io.get_executor(), *server, pool, clock, HaConfigFor(config),
-        server::Member{.name = agent_name, .http_addr = http_addr, .rpc_addr = rpc_addr});
+        server::Member{.name = agent_name,
+                       .http_addr = Advertised(config.advertise_http, http_addr),
+                       .rpc_addr = Advertised(config.advertise_rpc, rpc_addr)});
   }
   if (server != nullptr)
     ctx.server = &server_api.emplace(*server, ha.get());
@@ -364,8 +376,16 @@ int RunAgent(const AgentConfig& config) {
     if (rpc_http != nullptr)
       rpc_http->Stop();
     // Another server takes over at once (the term is resigned, not left to expire).
-    if (ha != nullptr)
+    if (ha != nullptr) {
       co_await ha->Stop();
+      if (!ha->stopped()) {
+        // etcd did not answer in time: the loops' frames still refer to the
+        // coordinator, and are only destroyed with the io_context. The process is
+        // exiting: keep it alive rather than let them touch freed memory.
+        DROVER_LOG_ERROR("agent: etcd did not answer while stopping; leaving without resigning");
+        (void)ha.release();
+      }
+    }
     // No new placements while the client winds down.
     if (server != nullptr)
       server->Stop();

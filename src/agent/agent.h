@@ -50,6 +50,10 @@ struct AgentConfig {
   // client.servers.
   std::vector<std::string> servers;
   std::string bind_addr = "127.0.0.1";
+  // advertise { http, rpc }: how other servers reach this one ("host" or "host:port";
+  // empty: the bound address). A server with etcd that binds a wildcard needs them.
+  std::string advertise_http;
+  std::string advertise_rpc;
   int http_port = 4646;  // 0 = pick a free port (written to <data_dir>/http.addr)
   // A server's RPC listener, for clients on other machines (not opened in -dev).
   int rpc_port = 4647;  // 0 = pick a free port (written to <data_dir>/rpc.addr)

@@ -31,6 +31,9 @@ const BlockSpec kPorts{
 const BlockSpec kAddresses{
     "addresses",
     {{"http", "http", F::kString}, {"rpc", "rpc", F::kString}, {"serf", "serf", F::kString}}};
+const BlockSpec kAdvertise{
+    "advertise",
+    {{"http", "http", F::kString}, {"rpc", "rpc", F::kString}, {"serf", "serf", F::kString}}};
 const BlockSpec kSchedulerConfig{
     "default_scheduler_config",
     {{"memory_oversubscription_enabled", "memory_oversubscription_enabled", F::kBool}}};
@@ -112,6 +115,7 @@ const BlockSpec kAgent{"agent",
                            {"disable_update_check", "disable_update_check", F::kBool},
                            {"ports", "ports", F::kBlock, &kPorts},
                            {"addresses", "addresses", F::kBlock, &kAddresses},
+                           {"advertise", "advertise", F::kBlock, &kAdvertise},
                            {"server", "server", F::kBlock, &kServer},
                            {"client", "client", F::kBlock, &kClient},
                            {"plugin", "plugin", F::kLabeledMap, &kPlugin, "name"},
@@ -465,6 +469,11 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
   config.datacenter = merged.value("datacenter", config.datacenter);
   config.data_dir = merged.value("data_dir", config.data_dir);
   config.bind_addr = merged.value("bind_addr", config.bind_addr);
+  if (merged.contains("advertise")) {
+    // Where other servers reach this one ("host" or "host:port"); serf is unused.
+    config.advertise_http = merged["advertise"].value("http", config.advertise_http);
+    config.advertise_rpc = merged["advertise"].value("rpc", config.advertise_rpc);
+  }
   if (merged.contains("addresses") && merged["addresses"].contains("http")) {
     config.bind_addr = merged["addresses"]["http"].get<std::string>();
   }

@@ -47,6 +47,11 @@ data_dir   = "/var/lib/drover"
 bind_addr  = "0.0.0.0"
 log_level  = "DEBUG"
 
+advertise {
+  http = "10.0.0.5"
+  rpc  = "10.0.0.5:5647"
+}
+
 ports {
   http = 5646
   rpc  = 5647
@@ -124,6 +129,8 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.min_heartbeat_ttl, std::chrono::seconds(2));
   EXPECT_EQ(config.max_heartbeats_per_second, 20.5);
   EXPECT_EQ(config.bootstrap_expect, 3);
+  EXPECT_EQ(config.advertise_http, "10.0.0.5");
+  EXPECT_EQ(config.advertise_rpc, "10.0.0.5:5647");
   EXPECT_EQ(config.etcd.endpoints,
             (std::vector<std::string>{"127.0.0.1:2379", "http://10.0.0.5:2379"}));
   EXPECT_EQ(config.etcd.prefix, "/prod");

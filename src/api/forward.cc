@@ -35,6 +35,10 @@ constexpr common::Duration kGoneCheck = std::chrono::seconds(1);
 bool AlreadyForwarded(const Request& req) {
   return req.headers.contains(kForwardedMark);
 }
+// Set on a write a follower sends to the leader: a server that gets one and does not
+// lead (leadership moved meanwhile) answers it rather than forward it again. Separate
+// from kForwardedMark: a client-only agent's request may reach a follower.
+constexpr char kToLeaderMark[] = "x-drover-forwarded-to-leader";
 // Headers of the answer worth relaying (besides the content type): as received (lower
 // case), as sent.
 constexpr std::pair<const char*, const char*> kRelayedHeaders[] = {
@@ -233,7 +237,7 @@ asio::awaitable<Response> ForwardToNode(ApiContext& ctx, const Handler& local, R
 
 asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local, Request& req) {
   if (req.method == "GET" || req.method == "HEAD" || ctx.server == nullptr ||
-      ctx.server->IsLeader() || AlreadyForwarded(req))
+      ctx.server->IsLeader() || req.headers.contains(kToLeaderMark))
     co_return co_await local(req);
   std::string leader;
   for (const ServerPeer& p : ctx.server->Peers()) {
@@ -243,6 +247,7 @@ asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local,
   if (leader.empty())
     co_return Response::Error(503, "No cluster leader");
   rpc::HttpCall call = CallFor(req);
+  call.headers[kToLeaderMark] = "1";
   // A node's calls carry who it is: the leader checks that, as this server would have.
   for (std::string_view name : {rpc::kNodeIdHeader, rpc::kNodeSecretHeader, rpc::kRegionHeader}) {
     auto it = req.headers.find(std::string(name));
@@ -251,8 +256,9 @@ asio::awaitable<Response> ForwardToLeader(ApiContext& ctx, const Handler& local,
   }
   absl::StatusOr<rpc::HttpReply> reply =
       co_await rpc::SendHttp(leader, std::move(call), kForwardTimeout);
+  // 503, not 502: a node's call then goes to another server, which may reach the leader.
   if (!reply.ok())
-    co_return Response::Error(502, "the cluster leader at " + leader +
+    co_return Response::Error(503, "the cluster leader at " + leader +
                                        " did not answer: " + std::string(reply.status().message()));
   co_return Relay(*std::move(reply));
 }

@@ -66,6 +66,22 @@ absl::Status ApplyEtcdOptions(const AgentOptions& options, agent::AgentConfig& c
   return absl::OkStatus();
 }
 
+// The other servers forward writes to the leader's advertised RPC address: a wildcard
+// bind address cannot be it.
+absl::Status CheckAdvertise(const agent::AgentConfig& config) {
+  if (config.etcd.endpoints.empty())
+    return absl::OkStatus();
+  const bool wildcard =
+      config.bind_addr == "0.0.0.0" || config.bind_addr == "::" || config.bind_addr == "[::]";
+  if (wildcard && (config.advertise_rpc.empty() || config.advertise_http.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a server with etcd that binds ", config.bind_addr,
+        " must say where the other servers reach it: set advertise { http = \"10.0.0.1\" "
+        "rpc = \"10.0.0.1\" } (its own address) in the agent configuration"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options) {
@@ -145,6 +161,8 @@ absl::StatusOr<agent::AgentConfig> BuildAgentConfig(const AgentOptions& options)
   if (!options.datacenter.empty()) {
     config.datacenter = options.datacenter;
   }
+  if (absl::Status s = CheckAdvertise(config); !s.ok())
+    return s;
   return config;
 }
 

@@ -661,6 +661,13 @@ TEST(AgentCommandTest, BuildsTheAgentConfig) {
   EXPECT_FALSE(
       BuildAgentConfig({.server = true, .etcd_endpoints = "https://e:2379", .data_dir = "/d"})
           .ok());
+  // Bound to every address, a server with etcd must advertise one.
+  const std::string wildcard = std::string(
+      BuildAgentConfig(
+          {.server = true, .etcd_endpoints = "e:2379", .bind = "0.0.0.0", .data_dir = "/d"})
+          .status()
+          .message());
+  EXPECT_NE(wildcard.find("advertise"), std::string::npos) << wildcard;
   EXPECT_FALSE(BuildAgentConfig({.server = true, .bootstrap_expect = 0, .data_dir = "/d"}).ok());
   EXPECT_FALSE(BuildAgentConfig(
                    {.client = true, .servers = "a:4647", .bootstrap_expect = 1, .data_dir = "/d"})

@@ -33,67 +33,78 @@ std::string StatePrefix(std::string_view prefix) {
 }
 
 StateBackend::StateBackend(StateBackendOptions options)
-    : options_(std::move(options)), state_prefix_(StatePrefix(options_.prefix)) {}
+    : options_(std::move(options)),
+      state_prefix_(StatePrefix(options_.prefix)),
+      client_(options_.endpoints, ClientOptions{.call_timeout = options_.call_timeout}) {}
 
-std::vector<std::vector<state::KvOp>> StateBackend::Segments(const std::vector<state::KvOp>& ops) {
-  // etcd refuses a transaction that names a key twice, or puts a key inside a range it
-  // deletes. Within a segment the last write of a key wins (the ones before it would
-  // never be seen), and a deleted prefix drops the writes under it; a write under a
-  // prefix the segment deletes starts the next segment.
-  struct Segment {
+std::vector<std::vector<state::KvOp>> StateBackend::Chunks(const std::vector<state::KvOp>& ops,
+                                                           size_t max_ops, size_t max_bytes) {
+  // Each chunk is one transaction, so its effect is its operations applied in order:
+  // within it the last write of a key replaces an earlier one in place (etcd refuses a
+  // key named twice) and a deleted prefix drops the writes under it. A chunk ends where
+  // it is full, or where a write falls under a prefix it deletes. Chunks follow the
+  // operations' order, so what committed chunks leave is a prefix of the writes.
+  struct Chunk {
+    std::vector<state::KvOp> ops;
+    std::map<std::string, size_t> at;  // key -> index in ops
     std::vector<std::string> ranges;
-    std::map<std::string, const state::KvOp*> keyed;
+    size_t bytes = 0;
   };
-  std::vector<Segment> segments(1);
-  const auto covered = [](const Segment& seg, const std::string& key) {
-    return std::any_of(seg.ranges.begin(), seg.ranges.end(),
+  std::vector<Chunk> chunks(1);
+  const auto covered = [](const Chunk& c, const std::string& key) {
+    return std::any_of(c.ranges.begin(), c.ranges.end(),
                        [&](const std::string& p) { return key.compare(0, p.size(), p) == 0; });
   };
   for (const state::KvOp& op : ops) {
+    const size_t size = op.key.size() + op.value.size();
+    Chunk* c = &chunks.back();
+    const bool fits = c->ops.empty() || (c->ops.size() < max_ops && c->bytes + size <= max_bytes);
+    if (!fits || (op.kind != state::KvOp::Kind::kDeletePrefix && covered(*c, op.key))) {
+      chunks.emplace_back();
+      c = &chunks.back();
+    }
+    c->bytes += size;
     if (op.kind == state::KvOp::Kind::kDeletePrefix) {
-      Segment& seg = segments.back();
-      auto it = seg.keyed.lower_bound(op.key);
-      while (it != seg.keyed.end() && it->first.compare(0, op.key.size(), op.key) == 0)
-        it = seg.keyed.erase(it);
-      seg.ranges.push_back(op.key);
+      // The writes it deletes go (their slots are kept, emptied, to keep indexes valid).
+      for (auto it = c->at.lower_bound(op.key);
+           it != c->at.end() && it->first.compare(0, op.key.size(), op.key) == 0;) {
+        c->ops[it->second].key.clear();
+        it = c->at.erase(it);
+      }
+      c->ranges.push_back(op.key);
+      c->ops.push_back(op);
       continue;
     }
-    if (covered(segments.back(), op.key))
-      segments.emplace_back();
-    segments.back().keyed[op.key] = &op;
+    if (auto it = c->at.find(op.key); it != c->at.end()) {
+      c->ops[it->second] = op;
+      continue;
+    }
+    c->at[op.key] = c->ops.size();
+    c->ops.push_back(op);
   }
   std::vector<std::vector<state::KvOp>> out;
-  for (const Segment& seg : segments) {
-    std::vector<state::KvOp> flat;
-    for (const std::string& p : seg.ranges)
-      flat.push_back(state::KvOp{.kind = state::KvOp::Kind::kDeletePrefix, .key = p});
-    for (const auto& [key, op] : seg.keyed)
-      flat.push_back(*op);
-    if (!flat.empty())
-      out.push_back(std::move(flat));
+  for (Chunk& c : chunks) {
+    std::vector<state::KvOp> kept;
+    for (state::KvOp& op : c.ops) {
+      if (!op.key.empty())
+        kept.push_back(std::move(op));
+    }
+    if (!kept.empty())
+      out.push_back(std::move(kept));
   }
   return out;
 }
 
 absl::Status StateBackend::Commit(const std::vector<state::KvOp>& all) {
-  ClientOptions copts;
-  copts.call_timeout = options_.call_timeout;
-  Client client(options_.endpoints, copts);
-  for (const std::vector<state::KvOp>& ops : Segments(all)) {
-    size_t begin = 0;
-    while (begin < ops.size()) {
-      size_t end = begin;
-      size_t bytes = 0;
-      while (end < ops.size() && end - begin < options_.max_ops) {
-        const size_t size = ops[end].key.size() + ops[end].value.size();
-        if (end > begin && bytes + size > options_.max_bytes)
-          break;
-        bytes += size;
-        ++end;
-      }
-      if (absl::Status s = CommitChunk(client, ops, begin, end); !s.ok())
-        return s;
-      begin = end;
+  // After a failure nothing more is sent: a later commit would leave a gap in what
+  // etcd holds rather than a prefix of the leader's writes (which then steps down).
+  if (!failure_.ok())
+    return failure_;
+  for (const std::vector<state::KvOp>& ops : Chunks(all, options_.max_ops, options_.max_bytes)) {
+    if (absl::Status s = CommitChunk(client_, ops, 0, ops.size()); !s.ok()) {
+      failure_ = absl::Status(
+          s.code(), std::string(s.message()) + " (this term writes nothing more to etcd)");
+      return s;
     }
   }
   return absl::OkStatus();

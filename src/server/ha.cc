@@ -211,9 +211,10 @@ asio::awaitable<void> HaCoordinator::Stop() {
   if (stop_->cancelled())
     co_return;
   stop_->Cancel();
-  // The campaign loop resigns on its way out, and membership revokes its lease: a call
-  // to etcd each, bounded by its timeout.
-  const common::Time deadline = clock_.Now() + config_.dial_timeout * 2;
+  // The campaign loop commits what it wrote and resigns on its way out, and membership
+  // revokes its lease: calls to etcd, each bounded by the dial timeout per endpoint.
+  const common::Time deadline =
+      clock_.Now() + config_.dial_timeout * (2 * static_cast<int>(config_.endpoints.size()) + 2);
   while (loops_ > 0 && clock_.Now() < deadline)
     co_await clock_.Sleep(std::chrono::milliseconds(10));
 }
@@ -243,7 +244,8 @@ asio::awaitable<void> HaCoordinator::MembershipLoop() {
     if (lease == 0) {
       auto granted = co_await client_.GrantLease(config_.lease_ttl_seconds);
       if (granted.ok()) {
-        auto put = co_await client_.Put(key, EncodeMember(self_), granted->id);
+        std::string value = EncodeMember(self_);  // named: see GCC 12 in development.md
+        auto put = co_await client_.Put(key, std::move(value), granted->id);
         if (put.ok())
           lease = granted->id;
       }
@@ -252,7 +254,10 @@ asio::awaitable<void> HaCoordinator::MembershipLoop() {
       if (!refreshed.ok() && absl::IsNotFound(refreshed.status()))
         lease = 0;  // expired (the process was stopped, etcd was away): join again
     }
-    auto slept = co_await (clock_.Sleep(lease == 0 ? kMinBackoff * 10 : period) || stop_->Wait());
+    common::Duration next = period;
+    if (lease == 0)
+      next = kMinBackoff * 10;
+    auto slept = co_await (clock_.Sleep(next) || stop_->Wait());
     (void)slept;
   }
   if (lease != 0)
@@ -295,22 +300,26 @@ asio::awaitable<void> HaCoordinator::CampaignLoop() {
 }
 
 asio::awaitable<void> HaCoordinator::Lead(etcd::Term term) {
-  // Everything earlier leaders wrote is in etcd at the revision read now (the election
-  // key was written before it): the view must hold it before this server writes.
-  etcd::RangeRequest now{
-      .key = state_prefix_, .range_end = etcd::PrefixEnd(state_prefix_), .count_only = true};
-  auto read = co_await client_.Range(std::move(now));
-  bool caught_up = false;
-  if (read.ok())
-    caught_up =
-        co_await mirror_.WaitFor(read->revision, std::chrono::seconds(config_.lease_ttl_seconds));
-  if (!caught_up) {
-    DROVER_LOG_WARN("ha: won the election but could not catch up with etcd; resigning");
+  // Everything earlier leaders wrote came before this term's leader key was created,
+  // and that key is under the watched prefix: once the view holds the key's revision it
+  // holds all of it (other prefixes of a shared etcd do not matter). Bounded by the
+  // lease, which nothing keeps alive yet.
+  const common::Duration left = term.valid_until - clock_.Now();
+  if (!co_await mirror_.WaitFor(term.revision, left)) {
+    DROVER_LOG_WARN("ha: won the election but the view did not catch up in time; resigning");
     (void)co_await election_.Resign(term);
+    auto slept = co_await (clock_.Sleep(std::chrono::seconds(1)) || stop_->Wait());
+    (void)slept;
     co_return;
   }
   auto failed = std::make_shared<common::Event>(executor_);
-  etcd::StateBackendOptions options{.endpoints = config_.endpoints,
+  // The endpoint that answered last goes first: a new client would start with the first
+  // one whether it answers or not, and a write is not sent twice.
+  std::vector<std::string> endpoints = config_.endpoints;
+  std::rotate(endpoints.begin(),
+              std::find(endpoints.begin(), endpoints.end(), client_.current_endpoint()),
+              endpoints.end());
+  etcd::StateBackendOptions options{.endpoints = std::move(endpoints),
                                     .prefix = config_.prefix,
                                     .leader_key = election_.key(),
                                     .term = term,
@@ -335,10 +344,13 @@ asio::awaitable<void> HaCoordinator::Lead(etcd::Term term) {
   else if (ended.index() == 1)
     why = "a write to etcd failed";
 
-  // At once: nothing more is scheduled, timed or drained by this server.
+  // At once: nothing more is scheduled, timed or drained by this server, and until its
+  // view is loaded again from etcd nothing it holds counts as durable (a node is not
+  // told of an allocation that may not have committed).
   server_.RevokeLeadership();
+  server_.state().Unsettle();
   // What it wrote until now is committed before the term is given up (fenced: only
-  // while the term holds, so after losing it this costs one refused transaction).
+  // while the term holds; after a failure the backend sends nothing more).
   std::shared_ptr<state::Store> writer = server_.state().SetWriter(nullptr);
   co_await writer->FlushAsync();
   // Its destructor joins its threads: off the control loop. (A Flush still waiting on
@@ -347,14 +359,14 @@ asio::awaitable<void> HaCoordinator::Lead(etcd::Term term) {
   co_await common::Offload(pool_, std::move(drop));
   (void)co_await election_.Resign(term);
   // The view may be ahead of etcd by writes that never committed: load it again from
-  // the watch's copy, once that has what etcd holds now (bounded: a follower's view
-  // catches up by itself).
-  if (!stop_->cancelled()) {  // a stopping server's watch has ended
-    etcd::RangeRequest latest{
-        .key = state_prefix_, .range_end = etcd::PrefixEnd(state_prefix_), .count_only = true};
-    auto at = co_await client_.Range(std::move(latest));
-    if (at.ok())
-      (void)co_await mirror_.WaitFor(at->revision, config_.dial_timeout);
+  // the watch's copy once that has seen this term's key go (its deletion comes after
+  // every write of the term), or after the dial timeout (etcd may be away).
+  const common::Time deadline = clock_.Now() + config_.dial_timeout;
+  while (!stop_->cancelled() && clock_.Now() < deadline) {
+    auto key = mirror_.data().find(election_.key());
+    if (key == mirror_.data().end() || key->second != EncodeMember(self_))
+      break;
+    (void)co_await mirror_.WaitFor(mirror_.revision() + 1, deadline - clock_.Now());
   }
   server_.state().ResetTo(StateRecords());
   applying_ = true;

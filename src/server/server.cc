@@ -52,6 +52,8 @@ void Server::EstablishLeadership() {
 }
 
 void Server::BeginTerm() {
+  if (term_)
+    term_->Cancel();  // at most one set of loops
   ++term_count_;
   term_ = stop_->Child();
   // A new leader (or a restarted server) picks up where the last one left off: pending
@@ -796,6 +798,12 @@ asio::awaitable<absl::StatusOr<NodeAllocs>> Server::WatchNodeAllocs(std::string 
   // nodes long-polling, a change elsewhere (or a node's own status report) wakes none.
   if (min_index != 0)
     co_await state_.WaitNodeAllocs(node_id, min_index, max_wait);
+  // A follower whose view is behind what the node already saw (elsewhere) must not
+  // answer with an older list: the node would stop what is missing from it.
+  if (config_.ha && state_.NodeAllocsIndex(node_id) < min_index) {
+    co_return absl::UnavailableError("this server has not caught up with index " +
+                                     std::to_string(min_index) + " yet");
+  }
   NodeAllocs out;
   out.allocs = state_.AllocsByNode(node_id);
   // Never 0: the next poll must wait rather than return at once.

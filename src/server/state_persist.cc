@@ -232,6 +232,10 @@ void StateStore::ResaveAll() {
 
 asio::awaitable<absl::Status> StateStore::Flush() {
   // Held across the wait: the writer may be replaced meanwhile (a leader's term ends).
+  if (unsettled_) {
+    co_return absl::UnavailableError(
+        "this server's leadership ended and its view is being loaded again from etcd");
+  }
   const std::shared_ptr<state::Store> store = store_;
   if (!store)
     co_return absl::OkStatus();

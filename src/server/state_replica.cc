@@ -57,7 +57,12 @@ std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store
 
 void StateStore::ResetTo(const std::vector<Record>& records) {
   ClearObjects();
+  index_ = 1;
+  for (auto& [t, i] : table_index_)
+    i = 1;
+  node_allocs_index_.clear();
   ApplyRecords(records);
+  unsettled_ = false;
   // Every waiting node looks again: its allocations may differ from what it was told.
   for (auto& [node, event] : node_allocs_changed_)
     event->Set();
@@ -134,6 +139,9 @@ bool StateStore::ApplyRecord(const Record& r) {
       auto decoded = DecodeRecord<model::Job>(*r.value, "Job", codec::JobFromJson);
       if (!decoded.ok())
         return bad(decoded.status());
+      const JobPtr& j = *decoded;
+      if (layout::JobRecordKey(j->namespace_, j->id, j->version) != r.key)
+        return bad(absl::InvalidArgumentError("the key does not name the job version it holds"));
       job = *std::move(decoded);
     }
     ApplyJobRecord(r.key, std::move(job));
@@ -151,6 +159,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     auto e = DecodeRecord<model::Evaluation>(*r.value, "Evaluation", codec::EvaluationFromJson);
     if (!e.ok())
       return bad(e.status());
+    if ((*e)->id != id)
+      return bad(absl::InvalidArgumentError("the key does not name the evaluation it holds"));
     evals_[id] = *e;
     evals_by_job_[JobKey((*e)->namespace_, (*e)->job_id)].insert(id);
     RaiseIndex(Table::kEvals, std::max((*e)->modify_index, (*e)->create_index));
@@ -171,6 +181,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     auto a = DecodeRecord<model::Allocation>(*r.value, "Allocation", codec::AllocationFromJson);
     if (!a.ok())
       return bad(a.status());
+    if ((*a)->id != id)
+      return bad(absl::InvalidArgumentError("the key does not name the allocation it holds"));
     const AllocPtr& alloc = *a;
     auto it = allocs_.find(id);
     // A change the servers made (not a client's report) wakes the node.
@@ -194,6 +206,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     auto n = DecodeRecord<model::Node>(*r.value, "Node", codec::NodeFromJson);
     if (!n.ok())
       return bad(n.status());
+    if ((*n)->id != id)
+      return bad(absl::InvalidArgumentError("the key does not name the node it holds"));
     nodes_[id] = *n;
     RaiseIndex(Table::kNodes, std::max((*n)->modify_index, (*n)->create_index));
     return true;

@@ -1,4 +1,6 @@
 // StateStore's operator snapshots: every record out, and a whole state in.
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "codec/json.h"
@@ -58,16 +60,44 @@ absl::Status StateStore::Restore(const std::vector<model::StateRecord>& snapshot
         layout::Printable(*check.logged_bad_keys_.begin()) + "'); nothing was restored");
   }
   const uint64_t before = index_;
-  if (store_) {
-    for (const char* prefix :
-         {layout::kJobPrefix, layout::kEvalPrefix, layout::kAllocPrefix, layout::kNodePrefix})
-      store_->DeletePrefix(prefix);
+  // What is stored now: whatever the snapshot does not hold is deleted, after its
+  // records are written (a follower or a node never sees an empty state between).
+  std::set<std::string> stale;
+  std::set<std::string> nodes_with_allocs;
+  for (const auto& [key, versions] : job_versions_) {
+    for (const JobPtr& j : versions)
+      stale.insert(layout::JobRecordKey(j->namespace_, j->id, j->version));
   }
+  for (const auto& [id, e] : evals_)
+    stale.insert(layout::kEvalPrefix + id);
+  for (const auto& [id, a] : allocs_) {
+    stale.insert(layout::kAllocPrefix + id);
+    nodes_with_allocs.insert(a->node_id);
+  }
+  for (const auto& [id, n] : nodes_)
+    stale.insert(layout::kNodePrefix + id);
+  for (const Record& r : records)
+    stale.erase(r.key);
+
   ResetTo(records);
   index_ = std::max(index_, before) + 1;
   for (auto& [t, i] : table_index_)
     i = index_;
+  // Every restored allocation is a change the servers made now: each node looks again,
+  // whatever index it last saw (the snapshot's may be below it).
+  for (auto& [id, a] : allocs_) {
+    model::Allocation copy = *a;
+    copy.modify_index = copy.alloc_modify_index = index_;
+    a = std::make_shared<const model::Allocation>(std::move(copy));
+    nodes_with_allocs.insert(a->node_id);
+  }
+  for (const std::string& node : nodes_with_allocs)
+    NodeAllocsChanged(node, index_);
   SaveAll();
+  if (store_) {
+    for (const std::string& key : stale)
+      store_->Delete(key);
+  }
   changed_.cancel();
   return absl::OkStatus();
 }

@@ -80,9 +80,13 @@ class StateStore {
   // skipped, logged once with its key and counted in skipped_records(): one bad record
   // must not stop a server that only serves reads. Wakes blocking queries.
   void ApplyRecords(const std::vector<Record>& records);
-  // Forgets every object and loads `records` (the whole state), as on a change of
-  // role. Indexes and node wake-ups stay at least where they were.
+  // Forgets every object and loads `records` (the whole state), as when a leader's term
+  // ends: its indexes and its nodes' allocation indexes are taken from the records
+  // (what it held beyond them never committed), and every waiting node looks again.
   void ResetTo(const std::vector<Record>& records);
+  // Until the next ResetTo, nothing this store holds counts as durable: Flush fails (a
+  // leader whose term ended may hold writes that never committed).
+  void Unsettle() { unsettled_ = true; }
   // Writes every later change through to `store`, which already holds this state (no
   // load); nullptr stops that. Returns the writer it replaces.
   std::shared_ptr<state::Store> SetWriter(std::shared_ptr<state::Store> store);
@@ -227,6 +231,7 @@ class StateStore {
   // After a failed commit: write everything again (a local DB), or fail every Flush
   // until a new writer comes (etcd: the leader steps down).
   bool resave_on_failure_ = true;
+  bool unsettled_ = false;
   uint64_t skipped_records_ = 0;
   std::set<std::string> logged_bad_keys_;  // each bad record is logged once
 };
