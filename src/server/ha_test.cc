@@ -147,6 +147,19 @@ TEST_F(HaTest, FollowersServeWhatTheLeaderWroteAndRefuseWrites) {
     EXPECT_EQ(m.leader, m.name == leader.ha->self().name) << m.name;
 }
 
+TEST_F(HaTest, AnEmptyClusterElectsNoLeaderBeforeBootstrapExpectServers) {
+  HaConfig two = Config();
+  two.bootstrap_expect = 2;
+  Peer& a = Add("a", two);
+  ASSERT_TRUE(Run(a.ha->Connect()).ok());
+  a.ha->Start();
+  EXPECT_FALSE(Until([&] { return a.server->leader(); }, 1500ms));
+  Peer& b = Add("b", two);
+  ASSERT_TRUE(Run(b.ha->Connect()).ok());
+  b.ha->Start();
+  EXPECT_TRUE(Until([&] { return a.server->leader() || b.server->leader(); }, 10s));
+}
+
 TEST_F(HaTest, AFollowersBlockingQueryWakesOnTheLeadersWrite) {
   Peer& a = Join("a");
   ASSERT_TRUE(Until([&] { return a.server->leader(); }));
