@@ -29,6 +29,18 @@ absl::StatusOr<std::shared_ptr<const T>> DecodeRecord(const std::string& bytes, 
   return std::make_shared<const T>(std::move(*value));
 }
 
+// DecodeRecord, and the object's ID must be the one its key names.
+template <typename T, typename FromJson>
+absl::StatusOr<std::shared_ptr<const T>> DecodeNamed(const std::string& id,
+                                                     const std::string& bytes, const char* field,
+                                                     FromJson from_json) {
+  auto decoded = DecodeRecord<T>(bytes, field, from_json);
+  if (decoded.ok() && (*decoded)->id != id)
+    return absl::InvalidArgumentError(std::string("the key does not name the ") + field +
+                                      " it holds");
+  return decoded;
+}
+
 }  // namespace
 
 void StateStore::RaiseIndex(Table t, uint64_t seen) {
@@ -118,103 +130,108 @@ void StateStore::ApplyJobRecord(const std::string& key, JobPtr job) {
   }
 }
 
-bool StateStore::ApplyRecord(const Record& r) {
-  const auto bad = [&](const absl::Status& why) {
-    if (logged_bad_keys_.insert(r.key).second) {
-      DROVER_LOG_ERROR("server: skipping state record '{}' from etcd: {}", layout::Printable(r.key),
-                       why.ToString());
+absl::Status StateStore::ApplyEvalRecord(const std::string& id,
+                                         const std::optional<std::string>& value) {
+  if (!value) {
+    if (auto it = evals_.find(id); it != evals_.end()) {
+      evals_by_job_[JobKey(it->second->namespace_, it->second->job_id)].erase(id);
+      evals_.erase(it);
     }
-    return false;
-  };
+    return absl::OkStatus();
+  }
+  auto e = DecodeNamed<model::Evaluation>(id, *value, "Evaluation", codec::EvaluationFromJson);
+  if (!e.ok())
+    return e.status();
+  evals_[id] = *e;
+  evals_by_job_[JobKey((*e)->namespace_, (*e)->job_id)].insert(id);
+  RaiseIndex(Table::kEvals, std::max((*e)->modify_index, (*e)->create_index));
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::ApplyAllocRecord(const std::string& id,
+                                          const std::optional<std::string>& value) {
+  if (!value) {
+    if (auto it = allocs_.find(id); it != allocs_.end()) {
+      const AllocPtr a = it->second;
+      allocs_by_job_[JobKey(a->namespace_, a->job_id)].erase(id);
+      allocs_by_node_[a->node_id].erase(id);
+      allocs_.erase(it);
+      NodeAllocsChanged(a->node_id, index_);
+    }
+    return absl::OkStatus();
+  }
+  auto a = DecodeNamed<model::Allocation>(id, *value, "Allocation", codec::AllocationFromJson);
+  if (!a.ok())
+    return a.status();
+  const AllocPtr& alloc = *a;
+  auto it = allocs_.find(id);
+  // A change the servers made (not a client's report) wakes the node.
+  const bool servers_changed =
+      it == allocs_.end() || it->second->alloc_modify_index != alloc->alloc_modify_index;
+  allocs_[id] = alloc;
+  allocs_by_job_[JobKey(alloc->namespace_, alloc->job_id)].insert(id);
+  allocs_by_node_[alloc->node_id].insert(id);
+  RaiseIndex(Table::kAllocs,
+             std::max({alloc->modify_index, alloc->alloc_modify_index, alloc->create_index}));
+  if (servers_changed)
+    NodeAllocsChanged(alloc->node_id, alloc->alloc_modify_index);
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::ApplyNodeRecord(const std::string& id,
+                                         const std::optional<std::string>& value) {
+  if (!value) {
+    nodes_.erase(id);
+    return absl::OkStatus();
+  }
+  auto n = DecodeNamed<model::Node>(id, *value, "Node", codec::NodeFromJson);
+  if (!n.ok())
+    return n.status();
+  nodes_[id] = *n;
+  RaiseIndex(Table::kNodes, std::max((*n)->modify_index, (*n)->create_index));
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::ApplyJobRecordBytes(const Record& r) {
+  if (!layout::ParseJobRecordKey(r.key))
+    return absl::InvalidArgumentError("not a job record's key");
+  JobPtr job;
+  if (r.value) {
+    auto decoded = DecodeRecord<model::Job>(*r.value, "Job", codec::JobFromJson);
+    if (!decoded.ok())
+      return decoded.status();
+    job = *std::move(decoded);
+    if (layout::JobRecordKey(job->namespace_, job->id, job->version) != r.key)
+      return absl::InvalidArgumentError("the key does not name the job version it holds");
+  }
+  ApplyJobRecord(r.key, std::move(job));
+  return absl::OkStatus();
+}
+
+bool StateStore::ApplyRecord(const Record& r) {
+  absl::Status applied;
+  const auto id = [&r](std::string_view prefix) { return r.key.substr(prefix.size()); };
   if (r.key == layout::kIndexKey) {
     if (r.value)
       ApplyIndexRecord(*r.value);
-    return true;
+  } else if (StartsWith(r.key, layout::kJobPrefix)) {
+    applied = ApplyJobRecordBytes(r);
+  } else if (StartsWith(r.key, layout::kEvalPrefix)) {
+    applied = ApplyEvalRecord(id(layout::kEvalPrefix), r.value);
+  } else if (StartsWith(r.key, layout::kAllocPrefix)) {
+    applied = ApplyAllocRecord(id(layout::kAllocPrefix), r.value);
+  } else if (StartsWith(r.key, layout::kNodePrefix)) {
+    applied = ApplyNodeRecord(id(layout::kNodePrefix), r.value);
+  } else if (!StartsWith(r.key, "meta/")) {  // meta/version, meta/cluster: checked on connect
+    applied = absl::InvalidArgumentError("not a key of the server state's layout");
   }
-  if (StartsWith(r.key, layout::kJobPrefix)) {
-    if (!layout::ParseJobRecordKey(r.key))
-      return bad(absl::InvalidArgumentError("not a job record's key"));
-    JobPtr job;
-    if (r.value) {
-      auto decoded = DecodeRecord<model::Job>(*r.value, "Job", codec::JobFromJson);
-      if (!decoded.ok())
-        return bad(decoded.status());
-      const JobPtr& j = *decoded;
-      if (layout::JobRecordKey(j->namespace_, j->id, j->version) != r.key)
-        return bad(absl::InvalidArgumentError("the key does not name the job version it holds"));
-      job = *std::move(decoded);
-    }
-    ApplyJobRecord(r.key, std::move(job));
+  if (applied.ok())
     return true;
+  if (logged_bad_keys_.insert(r.key).second) {
+    DROVER_LOG_ERROR("server: skipping state record '{}' from etcd: {}", layout::Printable(r.key),
+                     applied.ToString());
   }
-  if (StartsWith(r.key, layout::kEvalPrefix)) {
-    const std::string id = r.key.substr(std::string_view(layout::kEvalPrefix).size());
-    if (!r.value) {
-      if (auto it = evals_.find(id); it != evals_.end()) {
-        evals_by_job_[JobKey(it->second->namespace_, it->second->job_id)].erase(id);
-        evals_.erase(it);
-      }
-      return true;
-    }
-    auto e = DecodeRecord<model::Evaluation>(*r.value, "Evaluation", codec::EvaluationFromJson);
-    if (!e.ok())
-      return bad(e.status());
-    if ((*e)->id != id)
-      return bad(absl::InvalidArgumentError("the key does not name the evaluation it holds"));
-    evals_[id] = *e;
-    evals_by_job_[JobKey((*e)->namespace_, (*e)->job_id)].insert(id);
-    RaiseIndex(Table::kEvals, std::max((*e)->modify_index, (*e)->create_index));
-    return true;
-  }
-  if (StartsWith(r.key, layout::kAllocPrefix)) {
-    const std::string id = r.key.substr(std::string_view(layout::kAllocPrefix).size());
-    if (!r.value) {
-      if (auto it = allocs_.find(id); it != allocs_.end()) {
-        const AllocPtr a = it->second;
-        allocs_by_job_[JobKey(a->namespace_, a->job_id)].erase(id);
-        allocs_by_node_[a->node_id].erase(id);
-        allocs_.erase(it);
-        NodeAllocsChanged(a->node_id, index_);
-      }
-      return true;
-    }
-    auto a = DecodeRecord<model::Allocation>(*r.value, "Allocation", codec::AllocationFromJson);
-    if (!a.ok())
-      return bad(a.status());
-    if ((*a)->id != id)
-      return bad(absl::InvalidArgumentError("the key does not name the allocation it holds"));
-    const AllocPtr& alloc = *a;
-    auto it = allocs_.find(id);
-    // A change the servers made (not a client's report) wakes the node.
-    const bool servers_changed =
-        it == allocs_.end() || it->second->alloc_modify_index != alloc->alloc_modify_index;
-    allocs_[id] = alloc;
-    allocs_by_job_[JobKey(alloc->namespace_, alloc->job_id)].insert(id);
-    allocs_by_node_[alloc->node_id].insert(id);
-    RaiseIndex(Table::kAllocs,
-               std::max({alloc->modify_index, alloc->alloc_modify_index, alloc->create_index}));
-    if (servers_changed)
-      NodeAllocsChanged(alloc->node_id, alloc->alloc_modify_index);
-    return true;
-  }
-  if (StartsWith(r.key, layout::kNodePrefix)) {
-    const std::string id = r.key.substr(std::string_view(layout::kNodePrefix).size());
-    if (!r.value) {
-      nodes_.erase(id);
-      return true;
-    }
-    auto n = DecodeRecord<model::Node>(*r.value, "Node", codec::NodeFromJson);
-    if (!n.ok())
-      return bad(n.status());
-    if ((*n)->id != id)
-      return bad(absl::InvalidArgumentError("the key does not name the node it holds"));
-    nodes_[id] = *n;
-    RaiseIndex(Table::kNodes, std::max((*n)->modify_index, (*n)->create_index));
-    return true;
-  }
-  if (StartsWith(r.key, "meta/"))
-    return true;  // checked when the server connects (meta/version, meta/cluster)
-  return bad(absl::InvalidArgumentError("not a key of the server state's layout"));
+  return false;
 }
 
 }  // namespace drover::server

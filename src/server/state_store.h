@@ -192,6 +192,11 @@ class StateStore {
   // ApplyRecords for one record; false when it could not be decoded.
   bool ApplyRecord(const Record& record);
   void ApplyJobRecord(const std::string& key, JobPtr job);
+  // One table's record (nullopt: deleted); an error when it cannot be applied.
+  absl::Status ApplyJobRecordBytes(const Record& r);
+  absl::Status ApplyEvalRecord(const std::string& id, const std::optional<std::string>& value);
+  absl::Status ApplyAllocRecord(const std::string& id, const std::optional<std::string>& value);
+  absl::Status ApplyNodeRecord(const std::string& id, const std::optional<std::string>& value);
   void ApplyIndexRecord(const std::string& value);
   // Raises `t`'s index (and the global one) to at least `seen`.
   void RaiseIndex(Table t, uint64_t seen);
