@@ -6,111 +6,20 @@
 #include <gtest/gtest.h>
 
 #include "etcd/state_backend.h"
+#include "server/ha_test_cluster.h"
 #include "server/state_test_util.h"
 #include "server/test_fixtures.h"
 #include "state/store.h"
-#include "testing/await.h"
-#include "testing/etcd_process.h"
-#include "testing/test_util.h"
 
 namespace drover::server {
 namespace {
 
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
-class HaTest : public ::testing::Test {
+class HaTest : public ::testing::Test, public test::HaTestCluster {
  protected:
-  struct Peer {
-    std::unique_ptr<Server> server;
-    std::unique_ptr<HaCoordinator> ha;
-  };
-
+  using test::HaTestCluster::Run;  // not ::testing::Test::Run
   void SetUp() override { ASSERT_TRUE(etcd_.ok()) << etcd_.Log(); }
-  void TearDown() override {
-    for (auto& p : peers_)
-      Stop(*p);
-    peers_.clear();
-  }
-
-  HaConfig Config() {
-    return HaConfig{.endpoints = {etcd_.endpoint()},
-                    .prefix = "/drover",
-                    .dial_timeout = 2s,
-                    .lease_ttl_seconds = 2};
-  }
-  // A server and its coordinator, connected (the view loaded) and started.
-  Peer& Add(const std::string& name, HaConfig config) {
-    auto p = std::make_unique<Peer>();
-    p->server = std::make_unique<Server>(io_.get_executor(), pool_, clock_,
-                                         ServerConfig{.min_heartbeat_ttl = 30s, .ha = true});
-    p->server->Start();
-    p->ha = std::make_unique<HaCoordinator>(
-        io_.get_executor(), *p->server, pool_, clock_, std::move(config),
-        Member{.name = name, .http_addr = name + ":4646", .rpc_addr = name + ":4647"});
-    peers_.push_back(std::move(p));
-    return *peers_.back();
-  }
-  Peer& Join(const std::string& name) {
-    Peer& p = Add(name, Config());
-    absl::Status connected = Run(p.ha->Connect());
-    EXPECT_TRUE(connected.ok()) << connected;
-    p.ha->Start();
-    return p;
-  }
-  // Starts the coordinator's Stop; `stopped` is set once it returns.
-  void StartStop(Peer& p, bool& stopped) {
-    asio::co_spawn(
-        io_,
-        [&p, &stopped]() -> asio::awaitable<void> {
-          co_await p.ha->Stop();
-          stopped = true;
-        },
-        asio::detached);
-  }
-  void Stop(Peer& p) {
-    bool stopped = false;
-    StartStop(p, stopped);
-    EXPECT_TRUE(Until([&] { return stopped; }));
-    p.server->Stop();
-    testing::RunUntil(
-        io_, [&] { return p.ha->stopped(); }, 5s);
-  }
-  template <typename T>
-  T Run(asio::awaitable<T> work) {
-    return testing::Await(io_, std::move(work), 30s);
-  }
-  bool Until(const std::function<bool()>& pred, common::Duration timeout = 15s) {
-    return testing::RunUntil(io_, pred,
-                             std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-  }
-  Peer* LeaderOf(std::initializer_list<Peer*> peers) {
-    Peer* found = nullptr;
-    for (Peer* p : peers) {
-      if (p->server->leader()) {
-        if (found != nullptr)
-          ADD_FAILURE() << "two leaders";
-        found = p;
-      }
-    }
-    return found;
-  }
-  // Registers `job` on the leader, durably.
-  EvalResponse Register(Peer& leader, model::Job job) {
-    auto prepared = codec::PrepareJob(std::move(job), "global");
-    EXPECT_TRUE(prepared.ok()) << prepared.status();
-    auto resp = Run(leader.server->RegisterJobDurably(*std::move(prepared)));
-    EXPECT_TRUE(resp.ok()) << resp.status();
-    return resp.value_or(EvalResponse{});
-  }
-  size_t Allocs(Peer& p, const std::string& job) {
-    return p.server->state().AllocsByJob("default", job).size();
-  }
-
-  testing::EtcdProcess etcd_;
-  asio::io_context io_;
-  asio::thread_pool pool_{2};
-  common::RealClock clock_;
-  std::vector<std::unique_ptr<Peer>> peers_;
 };
 
 TEST_F(HaTest, FollowersServeWhatTheLeaderWroteAndRefuseWrites) {
