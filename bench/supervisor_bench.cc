@@ -6,6 +6,8 @@
 //   rss_kib_per_task: the supervisor's resident memory growth per held task (baseline:
 //     the RSS of one of the `sleep` tasks themselves, i.e. the least a per-task
 //     executor process would cost).
+// The supervisor runs as the agent runs it: under drover-reaper (next to it), which
+// journals each exit before the supervisor hears of it.
 // Usage: drover_supervisor_bench --supervisor PATH [--tasks N] [--runs N]
 #include <signal.h>
 #include <spawn.h>
@@ -102,25 +104,33 @@ int main(int argc, char** argv) {
   const fs::path dir = mkdtemp(tmpl);
   fs::create_directories(dir / "logs");
   const fs::path sock = dir / "s.sock";
-  std::vector<std::string> args = {
-      binary,       "-socket", sock.string(), "-state-dir", (dir / "state").string(),
-      "-log-level", "warn"};
+  fs::create_directories(dir / "state");
+  const std::string journal = (dir / "state" / "exits.journal").string();
+  const std::string reaper = (fs::path(binary).parent_path() / "drover-reaper").string();
+  std::vector<std::string> args = {reaper,        "-journal",   journal,
+                                   "--",          binary,       "-socket",
+                                   sock.string(), "-state-dir", (dir / "state").string(),
+                                   "-journal",    journal,      "-log-level",
+                                   "warn"};
   std::vector<char*> cargs;
   for (auto& a : args)
     cargs.push_back(a.data());
   cargs.push_back(nullptr);
-  pid_t sup = 0;
-  if (posix_spawn(&sup, binary.c_str(), nullptr, nullptr, cargs.data(), environ) != 0) {
-    std::fprintf(stderr, "failed to start %s\n", binary.c_str());
+  pid_t reaper_pid = 0;
+  if (posix_spawn(&reaper_pid, reaper.c_str(), nullptr, nullptr, cargs.data(), environ) != 0) {
+    std::fprintf(stderr, "failed to start %s\n", reaper.c_str());
     return 1;
   }
-  while (!fs::exists(sock))
+  while (!fs::exists(sock) || !fs::exists(dir / "state" / "supervisor.pid"))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  pid_t sup = 0;
+  std::ifstream(dir / "state" / "supervisor.pid") >> sup;
 
   boost::asio::io_context io;
   Client client(io.get_executor());
   if (absl::Status s = Await(io, client.Connect(sock)); !s.ok()) {
     std::fprintf(stderr, "connect: %s\n", s.ToString().c_str());
+    kill(reaper_pid, SIGKILL);
     kill(sup, SIGKILL);
     return 1;
   }
@@ -203,9 +213,9 @@ int main(int argc, char** argv) {
 
   for (int pid : pids)
     kill(pid, SIGKILL);
-  kill(sup, SIGTERM);
-  waitpid(sup, nullptr, 0);
-  // The killed tasks come back to us (subreaper) once the supervisor is gone: reap.
+  kill(reaper_pid, SIGTERM);  // passed to the supervisor; the reaper follows
+  waitpid(reaper_pid, nullptr, 0);
+  // Anything left comes back to us (subreaper): reap.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < until) {
     const pid_t r = waitpid(-1, nullptr, WNOHANG);

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -235,10 +237,23 @@ server::HaConfig HaConfigFor(const AgentConfig& config) {
       .bootstrap_expect = config.bootstrap_expect};
 }
 
+// When memory runs out the kernel should pick tasks before the agent (and the
+// supervisor and its reaper, at -1000, last of all). Lowering it needs
+// CAP_SYS_RESOURCE: an agent without it runs at the default.
+void LowerOomScore() {
+  std::FILE* f = std::fopen("/proc/self/oom_score_adj", "we");
+  if (f == nullptr)
+    return;
+  const bool wrote = std::fputs("-500", f) >= 0;
+  if (std::fclose(f) != 0 || !wrote)
+    DROVER_LOG_DEBUG("agent: oom_score_adj left as it was: {}", std::strerror(errno));
+}
+
 }  // namespace
 
 int RunAgent(const AgentConfig& config) {
   common::InitLogging(config.log_level);
+  LowerOomScore();
   TempDirGuard temp_guard;
   // A data dir the user chose keeps the agent's state; a temp -dev dir does not.
   const bool persistent = !config.data_dir.empty();

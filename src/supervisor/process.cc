@@ -222,6 +222,11 @@ struct ChildPlan {
   int stdout_fd = -1;
   int stderr_fd = -1;
   const std::vector<int>* cgroup_fds = nullptr;
+  // The child waits for a byte on it before anything else: until then the parent can
+  // read its identity (pid, start time) knowing that it has not exited. The child
+  // closes the write end first, so that a parent that gives up makes it see EOF.
+  int go_fd = -1;
+  int go_write_fd = -1;
 };
 
 // Fills `c` (in place: argv and envp point into it).
@@ -294,6 +299,22 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 // failed step on `report` and exits.
 [[noreturn]] void RunChild(const ChildPlan& c, int report) {
   const SpawnSpec& spec = *c.spec;
+  close(c.go_write_fd);
+  char go = 0;
+  ssize_t got;
+  do {
+    got = read(c.go_fd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1)
+    _exit(127);  // the supervisor gave up on this task: never run it untracked
+  // The supervisor and its reaper are the last processes the kernel should kill when
+  // memory runs out; a task is an ordinary one.
+  if (const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
+    if (write(fd, "0", 1) != 1) {
+      // Left as inherited: the kernel refused, and the task runs all the same.
+    }
+    close(fd);
+  }
   if (setsid() < 0)
     ChildFail(report, "setsid");
   // Join the cgroup first, so everything the task does is accounted and limited.
@@ -356,7 +377,7 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 }  // namespace
 
 absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
-                                            const std::vector<int>& cgroup_fds) {
+                                            const std::vector<int>& cgroup_fds, bool parent_reaps) {
   ChildPlan c;
   c.stdout_fd = stdout_fd;
   c.stderr_fd = stderr_fd;
@@ -365,41 +386,66 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     return s;
   const bool isolate = spec.isolation.enabled;
   int report[2] = {-1, -1};
-  if (pipe2(report, O_CLOEXEC) != 0)
-    return absl::InternalError("failed to create a pipe: " + Errno(errno));
+  int go[2] = {-1, -1};
+  if (pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
+    const int e = errno;
+    CloseIfOpen(report[0]);
+    CloseIfOpen(report[1]);
+    return absl::InternalError("failed to create a pipe: " + Errno(e));
+  }
+  c.go_fd = go[0];
+  c.go_write_fd = go[1];
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
-  // (and with network mode none, network) namespaces: clone() without a new stack
-  // behaves as fork() does.
-  const unsigned long clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                                    (spec.isolation.network_none ? CLONE_NEWNET : 0) | SIGCHLD;
+  // (and with network mode none, network) namespaces. With `parent_reaps` it is our
+  // parent's child (CLONE_PARENT): the reaper's. clone() without a new stack behaves
+  // as fork() does.
+  unsigned long clone_flags = SIGCHLD | (parent_reaps ? CLONE_PARENT : 0);
+  if (isolate) {
+    clone_flags |= CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                   (spec.isolation.network_none ? CLONE_NEWNET : 0);
+  }
   const pid_t pid =
-      isolate
+      isolate || parent_reaps
           ? static_cast<pid_t>(syscall(SYS_clone, clone_flags, nullptr, nullptr, nullptr, nullptr))
           : fork();
   if (pid < 0) {
     const int e = errno;
-    CloseIfOpen(report[0]);
-    CloseIfOpen(report[1]);
+    for (int fd : {report[0], report[1], go[0], go[1]})
+      CloseIfOpen(fd);
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0)
     RunChild(c, report[1]);
   CloseIfOpen(report[1]);
+  CloseIfOpen(go[0]);
+  // Alive until it reads `go`: its start time names this process, not a later one
+  // with the same pid.
+  SpawnedProcess p;
+  p.pid = pid;
+  p.start_ticks = ProcessStartTicks(pid);
+  ssize_t sent;
+  do {
+    sent = write(go[1], "g", 1);
+  } while (sent < 0 && errno == EINTR);
+  const int send_errno = errno;
+  CloseIfOpen(go[1]);
   char msg[256];
   ssize_t n;
   do {
     n = read(report[0], msg, sizeof msg - 1);
   } while (n < 0 && errno == EINTR);
   CloseIfOpen(report[0]);
-  if (n > 0) {
+  if (n > 0 || sent != 1) {
+    // Our child is collected here; the reaper's child, by the reaper (journaled, and
+    // matched to no task).
     int status = 0;
-    waitpid(pid, &status, 0);
+    if (!parent_reaps)
+      waitpid(pid, &status, 0);
+    if (sent != 1)
+      return absl::InternalError("failed to start the task: " + Errno(send_errno));
     return absl::FailedPreconditionError("failed to start \"" + c.path +
                                          "\": " + std::string(msg, static_cast<size_t>(n)));
   }
-  SpawnedProcess p;
-  p.pid = pid;
-  p.start_ticks = ProcessStartTicks(pid);
   return p;
 }
 

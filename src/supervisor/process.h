@@ -32,7 +32,12 @@ struct SpawnedProcess {
 // With `spec.isolation` the task is cloned into new namespaces and chrooted (see
 // IsolationSpec); it writes "0" into each of `cgroup_fds` (open cgroup.procs files)
 // before anything else, so it runs inside its cgroup from the start.
+// With `parent_reaps` the task is the caller's parent's child (CLONE_PARENT): under
+// drover-reaper, which journals its exit (exit_journal.h); the caller never reaps it.
+// Either way its start time is read while it cannot have exited yet, and its
+// oom_score_adj is set back to 0.
 absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
-                                            const std::vector<int>& cgroup_fds = {});
+                                            const std::vector<int>& cgroup_fds = {},
+                                            bool parent_reaps = false);
 
 }  // namespace drover::supervisor

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,6 +68,8 @@ struct Server::Task {
   TaskInfo info;
   // Adopted from an earlier supervisor: not our child; watched through a pidfd.
   std::unique_ptr<asio::posix::stream_descriptor> pidfd;
+  // Adopted while a live drover-reaper was its parent: its exit will be journaled.
+  bool journaled = false;
   std::vector<std::shared_ptr<LogPump>> pumps;
 };
 
@@ -120,6 +123,29 @@ int64_t NowNanos() {
   return common::ToUnixNanos(common::RealClock().Now());
 }
 
+// The journal is emptied once read and at least this large.
+constexpr size_t kJournalKeepBytes = 256 << 10;
+
+// Whether `pid` is a drover-reaper (by its command name).
+bool IsReaper(pid_t pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name == "drover-reaper";
+}
+
+// Whether `pid`'s parent is a drover-reaper: its exit will be journaled.
+bool ReaperOf(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos || close + 4 > s.size())
+    return false;
+  // ") S <ppid> ...": the state, then the parent's pid.
+  const pid_t parent = static_cast<pid_t>(std::strtol(s.c_str() + close + 4, nullptr, 10));
+  return parent > 1 && IsReaper(parent);
+}
+
 // The request's id, echoed in the answer when it is one (a number or a string).
 Json IdOf(const Json& request) {
   const auto it = request.find("id");
@@ -139,7 +165,11 @@ Json Ok(const Json& request) {
 }  // namespace
 
 Server::Server(asio::io_context& io, ServerConfig config)
-    : io_(io), config_(std::move(config)), sigchld_(io, SIGCHLD), socket_timer_(io) {}
+    : io_(io),
+      config_(std::move(config)),
+      sigchld_(io, SIGCHLD),
+      journal_retry_(io),
+      socket_timer_(io) {}
 
 Server::~Server() {
   Stop();
@@ -160,31 +190,52 @@ absl::Status Server::Start() {
                                  "': " + ec.message());
     }
   }
-  // Adopt what an earlier supervisor left running; settle what died meanwhile.
+  if (!config_.journal.empty()) {
+    if (absl::Status s = AttachReaper(); !s.ok())
+      return s;
+  }
+  // Adopt what an earlier supervisor left running; settle what died meanwhile: from
+  // the journal when a reaper saw it, else as unknown.
   for (const auto& [id, info] : table_->tasks()) {
     auto task = std::make_unique<Task>();
     task->info = info;
     if (info.running) {
-      // The pidfd first, then the identity check: a pid reused in between would
-      // otherwise be watched as ours.
-      int fd = info.start_ticks != 0 ? PidfdOpen(info.pid) : -1;
-      if (fd >= 0 && ProcessStartTicks(info.pid) != info.start_ticks) {
-        close(fd);
-        fd = -1;
-      }
-      if (fd >= 0) {
-        task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
-        if (absl::Status s = StartLogs(*task, nullptr); !s.ok())
-          DROVER_LOG_WARN("supervisor: output of adopted task {} is lost: {}", id, s.ToString());
-        DROVER_LOG_INFO("supervisor: adopted task {} (pid {})", id, info.pid);
-      } else {
-        task->info.running = false;
-        task->info.exit = ExitStatus{.unknown = true, .time_ns = NowNanos()};
-        if (absl::Status s = table_->Put(task->info); !s.ok())
-          return s;
-      }
+      // Output the task wrote (before it exited, or while nobody read) is still in
+      // its FIFOs.
+      if (absl::Status s = StartLogs(*task, nullptr); !s.ok())
+        DROVER_LOG_WARN("supervisor: output of task {} is lost: {}", id, s.ToString());
+      if (journal_)
+        pid_to_task_[info.pid] = id;
     }
     tasks_[id] = std::move(task);
+  }
+  if (journal_)
+    ReadJournal(/*wait=*/true);
+  for (auto& [id, task] : tasks_) {
+    const TaskInfo& info = task->info;
+    if (!info.running)
+      continue;
+    // The pidfd first, then the identity check: a pid reused in between would
+    // otherwise be watched as ours.
+    int fd = info.start_ticks != 0 ? PidfdOpen(info.pid) : -1;
+    if (fd >= 0 && ProcessStartTicks(info.pid) != info.start_ticks) {
+      close(fd);
+      fd = -1;
+    }
+    if (fd >= 0) {
+      task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+      task->journaled = journal_ && ReaperOf(info.pid);
+      DROVER_LOG_INFO("supervisor: adopted task {} (pid {}{})", id, info.pid,
+                      task->journaled ? ", exit journaled" : "");
+      continue;
+    }
+    pid_to_task_.erase(info.pid);
+    task->info.running = false;
+    task->info.exit = ExitStatus{.unknown = true, .time_ns = NowNanos()};
+    for (auto& pump : task->pumps)
+      pump->Drain(kExitDrainBytes);
+    if (absl::Status s = table_->Put(task->info); !s.ok())
+      return s;
   }
   for (auto& [id, task] : tasks_) {
     if (task->pidfd)
@@ -468,7 +519,8 @@ Json Server::Spawn(const Json& request) {
   absl::Status logs = StartLogs(*task, &writers);
   absl::StatusOr<SpawnedProcess> proc = absl::InternalError("not started");
   if (logs.ok())
-    proc = SpawnProcess(*spec, writers.first, writers.second, cgroup_fds);
+    proc = SpawnProcess(*spec, writers.first, writers.second, cgroup_fds,
+                        /*parent_reaps=*/journal_ != nullptr);
   // The task holds its own write ends now: ours would keep the FIFOs from ever
   // reaching end of file.
   for (int fd : {writers.first, writers.second}) {
@@ -489,8 +541,8 @@ Json Server::Spawn(const Json& request) {
   task->info.pid = proc->pid;
   task->info.start_ticks = proc->start_ticks;
   if (absl::Status s = table_->Put(task->info); !s.ok()) {
-    // Without a record a later supervisor could not adopt it: refuse the task. It is
-    // our child: the reaper finds no task for it and lets it go.
+    // Without a record a later supervisor could not adopt it: refuse the task. Whoever
+    // reaps it (we, or the reaper) finds no task for it and lets it go.
     kill(-proc->pid, SIGKILL);
     if (cgroup)
       common::SpawnDetached(io_.get_executor(), RemoveCgroup(spec->cgroup.name), "remove cgroup");
@@ -611,11 +663,127 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
   auto it = tasks_.find(task_id);
   if (it == tasks_.end() || !it->second->pidfd)
     co_return;
+  const int pid = it->second->info.pid;
   auto [ec] = co_await it->second->pidfd->async_wait(asio::posix::descriptor_base::wait_read,
                                                      asio::as_tuple(asio::use_awaitable));
   if (ec || stopped_)
     co_return;
+  it = tasks_.find(task_id);
+  if (it == tasks_.end() || !it->second->info.running)
+    co_return;
+  // A task under a live reaper has its exit journaled (any moment now); one whose
+  // reaper died with an earlier supervisor is init's child, and its code is lost.
+  if (it->second->journaled) {
+    asio::steady_timer grace(io_);
+    for (int i = 0; i < 100 && !stopped_; ++i) {
+      ReadJournal();
+      it = tasks_.find(task_id);
+      if (it == tasks_.end() || !it->second->info.running)
+        co_return;
+      grace.expires_after(std::chrono::milliseconds(50));
+      co_await grace.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (stopped_)
+      co_return;
+    DROVER_LOG_WARN("supervisor: the exit of task {} (pid {}) was not journaled", task_id, pid);
+  }
+  pid_to_task_.erase(pid);
   RecordExit(task_id, ExitStatus{.unknown = true, .time_ns = NowNanos()});
+}
+
+absl::Status Server::AttachReaper() {
+  const pid_t reaper = getppid();
+  if (!IsReaper(reaper)) {
+    return absl::FailedPreconditionError("-journal is given, but the parent process (pid " +
+                                         std::to_string(reaper) +
+                                         ") is not drover-reaper: tasks would not be journaled");
+  }
+  const int pidfd = PidfdOpen(reaper);
+  if (pidfd < 0)
+    return absl::InternalError(std::string("pidfd_open of the reaper: ") + std::strerror(errno));
+  reaper_pidfd_ = std::make_unique<asio::posix::stream_descriptor>(io_, pidfd);
+  // The reaper creates it at its first exit; watched from now on.
+  const int created =
+      open(config_.journal.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (created < 0) {
+    return absl::InternalError("failed to open '" + config_.journal.string() +
+                               "': " + std::strerror(errno));
+  }
+  close(created);
+  journal_ = std::make_unique<JournalReader>(config_.journal.string());
+  const int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (watch < 0)
+    return absl::InternalError(std::string("inotify_init1: ") + std::strerror(errno));
+  journal_watch_ = std::make_unique<asio::posix::stream_descriptor>(io_, watch);
+  if (inotify_add_watch(watch, config_.journal.c_str(), IN_MODIFY | IN_CLOSE_WRITE) < 0) {
+    return absl::InternalError("inotify_add_watch '" + config_.journal.string() +
+                               "': " + std::strerror(errno));
+  }
+  common::SpawnDetached(io_.get_executor(), WatchJournal(), "exit journal");
+  common::SpawnDetached(io_.get_executor(), WatchReaper(), "reaper");
+  DROVER_LOG_INFO("supervisor: under drover-reaper (pid {}), journal {}", reaper,
+                  config_.journal.string());
+  return absl::OkStatus();
+}
+
+asio::awaitable<void> Server::WatchJournal() {
+  std::array<char, 4096> events{};
+  while (!stopped_) {
+    auto [ec, n] = co_await journal_watch_->async_read_some(asio::buffer(events),
+                                                            asio::as_tuple(asio::use_awaitable));
+    if (ec || stopped_)
+      co_return;
+    ReadJournal();
+  }
+}
+
+asio::awaitable<void> Server::WatchReaper() {
+  auto [ec] = co_await reaper_pidfd_->async_wait(asio::posix::descriptor_base::wait_read,
+                                                 asio::as_tuple(asio::use_awaitable));
+  if (ec || stopped_)
+    co_return;
+  ReadJournal(/*wait=*/true);
+  DROVER_LOG_ERROR(
+      "supervisor: drover-reaper is gone; exiting, so that the agent starts a new pair "
+      "(tasks keep running; the exits of those it held are unknown from now on)");
+  RequestExit();
+}
+
+void Server::ReadJournal(bool wait) {
+  auto exits = journal_->ReadNew(wait);
+  if (!exits.ok()) {
+    DROVER_LOG_WARN("supervisor: reading the exit journal: {}", exits.status().ToString());
+    return;
+  }
+  if (journal_->busy() && !journal_retry_pending_) {
+    // A reaper is writing (it holds the lock from open to close, a few microseconds;
+    // inotify tells us before it closes): its records are whole in a moment.
+    journal_retry_pending_ = true;
+    journal_retry_.expires_after(std::chrono::milliseconds(1));
+    journal_retry_.async_wait([this](const boost::system::error_code& ec) {
+      journal_retry_pending_ = false;
+      if (!ec && !stopped_)
+        ReadJournal();
+    });
+  }
+  for (const JournalExit& e : *exits) {
+    auto it = pid_to_task_.find(e.pid);
+    if (it == pid_to_task_.end())
+      continue;  // not a task of ours: something a task left behind, or a finished one
+    const std::string id = it->second;
+    auto task = tasks_.find(id);
+    if (task == tasks_.end() || !task->second->info.running ||
+        task->second->info.start_ticks != e.start_ticks || e.boot != CurrentBoot())
+      continue;  // an earlier process with the same pid
+    pid_to_task_.erase(it);
+    if (task->second->pidfd) {
+      boost::system::error_code ignored;
+      task->second->pidfd->close(ignored);
+    }
+    RecordExit(id, ExitStatus{.exit_code = e.exit_code, .signal = e.signal, .time_ns = e.time_ns});
+  }
+  if (absl::Status s = journal_->TruncateIfRead(kJournalKeepBytes); !s.ok())
+    DROVER_LOG_WARN("supervisor: {}", s.ToString());
 }
 
 void Server::RecordExit(const std::string& task_id, ExitStatus exit) {

@@ -8,8 +8,17 @@
 // wrote before it exited is in the log files before its exit is reported.
 //
 // Stop() (or the process exiting) leaves tasks running. A new Server over the same
-// state dir adopts the tasks still alive by pid and start time; as they are no longer
-// its children, their exits are reported with `unknown` set and no code.
+// state dir adopts the tasks still alive by pid and start time.
+//
+// Under drover-reaper (ServerConfig::journal, the way the agent runs it) the tasks are
+// the reaper's children, not the server's: it journals every exit before collecting it,
+// and the server learns exits from the journal (inotify), its own tasks' and those of
+// tasks an earlier server left, even exits that happened while no server ran. Only a
+// task whose reaper died too (its parent is then init) has its exit reported with
+// `unknown` set and no code. A server whose reaper is gone asks to exit: tasks it would
+// start then could not be journaled. Without a reaper (tests that run the server
+// in-process) the server is the tasks' parent and subreaper; the exits of tasks it
+// adopts are then unknown.
 #pragma once
 
 #include <sys/types.h>
@@ -31,6 +40,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "common/event.h"
+#include "supervisor/exit_journal.h"
 #include "supervisor/file_rotator.h"
 #include "supervisor/protocol.h"
 #include "supervisor/task_table.h"
@@ -46,6 +56,9 @@ struct ServerConfig {
   std::chrono::milliseconds socket_check_interval{2000};
   // Where task cgroups go; detected from /proc/self/mountinfo when unset.
   std::optional<CgroupLayout> cgroups;
+  // The exit journal of the drover-reaper that is this process's parent; empty: no
+  // reaper (see above).
+  std::filesystem::path journal;
 };
 
 class Server {
@@ -78,6 +91,13 @@ class Server {
   asio::awaitable<void> WriteLoop(std::shared_ptr<Connection> conn);
   asio::awaitable<void> ReapLoop();
   asio::awaitable<void> WatchAdopted(std::string task_id);
+  // Under a reaper: checks that it is our parent and starts following its journal.
+  absl::Status AttachReaper();
+  asio::awaitable<void> WatchJournal();
+  asio::awaitable<void> WatchReaper();
+  // Reports the exits the journal holds for our tasks (and retries soon when a reaper
+  // was writing). `wait`: take the lock even if a reaper holds it (at start).
+  void ReadJournal(bool wait = false);
   asio::awaitable<void> PumpLog(std::shared_ptr<LogPump> pump);
   asio::awaitable<void> WatchSocket();
   // Opens the rotated files and FIFOs of a task's output and starts pumping them.
@@ -106,7 +126,14 @@ class Server {
   std::unique_ptr<asio::local::stream_protocol::acceptor> acceptor_;
   asio::signal_set sigchld_;
   std::map<std::string, std::unique_ptr<Task>> tasks_;
-  std::map<int, std::string> pid_to_task_;  // our children only
+  // Running tasks whose exit we can learn: our children (no reaper), or every task
+  // spawned or adopted under a reaper that journals.
+  std::map<int, std::string> pid_to_task_;
+  std::unique_ptr<JournalReader> journal_;
+  std::unique_ptr<asio::posix::stream_descriptor> journal_watch_;  // inotify
+  std::unique_ptr<asio::posix::stream_descriptor> reaper_pidfd_;
+  asio::steady_timer journal_retry_;
+  bool journal_retry_pending_ = false;
   CgroupLayout cgroups_;
   std::set<std::shared_ptr<Connection>> connections_;
   ino_t socket_inode_ = 0;

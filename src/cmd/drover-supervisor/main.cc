@@ -1,7 +1,9 @@
 // drover-supervisor: the per-node process that holds every task (see
 // src/supervisor/server.h and docs/supervisor.md). Started by the agent; survives it.
 //
-//   drover-supervisor -socket PATH -state-dir DIR [-log-level LEVEL]
+//   drover-supervisor -socket PATH -state-dir DIR [-journal PATH] [-log-level LEVEL]
+//
+// The agent runs it under drover-reaper, which passes -journal (see server.h).
 #include <signal.h>
 #include <sys/prctl.h>
 
@@ -30,11 +32,14 @@ int main(int argc, char** argv) {
       config.socket_path = value("-socket");
     } else if (arg == "-state-dir" || arg == "--state-dir") {
       config.state_dir = value("-state-dir");
+    } else if (arg == "-journal" || arg == "--journal") {
+      config.journal = value("-journal");
     } else if (arg == "-log-level" || arg == "--log-level") {
       level = value("-log-level");
     } else {
       std::fprintf(stderr,
-                   "usage: drover-supervisor -socket PATH -state-dir DIR [-log-level LEVEL]\n");
+                   "usage: drover-supervisor -socket PATH -state-dir DIR [-journal PATH] "
+                   "[-log-level LEVEL]\n");
       return 2;
     }
   }
@@ -43,11 +48,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   drover::common::InitLogging(level);
-  // Orphaned descendants of tasks are re-parented here and reaped, not left as zombies
-  // of init; and a reader going away must never kill us.
-  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+  // Without a reaper, tasks are our children: what they orphan is re-parented here and
+  // reaped, not left as zombies of init. (Under drover-reaper, it does that.)
+  if (config.journal.empty() && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
     DROVER_LOG_WARN("supervisor: PR_SET_CHILD_SUBREAPER: {}", std::strerror(errno));
   }
+  // When memory runs out the kernel should kill tasks, not the process that holds them.
+  if (std::FILE* f = std::fopen("/proc/self/oom_score_adj", "we")) {
+    const bool wrote = std::fputs("-1000", f) >= 0;
+    if (std::fclose(f) != 0 || !wrote)
+      DROVER_LOG_WARN("supervisor: oom_score_adj: {}", std::strerror(errno));
+  }
+  // A reader going away must never kill us.
   signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
   drover::supervisor::Server server(io, config);

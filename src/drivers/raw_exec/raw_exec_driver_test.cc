@@ -203,12 +203,12 @@ TEST_F(RawExecDriverTest, AKilledSupervisorIsReplacedAndTheTaskLivesOnWithItsLog
   const fs::path log = logs_ / "t7.stdout.0";
   EXPECT_TRUE(RunUntil([&] { return fs::exists(log) && fs::file_size(log) == 100; }));
   EXPECT_TRUE(Alive(h->pid));
-  // Adopted, not the new supervisor's child: the exit code is not known.
+  // Adopted: still the reaper's child, so its exit is journaled and known.
   ASSERT_TRUE(Run(driver_->StopTask("t7", 5s, "SIGTERM")).ok());
   auto r = Run(driver_->WaitTask("t7"));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, -1);
-  EXPECT_NE(r->err.find("unknown"), std::string::npos);
+  EXPECT_EQ(r->signal, SIGTERM);
+  EXPECT_EQ(r->err, "");
 }
 
 TEST_F(RawExecDriverTest, ReportsResourceUsageOfTheProcessGroup) {

@@ -25,8 +25,8 @@ namespace drover::drivers {
 class SupervisedDriverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // The supervisor double-forks away from us; as subreaper we get it back and can
-    // reap it (and any task it leaves) when the test ends.
+    // The reaper (the supervisor's parent) double-forks away from us; as subreaper we
+    // get it back and can reap it (and any task it leaves) when the test ends.
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     std::filesystem::create_directories(logs_);
   }
@@ -38,8 +38,19 @@ class SupervisedDriverTest : public ::testing::Test {
     }
     driver_.reset();
     link_.reset();
-    for (int pid : supervisors_) {
+    // The reaper passes SIGTERM to whichever supervisor runs now (a test that failed
+    // early may not know it), then exits once it has no child left.
+    const std::string reaper = testing::ReadFile(dir_.path() / "sup" / "state" / "reaper.pid");
+    if (!reaper.empty()) {
+      const int pid = std::stoi(reaper);
       kill(pid, SIGTERM);
+      EXPECT_TRUE(testing::WaitFor([&] {
+        Reap();
+        return kill(pid, 0) != 0;
+      })) << "drover-reaper "
+          << pid << " did not exit";
+    }
+    for (int pid : supervisors_) {
       EXPECT_TRUE(testing::WaitFor([&] {
         Reap();
         return kill(pid, 0) != 0;

@@ -53,6 +53,27 @@ std::string LogTail(const fs::path& file) {
   return out;
 }
 
+// The drover-reaper already running for `state_dir` (its pid file names a live process
+// of that name whose journal is there), or 0.
+pid_t LiveReaper(const fs::path& state_dir) {
+  std::ifstream pid_file(state_dir / "reaper.pid");
+  pid_t pid = 0;
+  if (!(pid_file >> pid) || pid <= 1)
+    return 0;
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::ifstream comm(proc / "comm");
+  std::string name;
+  std::getline(comm, name);
+  if (name != "drover-reaper")
+    return 0;
+  std::ifstream cmdline(proc / "cmdline");
+  const std::string args((std::istreambuf_iterator<char>(cmdline)),
+                         std::istreambuf_iterator<char>());
+  const std::string journal = (state_dir / "exits.journal").string();
+  return args.find(std::string("\0", 1) + journal + std::string("\0", 1)) != std::string::npos ? pid
+                                                                                               : 0;
+}
+
 }  // namespace
 
 fs::path DefaultSupervisorBinary() {
@@ -198,20 +219,46 @@ absl::Status SupervisorLink::Launch() {
                                "': " + ec.message());
   }
   fs::permissions(options_.dir, fs::perms::owner_all, ec);
-  if (access(options_.binary.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError("cannot run the supervisor '" + options_.binary.string() +
-                                         "': " + std::strerror(errno));
+  // The state dir holds the reaper's pid file and journal before the supervisor runs.
+  fs::create_directories(options_.dir / "state", ec);
+  fs::permissions(options_.dir / "state", fs::perms::owner_all, ec);
+  if (ec) {
+    return absl::InternalError("failed to create '" + (options_.dir / "state").string() +
+                               "': " + ec.message());
+  }
+  // One reaper per node, holding the tasks: when it lives, it starts the supervisor.
+  if (const pid_t live = LiveReaper(options_.dir / "state"); live > 0) {
+    if (kill(live, SIGUSR1) == 0) {
+      DROVER_LOG_INFO("supervisor: asked drover-reaper (pid {}) for a supervisor", live);
+      return absl::OkStatus();
+    }
+  }
+  const fs::path reaper =
+      options_.reaper.empty() ? options_.binary.parent_path() / "drover-reaper" : options_.reaper;
+  for (const fs::path& exe : {options_.binary, reaper}) {
+    if (access(exe.c_str(), X_OK) != 0) {
+      return absl::FailedPreconditionError("cannot run '" + exe.string() +
+                                           "': " + std::strerror(errno));
+    }
   }
   const std::string socket = (options_.dir / "supervisor.sock").string();
   if (socket.size() >= 108) {
     return absl::InvalidArgumentError("supervisor socket path '" + socket +
                                       "' is too long for a unix socket (108 bytes)");
   }
-  std::vector<std::string> args = {options_.binary.string(),
+  // The reaper, which starts the supervisor as its child; both read the journal path.
+  const std::string journal = (options_.dir / "state" / "exits.journal").string();
+  std::vector<std::string> args = {reaper.string(),
+                                   "-journal",
+                                   journal,
+                                   "--",
+                                   options_.binary.string(),
                                    "-socket",
                                    socket,
                                    "-state-dir",
                                    (options_.dir / "state").string(),
+                                   "-journal",
+                                   journal,
                                    "-log-level",
                                    options_.log_level};
   std::vector<char*> argv;
@@ -222,9 +269,9 @@ absl::Status SupervisorLink::Launch() {
   const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0)
     return absl::InternalError("failed to open '" + log_path + "': " + std::strerror(errno));
-  // Double fork: the supervisor is re-parented away from the agent (it must outlive
-  // it and never be its zombie) and leads its own session. Only async-signal-safe
-  // calls between fork and exec.
+  // Double fork: the reaper (and the supervisor, its child) is re-parented away from the
+  // agent (it must outlive it and never be its zombie) and leads its own session. Only
+  // async-signal-safe calls between fork and exec.
   const pid_t pid = fork();
   if (pid < 0) {
     const int e = errno;

@@ -32,6 +32,9 @@ namespace drover::drivers {
 
 struct SupervisorLinkOptions {
   std::filesystem::path binary;  // the drover-supervisor executable
+  // drover-reaper, which runs the supervisor as its child and is the tasks' parent
+  // (docs/supervisor.md); empty: the one next to `binary`.
+  std::filesystem::path reaper;
   // Holds supervisor.sock, state/ (the task table) and supervisor.log; created 0700.
   std::filesystem::path dir;
   std::string log_level = "info";
