@@ -266,9 +266,20 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
     return;
   }
   MakeRoomFor(1);
-  // Recorded before anything runs: a restart then knows the allocation was here.
-  Persist(alloc->id, [this, alloc]() { return db_->PutAllocation(*alloc); });
-  auto runner = MakeRunner(alloc, PrevAllocWatcherFor(*alloc));
+  // Recorded before anything runs: a restart then knows the allocation was here (and
+  // adopts its tasks rather than start them again).
+  auto recorded = std::make_shared<common::Event>(executor_);
+  common::SpawnDetached(
+      executor_,
+      [](Client* self, std::shared_ptr<const model::Allocation> a,
+         std::shared_ptr<common::Event> done) -> asio::awaitable<void> {
+        absl::Status s = co_await self->db_->PutAllocation(*a);
+        if (!s.ok())
+          DROVER_LOG_WARN("client: failed to persist alloc {}: {}", a->id, s.ToString());
+        done->Set();
+      }(this, alloc, recorded),
+      "persist alloc " + alloc->id);
+  auto runner = MakeRunner(alloc, PrevAllocWatcherFor(*alloc), recorded);
   allocrunner::AllocRunner* raw = runner.get();
   runners_[alloc->id] = std::move(runner);
   common::SpawnDetached(executor_, raw->Run(), "alloc " + alloc->id);
@@ -276,9 +287,11 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
 
 std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
     std::shared_ptr<const model::Allocation> alloc,
-    std::unique_ptr<allocwatcher::PrevAllocWatcher> prev) {
+    std::unique_ptr<allocwatcher::PrevAllocWatcher> prev, std::shared_ptr<common::Event> recorded) {
   allocrunner::AllocRunnerConfig c;
   c.alloc = alloc;
+  if (recorded)
+    c.wait_recorded = [recorded] { return recorded->Wait(); };
   c.prev_alloc = std::move(prev);
   c.alloc_root = config_.data_dir / "alloc";
   c.alloc_dir_options.mount_tmpfs = config_.secrets_tmpfs && geteuid() == 0;
@@ -295,6 +308,16 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
     Persist(id, [this, id, task, json = taskrunner::ToJson(ls)]() {
       return db_->PutTaskRunnerLocalState(id, task, json);
     });
+  };
+  c.persist_task = [this, id = alloc->id](std::string task, model::TaskState st,
+                                          taskrunner::LocalState ls) -> asio::awaitable<void> {
+    if (forgotten_.contains(id))
+      co_return;
+    absl::Status s = co_await db_->PutTaskState(id, task, st);
+    if (s.ok())
+      s = co_await db_->PutTaskRunnerLocalState(id, task, taskrunner::ToJson(ls));
+    if (!s.ok())
+      DROVER_LOG_WARN("client: failed to persist alloc {} task {}: {}", id, task, s.ToString());
   };
   c.wait_servers_contacted = [this] { return servers_contacted_.Wait(); };
   if (config_.device_manager != nullptr) {
@@ -335,8 +358,13 @@ asio::awaitable<void> Client::RestoreAllocs() {
       }
     }
     // Nothing ran yet (the agent died between recording the alloc and starting its
-    // tasks), or not ours to run: the servers send it again if it is still wanted.
-    if (group == nullptr || (states.empty() && locals.empty())) {
+    // tasks), or not ours to run: the servers send it again if it is still wanted. But
+    // a task may have started before anything of it was recorded: then it is restored,
+    // and its runner adopts that task rather than start it again.
+    bool started = false;
+    for (const auto& [name, driver] : drivers_)
+      started = started || (driver != nullptr && driver->FindUnrecorded(alloc->id + "/"));
+    if (group == nullptr || (states.empty() && locals.empty() && !started)) {
       co_await Forget(alloc->id);
       continue;
     }

@@ -106,9 +106,12 @@ class Client {
   asio::awaitable<absl::Status> SendNodeEvents();
   void RunAllocs(const NodeAllocations& update);
   void AddAlloc(std::shared_ptr<const model::Allocation> alloc);
+  // `recorded`, when given, is set once the allocation is in the state DB: the runner
+  // starts nothing before.
   std::unique_ptr<allocrunner::AllocRunner> MakeRunner(
       std::shared_ptr<const model::Allocation> alloc,
-      std::unique_ptr<allocwatcher::PrevAllocWatcher> prev);
+      std::unique_ptr<allocwatcher::PrevAllocWatcher> prev,
+      std::shared_ptr<common::Event> recorded = nullptr);
   // Rebuilds the runners persisted by an earlier agent and re-attaches their tasks
   // (reference §4.7).
   asio::awaitable<void> RestoreAllocs();

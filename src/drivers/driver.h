@@ -152,6 +152,14 @@ class Driver {
   // Re-attaches to a task started before an agent restart. OK if already tracked;
   // an error when the task cannot be found (it is then treated as lost).
   virtual absl::Status RecoverTask(const TaskHandle& handle) = 0;
+  // A task this driver started under an id beginning with `id_prefix` that nobody has
+  // re-attached: the agent stopped between starting it and recording its handle. The
+  // caller adopts it (RecoverTask) instead of starting the task a second time. nullopt
+  // when there is none, or when the driver keeps nothing across agent restarts.
+  virtual std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix) {
+    (void)id_prefix;
+    return std::nullopt;
+  }
   // Starts the task. Errors are unrecoverable unless marked with RecoverableError().
   virtual asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) = 0;
   // Completes when the task has exited (at once if it already has). NotFound for an

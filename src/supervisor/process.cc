@@ -201,6 +201,28 @@ uint64_t ProcessStartTicks(int pid) {
   return std::stoull(field);
 }
 
+bool IsReaper(int pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name == "drover-reaper";
+}
+
+int ParentOf(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos || close + 4 > s.size())
+    return 0;
+  // ") S <ppid> ...": the state, then the parent's pid.
+  return static_cast<int>(std::strtol(s.c_str() + close + 4, nullptr, 10));
+}
+
+bool ReaperOf(int pid) {
+  const int parent = ParentOf(pid);
+  return parent > 1 && IsReaper(parent);
+}
+
 int PidfdOpen(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
@@ -376,8 +398,9 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 
 }  // namespace
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
-                                            const std::vector<int>& cgroup_fds, bool parent_reaps) {
+absl::StatusOr<SpawnedProcess> SpawnProcess(
+    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
+    bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
   ChildPlan c;
   c.stdout_fd = stdout_fd;
   c.stderr_fd = stderr_fd;
@@ -423,12 +446,15 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
   SpawnedProcess p;
   p.pid = pid;
   p.start_ticks = ProcessStartTicks(pid);
-  ssize_t sent;
-  do {
-    sent = write(go[1], "g", 1);
-  } while (sent < 0 && errno == EINTR);
+  const absl::Status recorded = before_run ? before_run(p) : absl::OkStatus();
+  ssize_t sent = -1;
+  if (recorded.ok()) {
+    do {
+      sent = write(go[1], "g", 1);
+    } while (sent < 0 && errno == EINTR);
+  }
   const int send_errno = errno;
-  CloseIfOpen(go[1]);
+  CloseIfOpen(go[1]);  // without a byte: the child exits at once
   char msg[256];
   ssize_t n;
   do {
@@ -441,6 +467,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd
     int status = 0;
     if (!parent_reaps)
       waitpid(pid, &status, 0);
+    if (!recorded.ok())
+      return recorded;
     if (sent != 1)
       return absl::InternalError("failed to start the task: " + Errno(send_errno));
     return absl::FailedPreconditionError("failed to start \"" + c.path +

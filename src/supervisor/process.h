@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@ namespace drover::supervisor {
 // Process start time in clock ticks since boot (/proc/<pid>/stat field 22), or 0 if
 // there is no such process. With the pid it identifies a process; pids are reused.
 uint64_t ProcessStartTicks(int pid);
+
+// /proc/<pid>/stat's parent pid, or 0 if there is no such process.
+int ParentOf(int pid);
+// Whether `pid` is a drover-reaper (by its command name).
+bool IsReaper(int pid);
+// Whether `pid`'s parent is a drover-reaper: its exit will be journaled.
+bool ReaperOf(int pid);
 
 // pidfd_open(2): a descriptor that becomes readable when the process exits; -1 on error.
 int PidfdOpen(int pid);
@@ -36,8 +44,13 @@ struct SpawnedProcess {
 // drover-reaper, which journals its exit (exit_journal.h); the caller never reaps it.
 // Either way its start time is read while it cannot have exited yet, and its
 // oom_score_adj is set back to 0.
-absl::StatusOr<SpawnedProcess> SpawnProcess(const SpawnSpec& spec, int stdout_fd, int stderr_fd,
-                                            const std::vector<int>& cgroup_fds = {},
-                                            bool parent_reaps = false);
+// `before_run`, when given, is called with the child's identity before the child may
+// run anything: when it fails, the child exits (127) without running the task, and that
+// error is returned. The supervisor records the task there, so that a task never runs
+// unrecorded, whenever the supervisor dies.
+absl::StatusOr<SpawnedProcess> SpawnProcess(
+    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds = {},
+    bool parent_reaps = false,
+    const std::function<absl::Status(const SpawnedProcess&)>& before_run = nullptr);
 
 }  // namespace drover::supervisor

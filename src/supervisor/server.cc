@@ -126,26 +126,6 @@ int64_t NowNanos() {
 // The journal is emptied once read and at least this large.
 constexpr size_t kJournalKeepBytes = 256 << 10;
 
-// Whether `pid` is a drover-reaper (by its command name).
-bool IsReaper(pid_t pid) {
-  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(comm, name);
-  return name == "drover-reaper";
-}
-
-// Whether `pid`'s parent is a drover-reaper: its exit will be journaled.
-bool ReaperOf(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t close = s.rfind(')');
-  if (close == std::string::npos || close + 4 > s.size())
-    return false;
-  // ") S <ppid> ...": the state, then the parent's pid.
-  const pid_t parent = static_cast<pid_t>(std::strtol(s.c_str() + close + 4, nullptr, 10));
-  return parent > 1 && IsReaper(parent);
-}
-
 // The request's id, echoed in the answer when it is one (a number or a string).
 Json IdOf(const Json& request) {
   const auto it = request.find("id");
@@ -518,9 +498,26 @@ Json Server::Spawn(const Json& request) {
   std::pair<int, int> writers{-1, -1};
   absl::Status logs = StartLogs(*task, &writers);
   absl::StatusOr<SpawnedProcess> proc = absl::InternalError("not started");
-  if (logs.ok())
+  // Recorded before it may run: a later supervisor adopts it whenever this one dies.
+  // Without a record the child exits without running the task.
+  bool reaper_gone = false;
+  auto record = [&](const SpawnedProcess& p) -> absl::Status {
+    // Under a reaper the child is the reaper's (CLONE_PARENT): if we were orphaned
+    // meanwhile, it is init's, and its exit could not be known. It must not run.
+    if (journal_ && ParentOf(p.pid) != reaper_pid_) {
+      reaper_gone = true;
+      return absl::UnavailableError("drover-reaper is gone");
+    }
+    task->info.pid = p.pid;
+    task->info.start_ticks = p.start_ticks;
+    if (absl::Status s = table_->Put(task->info); !s.ok())
+      return absl::InternalError("failed to record task: " + std::string(s.message()));
+    return absl::OkStatus();
+  };
+  if (logs.ok()) {
     proc = SpawnProcess(*spec, writers.first, writers.second, cgroup_fds,
-                        /*parent_reaps=*/journal_ != nullptr);
+                        /*parent_reaps=*/journal_ != nullptr, record);
+  }
   // The task holds its own write ends now: ours would keep the FIFOs from ever
   // reaching end of file.
   for (int fd : {writers.first, writers.second}) {
@@ -534,19 +531,18 @@ Json Server::Spawn(const Json& request) {
       pump->Finish();
     if (cgroup)
       (void)cgroup->Remove();
+    if (task->info.pid != 0)
+      (void)table_->Remove(task->info.task_id);  // recorded, then it failed to exec
+    if (reaper_gone) {
+      // No answer: the agent sees the connection drop, and asks the next supervisor
+      // whether the task exists (it does not) before it tries again.
+      DROVER_LOG_ERROR("supervisor: drover-reaper is gone; exiting (tasks keep running)");
+      RequestExit();
+      return Error(request, "drover-reaper is gone");
+    }
     if (!logs.ok())
       return Error(request, "failed to set up log files: " + std::string(logs.message()));
     return Error(request, std::string(proc.status().message()));
-  }
-  task->info.pid = proc->pid;
-  task->info.start_ticks = proc->start_ticks;
-  if (absl::Status s = table_->Put(task->info); !s.ok()) {
-    // Without a record a later supervisor could not adopt it: refuse the task. Whoever
-    // reaps it (we, or the reaper) finds no task for it and lets it go.
-    kill(-proc->pid, SIGKILL);
-    if (cgroup)
-      common::SpawnDetached(io_.get_executor(), RemoveCgroup(spec->cgroup.name), "remove cgroup");
-    return Error(request, "failed to record task: " + std::string(s.message()));
   }
   pid_to_task_[proc->pid] = spec->task_id;
   Json r = Ok(request);
@@ -689,64 +685,6 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
   }
   pid_to_task_.erase(pid);
   RecordExit(task_id, ExitStatus{.unknown = true, .time_ns = NowNanos()});
-}
-
-absl::Status Server::AttachReaper() {
-  const pid_t reaper = getppid();
-  if (!IsReaper(reaper)) {
-    return absl::FailedPreconditionError("-journal is given, but the parent process (pid " +
-                                         std::to_string(reaper) +
-                                         ") is not drover-reaper: tasks would not be journaled");
-  }
-  const int pidfd = PidfdOpen(reaper);
-  if (pidfd < 0)
-    return absl::InternalError(std::string("pidfd_open of the reaper: ") + std::strerror(errno));
-  reaper_pidfd_ = std::make_unique<asio::posix::stream_descriptor>(io_, pidfd);
-  // The reaper creates it at its first exit; watched from now on.
-  const int created =
-      open(config_.journal.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (created < 0) {
-    return absl::InternalError("failed to open '" + config_.journal.string() +
-                               "': " + std::strerror(errno));
-  }
-  close(created);
-  journal_ = std::make_unique<JournalReader>(config_.journal.string());
-  const int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (watch < 0)
-    return absl::InternalError(std::string("inotify_init1: ") + std::strerror(errno));
-  journal_watch_ = std::make_unique<asio::posix::stream_descriptor>(io_, watch);
-  if (inotify_add_watch(watch, config_.journal.c_str(), IN_MODIFY | IN_CLOSE_WRITE) < 0) {
-    return absl::InternalError("inotify_add_watch '" + config_.journal.string() +
-                               "': " + std::strerror(errno));
-  }
-  common::SpawnDetached(io_.get_executor(), WatchJournal(), "exit journal");
-  common::SpawnDetached(io_.get_executor(), WatchReaper(), "reaper");
-  DROVER_LOG_INFO("supervisor: under drover-reaper (pid {}), journal {}", reaper,
-                  config_.journal.string());
-  return absl::OkStatus();
-}
-
-asio::awaitable<void> Server::WatchJournal() {
-  std::array<char, 4096> events{};
-  while (!stopped_) {
-    auto [ec, n] = co_await journal_watch_->async_read_some(asio::buffer(events),
-                                                            asio::as_tuple(asio::use_awaitable));
-    if (ec || stopped_)
-      co_return;
-    ReadJournal();
-  }
-}
-
-asio::awaitable<void> Server::WatchReaper() {
-  auto [ec] = co_await reaper_pidfd_->async_wait(asio::posix::descriptor_base::wait_read,
-                                                 asio::as_tuple(asio::use_awaitable));
-  if (ec || stopped_)
-    co_return;
-  ReadJournal(/*wait=*/true);
-  DROVER_LOG_ERROR(
-      "supervisor: drover-reaper is gone; exiting, so that the agent starts a new pair "
-      "(tasks keep running; the exits of those it held are unknown from now on)");
-  RequestExit();
 }
 
 void Server::ReadJournal(bool wait) {

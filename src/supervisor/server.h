@@ -133,6 +133,7 @@ class Server {
   std::unique_ptr<asio::posix::stream_descriptor> journal_watch_;  // inotify
   std::unique_ptr<asio::posix::stream_descriptor> reaper_pidfd_;
   asio::steady_timer journal_retry_;
+  pid_t reaper_pid_ = 0;
   bool journal_retry_pending_ = false;
   CgroupLayout cgroups_;
   std::set<std::shared_ptr<Connection>> connections_;

@@ -86,6 +86,12 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       trc.on_local_state_change = [f = config_.on_local_state, name = task.name](
                                       const taskrunner::LocalState& ls) { f(name, ls); };
     }
+    if (config_.persist_task) {
+      trc.persist_now = [f = config_.persist_task, name = task.name](
+                            const model::TaskState& st, const taskrunner::LocalState& ls) {
+        return f(name, st, ls);
+      };
+    }
     trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
     trc.skip_shutdown_delay = skip_shutdown_delay_;
@@ -117,8 +123,10 @@ absl::Status AllocRunner::Restore(const std::map<std::string, model::TaskState>&
   }
   for (auto& tr : runners_) {
     auto st = states.find(tr->name());
-    if (st == states.end())
-      continue;  // never ran: starts fresh
+    if (st == states.end()) {
+      tr->AdoptUnrecordedStart();  // recorded nothing, but may have been started
+      continue;
+    }
     auto ls = local.find(tr->name());
     tr->Restore(st->second, ls == local.end() ? taskrunner::LocalState{} : ls->second);
   }
@@ -199,6 +207,8 @@ asio::awaitable<void> AllocRunner::Run() {
   } else {
     health_done_.Set();
   }
+  if (config_.wait_recorded)
+    co_await config_.wait_recorded();
   if (!alloc_->Terminal() && !destroy_launched_ && !shutdown_launched_) {
     if (std::optional<std::string> failure = co_await RunPrerunHooks()) {
       if (prerun_cancel_->cancelled()) {

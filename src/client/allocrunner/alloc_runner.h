@@ -52,6 +52,10 @@ struct AllocRunnerConfig {
   std::function<void(const model::AllocClientUpdate&)> on_update;
   // Receives a task's LocalState whenever it changes (to persist it).
   std::function<void(const std::string& task, const taskrunner::LocalState&)> on_local_state;
+  // See TaskRunnerConfig::persist_now.
+  std::function<asio::awaitable<void>(const std::string& task, const model::TaskState&,
+                                      const taskrunner::LocalState&)>
+      persist_task;
   std::function<double()> restart_jitter;
   common::Duration stats_interval = std::chrono::seconds(1);
   // See TaskRunnerConfig::reserve_devices.
@@ -63,6 +67,10 @@ struct AllocRunnerConfig {
   std::function<std::vector<taskrunner::TaskHookPtr>(const model::Task&)> extra_task_hooks;
   // See TaskRunnerConfig::wait_servers_contacted.
   std::function<asio::awaitable<void>()> wait_servers_contacted;
+  // Completes once the allocation is in the state DB (or failed to be): nothing of it
+  // runs before, so that an agent killed at any moment restores every allocation that
+  // has a running task, and adopts rather than starts again. Unset: no wait.
+  std::function<asio::awaitable<void>()> wait_recorded;
 };
 
 using AllocBroadcaster = common::Broadcaster<std::shared_ptr<const model::Allocation>>;

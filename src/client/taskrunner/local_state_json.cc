@@ -15,7 +15,13 @@ Json ToJson(const LocalState& s) {
               {"TaskID", t.task_id},       {"Pid", t.pid},
               {"StartedAt", t.started_at}, {"ProcStartTicks", t.proc_start_ticks}};
   }
-  return {{"Hooks", hooks}, {"TaskHandle", handle}, {"RunComplete", s.run_complete}};
+  Json restarts = nullptr;
+  if (s.restarts)
+    restarts = {{"WindowStart", s.restarts->start_unix_nanos}, {"Count", s.restarts->count}};
+  return {{"Hooks", hooks},
+          {"TaskHandle", handle},
+          {"RunComplete", s.run_complete},
+          {"Restarts", restarts}};
 }
 
 absl::StatusOr<LocalState> LocalStateFromJson(const Json& j) {
@@ -45,6 +51,10 @@ absl::StatusOr<LocalState> LocalStateFromJson(const Json& j) {
       s.handle = t;
     }
     s.run_complete = j.value("RunComplete", false);
+    if (auto it = j.find("Restarts"); it != j.end() && it->is_object()) {
+      s.restarts = RestartWindow{.start_unix_nanos = it->value("WindowStart", int64_t{0}),
+                                 .count = it->value("Count", 0)};
+    }
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(std::string("bad local state: ") + e.what());
   }

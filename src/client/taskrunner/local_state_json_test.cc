@@ -5,7 +5,7 @@
 namespace drover::taskrunner {
 namespace {
 
-TEST(LocalStateJsonTest, RoundTripsHooksHandleAndRunComplete) {
+TEST(LocalStateJsonTest, RoundTripsHooksHandleRunCompleteAndTheRestartWindow) {
   LocalState s;
   s.hooks["task_dir"] = HookState{.prestart_done = true};
   s.hooks["dispatch_payload"] =
@@ -17,6 +17,7 @@ TEST(LocalStateJsonTest, RoundTripsHooksHandleAndRunComplete) {
                                  .started_at = 1700000000000000000,
                                  .proc_start_ticks = 987654};
   s.run_complete = true;
+  s.restarts = RestartWindow{.start_unix_nanos = 1700000000000000000, .count = 2};
   auto back = LocalStateFromJson(ToJson(s));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, s);

@@ -41,6 +41,17 @@ class RestartTracker {
 
   bool restart_on_success() const { return on_success_; }
 
+  // The current window (for persisting), and one persisted before an agent restart.
+  struct Window {
+    common::Time start;
+    int count = 0;
+  };
+  Window window() const { return {window_start_, count_}; }
+  void RestoreWindow(Window w) {
+    window_start_ = w.start;
+    count_ = w.count;
+  }
+
  private:
   model::RestartPolicy policy_;
   bool on_success_ = true;

@@ -43,10 +43,19 @@ struct HookState {
 
 // Everything the task runner must persist to pick a task up again after an agent
 // restart: hook state, the driver handle of the running task, and whether Run finished.
+// The restart policy's window (RestartTracker): when it began and how many restarts it
+// has seen, kept across agent restarts so that a crash does not grant new attempts.
+struct RestartWindow {
+  int64_t start_unix_nanos = 0;
+  int count = 0;
+  friend bool operator==(const RestartWindow&, const RestartWindow&) = default;
+};
+
 struct LocalState {
   std::map<std::string, HookState> hooks;
   std::optional<drivers::TaskHandle> handle;
   bool run_complete = false;
+  std::optional<RestartWindow> restarts;
   friend bool operator==(const LocalState&, const LocalState&) = default;
 };
 

@@ -59,6 +59,44 @@ TEST_F(TaskRestoreTest, RestartCountsAndEventsContinue) {
   ASSERT_TRUE(RunToEnd(*tr));
 }
 
+// The attempts a restart policy already used stay used across an agent restart: the
+// restored runner does not grant them again.
+TEST_F(TaskRestoreTest, TheRestartPolicysUsedAttemptsSurviveARestore) {
+  auto alloc = MakeAlloc({MockTask("t", {{"run_for", "10ms"}, {"exit_code", 1}})}, "batch",
+                         {.attempts = 2, .interval = 1h, .delay = 1s, .mode = "fail"});
+  LocalState local;
+  local.restarts = RestartWindow{.start_unix_nanos = common::ToUnixNanos(clock_.Now()), .count = 2};
+  model::TaskState state;
+  state.state = model::kTaskStatePending;
+  state.restarts = 2;
+  auto tr = Make(alloc);
+  tr->Restore(state, local);
+  Start(*tr);
+  ASSERT_TRUE(RunToEnd(*tr));
+  EXPECT_EQ(driver_.starts(), 1);  // the third attempt: no fourth
+  EXPECT_EQ(EventTypes(tr->state()).back(), "Not Restarting");
+  EXPECT_EQ(tr->local_state().restarts->count, 3);
+}
+
+// A run whose end was recorded (its handle gone, its Terminated event kept) but not what
+// came next is not run again: the restart decision is made from that end.
+TEST_F(TaskRestoreTest, ARunWhoseEndWasRecordedIsNotRunAgain) {
+  auto alloc = MakeAlloc({MockTask("t", {{"run_for", "1h"}})}, "batch");
+  model::TaskState state;
+  state.state = model::kTaskStateRunning;
+  state.events.push_back(model::TaskEvent(model::kEventStarted, clock_.Now()));
+  model::TaskEvent term(model::kEventTerminated, clock_.Now());
+  term.SetExitCode(0);
+  state.events.push_back(term);
+  auto tr = Make(alloc);
+  tr->Restore(state, LocalState{});
+  Start(*tr);
+  ASSERT_TRUE(RunToEnd(*tr));
+  EXPECT_EQ(driver_.starts(), 0);
+  EXPECT_EQ(tr->state().state, model::kTaskStateDead);
+  EXPECT_FALSE(tr->state().failed);
+}
+
 TEST_F(TaskRestoreTest, LostTaskWaitsForTheServersThenStartsAgain) {
   auto alloc = MakeAlloc({MockTask("t", {{"run_for", "1h"}})});
   auto [state, local] = RunThenShutdown(alloc);

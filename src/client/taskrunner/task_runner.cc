@@ -154,7 +154,7 @@ absl::Status TaskRunner::ForceRestart(model::TaskEvent event, bool failure) {
   // runner's "is anything still alive?" check) looks at the states.
   EmitEvent(std::move(event));
   tracker_.SetRestartTriggered(failure);
-  const RestartTracker::State decision = tracker_.GetState();
+  const RestartTracker::State decision = DecideRestart();
   if (decision.decision != RestartDecision::kRestarting) {
     return absl::FailedPreconditionError("Task not running");
   }
@@ -166,6 +166,15 @@ absl::Status TaskRunner::ForceRestart(model::TaskEvent event, bool failure) {
   UpdateState(model::kTaskStatePending, std::move(ev));
   restart_parked_.Notify();
   return absl::OkStatus();
+}
+
+RestartTracker::State TaskRunner::DecideRestart() {
+  const RestartTracker::State decision = tracker_.GetState();
+  const RestartTracker::Window w = tracker_.window();
+  SetLocalState([&](LocalState& l) {
+    l.restarts = RestartWindow{.start_unix_nanos = common::ToUnixNanos(w.start), .count = w.count};
+  });
+  return decision;
 }
 
 void TaskRunner::Shutdown() {
@@ -299,14 +308,37 @@ void TaskRunner::Restore(const model::TaskState& state, const LocalState& local)
   DROVER_CHECK(!run_called_);
   state_ = state;
   local_ = local;
-  if (!local_.handle)
+  // The attempts already used in the policy's window stay used.
+  if (local_.restarts) {
+    tracker_.RestoreWindow({.start = common::FromUnixNanos(local_.restarts->start_unix_nanos),
+                            .count = local_.restarts->count});
+  }
+  if (!local_.handle) {
+    // A run that ended, recorded as such before the agent stopped: not run again.
+    if (state_.state != model::kTaskStateDead && !state_.events.empty() &&
+        state_.events.back().type == model::kEventTerminated) {
+      const model::TaskEvent& e = state_.events.back();
+      auto detail = [&e](const char* key) {
+        auto it = e.details.find(key);
+        return it == e.details.end() ? std::string() : it->second;
+      };
+      restored_exit_ = drivers::ExitResult{.exit_code = e.exit_code,
+                                           .signal = e.signal,
+                                           .oom_killed = detail("oom_killed") == "true",
+                                           .err = detail("exit_message")};
+      return;
+    }
+    AdoptUnrecordedStart();
     return;
+  }
   const drivers::TaskHandle handle = *local_.handle;
   absl::Status recovered = config_.driver == nullptr
                                ? absl::FailedPreconditionError("driver is not available")
                                : config_.driver->RecoverTask(handle);
-  if (recovered.ok() && state_.state == model::kTaskStateRunning) {
+  if (recovered.ok() && state_.state != model::kTaskStateDead) {
+    // Running; or started, with its handle recorded but not yet its Started event.
     restored_handle_ = handle;
+    unrecorded_start_ = state_.state != model::kTaskStateRunning;
     return;
   }
   if (recovered.ok()) {
@@ -324,6 +356,34 @@ void TaskRunner::Restore(const model::TaskState& state, const LocalState& local)
                     .SetDisplayMessage("failed to restore task; will not run until server is "
                                        "contacted"));
   }
+}
+
+void TaskRunner::AdoptUnrecordedStart() {
+  DROVER_CHECK(!run_called_);
+  if (config_.driver == nullptr || state_.state == model::kTaskStateDead) {
+    DROVER_LOG_DEBUG("task {} of alloc {}: not adopting (state {})", task_->name, alloc_->id,
+                     state_.state);
+    return;
+  }
+  std::optional<drivers::TaskHandle> found =
+      config_.driver->FindUnrecorded(alloc_->id + "/" + task_->name + "/");
+  if (!found) {
+    DROVER_LOG_DEBUG("task {} of alloc {}: no unrecorded start to adopt (state {})", task_->name,
+                     alloc_->id, state_.state);
+    return;
+  }
+  if (absl::Status s = config_.driver->RecoverTask(*found); !s.ok()) {
+    DROVER_LOG_WARN("task {} of alloc {}: failed to adopt {}: {}", task_->name, alloc_->id,
+                    found->task_id, s.ToString());
+    return;
+  }
+  DROVER_LOG_INFO(
+      "task {} of alloc {}: adopting {}, started before the agent stopped but never "
+      "recorded",
+      task_->name, alloc_->id, found->task_id);
+  restored_handle_ = *found;
+  unrecorded_start_ = true;
+  SetLocalState([&](LocalState& l) { l.handle = *found; });
 }
 
 asio::awaitable<void> TaskRunner::Run() {
@@ -402,22 +462,33 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       if (opened.index() == 1)
         break;
     }
-    absl::Status prestart = co_await Prestart();
+    // The last run ended before the agent stopped, and its end is recorded (its handle
+    // gone, its Terminated event kept), but not what came next: decide now, as then.
+    const std::optional<drivers::ExitResult> ended = std::exchange(restored_exit_, std::nullopt);
+    absl::Status prestart = absl::OkStatus();
+    if (!ended)
+      prestart = co_await Prestart();  // (not in a conditional: GCC 12, development.md)
     if (shutdown_->cancelled())
       co_return LoopEnd::kShutdown;
     if (kill_->cancelled())
       break;
-    if (!prestart.ok() && !restored_handle_) {
+    if (ended) {
+      tracker_.SetExitResult(*ended);
+    } else if (!prestart.ok() && !restored_handle_) {
       tracker_.SetStartError(prestart);
     } else {
       // (A re-attached task is already running: a prestart failure was reported as an
       // event, but the task is adopted rather than orphaned.)
       absl::StatusOr<drivers::TaskHandle> started;
       if (restored_handle_) {
-        // Re-attached after an agent restart: the task is already running.
+        // Re-attached after an agent restart: the task is already running. (One whose
+        // start was never recorded had no Started event yet.)
         started = *std::exchange(restored_handle_, std::nullopt);
         handle_ = *started;
-        UpdateState(model::kTaskStateRunning, std::nullopt);
+        std::optional<model::TaskEvent> event;
+        if (std::exchange(unrecorded_start_, false))
+          event = model::TaskEvent(model::kEventStarted, Now());
+        UpdateState(model::kTaskStateRunning, std::move(event));
       } else {
         drivers::TaskConfig cfg = BuildTaskConfig();
         started = co_await config_.driver->StartTask(cfg);
@@ -443,11 +514,14 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
             .SetOomKilled(result->oom_killed);
         term.SetExitMessage(result->err);
         EmitEvent(std::move(term));
+        handle_.reset();
+        SetLocalState([](LocalState& l) { l.handle.reset(); });
+        // The end durably recorded before the driver forgets the task (persist_now).
+        if (config_.persist_now)
+          co_await config_.persist_now(state_, local_);
         if (absl::Status s = config_.driver->DestroyTask(task_id, true); !s.ok()) {
           DROVER_LOG_WARN("failed to destroy task {}: {}", task_id, s.ToString());
         }
-        handle_.reset();
-        SetLocalState([](LocalState& l) { l.handle.reset(); });
         const bool restarting = stop_current_->cancelled() && !kill_->cancelled();
         if (!kill_->cancelled() && !restarting)
           tracker_.SetExitResult(*result);
@@ -457,7 +531,7 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     }
     if (kill_->cancelled())
       tracker_.SetKilled();
-    const RestartTracker::State decision = tracker_.GetState();
+    const RestartTracker::State decision = DecideRestart();
     if (decision.decision == RestartDecision::kKilled) {
       killed_event_due = true;
       break;

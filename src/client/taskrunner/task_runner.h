@@ -62,6 +62,11 @@ struct TaskRunnerConfig {
   ValidateHookConfig validate;
   // Called whenever LocalState changed (what the state DB persists).
   std::function<void(const LocalState&)> on_local_state_change;
+  // Writes the task's state and local state and completes once they are durable. The
+  // runner awaits it before the driver may forget a finished task: an agent killed in
+  // between must find either the task or its end, never neither (it would run the task
+  // a second time). Unset: nothing is awaited.
+  std::function<asio::awaitable<void>(const model::TaskState&, const LocalState&)> persist_now;
   // Reserves device instances for the task (the device manager's Reserve); none: the
   // node has no device plugins, and a task with allocated devices fails to start.
   std::function<asio::awaitable<absl::StatusOr<devices::ContainerReservation>>(
@@ -87,6 +92,10 @@ class TaskRunner {
   // task gets "Failed Restoring Task", goes back to pending, and starts again only once
   // the servers were contacted (system jobs at once). Call before Run.
   void Restore(const model::TaskState& state, const LocalState& local);
+  // At restore, for a task with no recorded handle (Restore calls it too): adopts what
+  // the driver started for it before the agent stopped, so that it is not started
+  // twice. Before Run().
+  void AdoptUnrecordedStart();
   // Runs the task to completion (dead). Call once.
   asio::awaitable<void> Run();
   // Emits `event` (normally "Killing") unless the task already finished, then stops the
@@ -148,6 +157,8 @@ class TaskRunner {
   void EmitHookEvent(model::TaskEvent event);
 
   drivers::TaskConfig BuildTaskConfig();
+  // The restart policy's decision; its window is persisted with the local state.
+  RestartTracker::State DecideRestart();
   // The task's exit, or nullopt when the agent is shutting down (task left running).
   asio::awaitable<std::optional<drivers::ExitResult>> WaitOrKill(const std::string& task_id);
   // On kill: waits the task's shutdown_delay (cut short by an exit or a skip request).
@@ -184,6 +195,10 @@ class TaskRunner {
   // Set by Restore: a re-attached task to wait on instead of starting one, or a task
   // that must wait for the servers before it may start again.
   std::optional<drivers::TaskHandle> restored_handle_;
+  bool unrecorded_start_ = false;
+  // Restored: the last run ended (recorded) and the restart decision did not.
+  std::optional<drivers::ExitResult>
+      restored_exit_;  // restored_handle_ was adopted by AdoptUnrecordedStart
   bool wait_on_servers_ = false;
   bool killing_emitted_ = false;
 };

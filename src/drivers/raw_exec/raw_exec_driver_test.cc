@@ -156,6 +156,33 @@ TEST_F(RawExecDriverTest, ARestartedAgentReattachesAndGetsTheRealExitCode) {
   EXPECT_EQ(driver_->InspectTask("t6")->state, TaskRunState::kExited);
 }
 
+// The agent died after the supervisor started a task but before it recorded the handle:
+// the next agent's driver finds the task by its allocation and task (the id's prefix),
+// and adopts it with its real exit instead of starting it again.
+TEST_F(RawExecDriverTest, AStartTheAgentNeverRecordedIsFoundAndAdopted) {
+  const fs::path ready = dir_.path() / "ready";
+  TaskConfig c = Config("a1/web/0123abcd", {"ready", ready.string(), "wait-usr1", "exit", "4"});
+  c.logs.stdout_base = "web.stdout";  // as a task runner names them
+  c.logs.stderr_base = "web.stderr";
+  auto h = Start(c);
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  link_->Close();
+  Connect();
+  EXPECT_FALSE(driver_->FindUnrecorded("a1/db/"));
+  const std::optional<TaskHandle> found = driver_->FindUnrecorded("a1/web/");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->task_id, "a1/web/0123abcd");
+  EXPECT_EQ(found->pid, h->pid);
+  EXPECT_EQ(found->proc_start_ticks, h->proc_start_ticks);
+  ASSERT_TRUE(driver_->RecoverTask(*found).ok());
+  EXPECT_FALSE(driver_->FindUnrecorded("a1/web/"));  // adopted now: nobody else's
+  kill(h->pid, SIGUSR1);
+  auto r = Run(driver_->WaitTask("a1/web/0123abcd"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4);
+}
+
 TEST_F(RawExecDriverTest, TasksNoAllocationOwnsAreReapedAfterARestart) {
   const fs::path ready_a = dir_.path() / "ready-a";
   const fs::path ready_b = dir_.path() / "ready-b";

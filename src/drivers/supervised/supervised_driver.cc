@@ -157,6 +157,23 @@ absl::Status SupervisedDriver::RecoverTask(const TaskHandle& handle) {
   return absl::OkStatus();
 }
 
+std::optional<TaskHandle> SupervisedDriver::FindUnrecorded(const std::string& id_prefix) {
+  for (const std::string& id : link_.TaskIds()) {
+    if (!id.starts_with(id_prefix) || tasks_.contains(id) || dying_.contains(id))
+      continue;
+    const supervisor::TaskInfo* info = link_.Find(id);
+    if (info == nullptr)
+      continue;
+    return TaskHandle{.version = 1,
+                      .driver = Name(),
+                      .task_id = id,
+                      .pid = info->pid,
+                      .started_at = common::ToUnixNanos(clock_.Now()),
+                      .proc_start_ticks = info->start_ticks};
+  }
+  return std::nullopt;
+}
+
 asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const TaskConfig& config) {
   if (tasks_.contains(config.id))
     co_return absl::AlreadyExistsError("task with ID '" + config.id + "' already started");
@@ -174,9 +191,16 @@ asio::awaitable<absl::StatusOr<TaskHandle>> SupervisedDriver::StartTask(const Ta
         "failed to launch command with executor: " + std::string(spawned.status().message());
     // No supervisor to talk to is a node problem that may pass; a bad command is not.
     if (absl::IsUnavailable(spawned.status())) {
-      // The connection may have dropped after the supervisor started the task: make
-      // sure no such task is left behind, unowned, once it can be reached again.
-      common::SpawnDetached(executor_, ReapOrphan(config.id), "reap " + config.id);
+      if (spawned.status().GetPayload(kSpawnSentPayload).has_value()) {
+        // The connection dropped after the request went out, maybe after the supervisor
+        // started the task (it records a task before the task may run): once it answers
+        // again, adopt what it holds under this id rather than start the task twice.
+        std::optional<TaskHandle> adopted = co_await AdoptAfterReconnect(config.id);
+        if (!*alive)
+          co_return absl::CancelledError("driver is gone");
+        if (adopted)
+          co_return *adopted;
+      }
       co_return RecoverableError(msg);
     }
     co_return absl::FailedPreconditionError(msg);
@@ -297,6 +321,39 @@ asio::awaitable<void> SupervisedDriver::Release(std::string task_id) {
       co_return;
   }
   ReleaseTask(task_id);
+}
+
+asio::awaitable<std::optional<TaskHandle>> SupervisedDriver::AdoptAfterReconnect(
+    std::string task_id) {
+  auto alive = alive_;
+  for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+    auto found = co_await link_.Lookup(task_id);
+    if (!*alive)
+      co_return std::nullopt;
+    if (found.ok()) {
+      if (!*found)
+        co_return std::nullopt;  // it never started
+      const supervisor::TaskInfo& info = **found;
+      const TaskHandle handle{.version = 1,
+                              .driver = Name(),
+                              .task_id = task_id,
+                              .pid = info.pid,
+                              .started_at = common::ToUnixNanos(clock_.Now()),
+                              .proc_start_ticks = info.start_ticks};
+      Register(handle, info);
+      DROVER_LOG_INFO("{}: adopted task {} (pid {}), started as the connection dropped", Name(),
+                      task_id, info.pid);
+      co_return handle;
+    }
+    if (!absl::IsUnavailable(found.status()))
+      break;
+    co_await clock_.Sleep(kRetryDelay);
+    if (!*alive)
+      co_return std::nullopt;
+  }
+  // Out of tries: whatever it holds under this id must not be left running, unowned.
+  common::SpawnDetached(executor_, ReapOrphan(task_id), "reap " + task_id);
+  co_return std::nullopt;
 }
 
 asio::awaitable<void> SupervisedDriver::ReapOrphan(std::string task_id) {

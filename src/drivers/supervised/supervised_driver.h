@@ -44,6 +44,10 @@ class SupervisedDriver : public Driver {
   // Kills (if still running) and acknowledges a task of the supervisor's that no
   // driver owns, so that nothing runs unmanaged.
   asio::awaitable<void> ReapUnowned(std::string task_id);
+  // After a spawn whose answer was lost with the connection: the task the supervisor
+  // holds under `task_id`, registered, or nullopt when it never started.
+  asio::awaitable<std::optional<TaskHandle>> AdoptAfterReconnect(std::string task_id);
+  std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix) override;
 
  protected:
   // `clock` and `link` must outlive the driver.

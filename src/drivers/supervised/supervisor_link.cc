@@ -197,6 +197,7 @@ asio::awaitable<absl::Status> SupervisorLink::ConnectOrLaunch() {
   if (absl::Status launched = Launch(); !launched.ok())
     co_return launched;
   const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  auto asked = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() < deadline) {
     co_await SleepFor(kConnectRetry);
     if (!*alive)
@@ -204,6 +205,13 @@ asio::awaitable<absl::Status> SupervisorLink::ConnectOrLaunch() {
     s = co_await TryConnect();
     if (s.ok() || !*alive)
       co_return s;
+    // The one it started may have died too (the reaper would start the next one only
+    // after a back-off): ask again each second.
+    if (std::chrono::steady_clock::now() - asked >= std::chrono::seconds(1)) {
+      asked = std::chrono::steady_clock::now();
+      if (absl::Status again = Launch(); !again.ok())
+        co_return again;
+    }
   }
   const std::string tail = LogTail(options_.dir / "supervisor.log");
   co_return absl::UnavailableError(
@@ -400,6 +408,20 @@ asio::awaitable<absl::Status> SupervisorLink::Ready() {
   co_return absl::OkStatus();
 }
 
+asio::awaitable<absl::StatusOr<std::optional<supervisor::TaskInfo>>> SupervisorLink::Lookup(
+    std::string task_id) {
+  auto alive = alive_;
+  if (absl::Status s = co_await Ready(); !s.ok())
+    co_return s;
+  absl::Status synced = co_await Sync();
+  if (!*alive)
+    co_return absl::UnavailableError("the supervisor link is gone");
+  if (!synced.ok())
+    co_return absl::UnavailableError("supervisor unavailable: " + std::string(synced.message()));
+  const supervisor::TaskInfo* info = Find(task_id);
+  co_return info == nullptr ? std::nullopt : std::optional<supervisor::TaskInfo>(*info);
+}
+
 asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
     const supervisor::SpawnSpec& spec) {
   auto alive = alive_;
@@ -408,6 +430,12 @@ asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
   auto r = co_await client_->Spawn(spec);
   if (!*alive)
     co_return absl::UnavailableError("the supervisor link is gone");
+  if (!r.ok() && absl::IsUnavailable(r.status())) {
+    // Sent, and the connection dropped: the supervisor may have started it.
+    absl::Status lost = r.status();
+    lost.SetPayload(kSpawnSentPayload, absl::Cord("1"));
+    co_return lost;
+  }
   if (r.ok())
     known_.emplace(r->task_id, *r);  // an exit event may have come first: it stays
   co_return r;

@@ -44,6 +44,10 @@ struct SupervisorLinkOptions {
 // `drover-supervisor` next to the running executable.
 std::filesystem::path DefaultSupervisorBinary();
 
+// Set on Spawn's Unavailable error when the request reached the connection before it
+// dropped: the supervisor may have started the task (SupervisedDriver adopts it).
+inline constexpr char kSpawnSentPayload[] = "drover.dev/spawn-sent";
+
 class SupervisorLink {
  public:
   SupervisorLink(asio::any_io_executor executor, SupervisorLinkOptions options);
@@ -77,6 +81,9 @@ class SupervisorLink {
                                        bool group);
   // The exit is recorded by the agent: the supervisor (and this link) forget the task.
   asio::awaitable<absl::Status> AckExit(const std::string& task_id);
+  // Asks the supervisor (reconnecting if needed) for its list again, and returns what it
+  // holds under `task_id`: nullopt when it holds nothing. Unavailable while none answers.
+  asio::awaitable<absl::StatusOr<std::optional<supervisor::TaskInfo>>> Lookup(std::string task_id);
 
   // Every exit, once, to every listener (drivers pick their own task ids).
   using ExitListener = std::function<void(const supervisor::TaskInfo&)>;
