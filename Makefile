@@ -13,7 +13,7 @@ FUZZERS := jobspec_fuzz http_fuzz protocol_fuzz snapshot_fuzz
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build build-release build-fuzz run run-gpus test fuzz bench format tidy clean
+.PHONY: all deps build build-release build-fuzz run run-gpus test torture fuzz bench format tidy clean
 
 all: build
 
@@ -51,6 +51,13 @@ test: build build-fuzz
 build-fuzz: deps
 	cmake --preset fuzz >/dev/null
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZERS)
+
+# Crash torture (docs/reliability.md) for $(ROUNDS) rounds (make test runs 20);
+# STORM=1 kills again while the agent may still be restoring.
+ROUNDS ?= 200
+STORM ?= 0
+torture: build
+	DROVER_TORTURE_ROUNDS=$(ROUNDS) DROVER_TORTURE_STORM=$(STORM) $(DEBUG_DIR)/bin/torture_test
 
 # Runs each fuzzer for $(FUZZ_SECONDS) seconds; corpora grow in build/fuzz/corpus/<name>
 # and crashing inputs land in build/fuzz/artifacts.
