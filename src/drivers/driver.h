@@ -154,10 +154,14 @@ class Driver {
   virtual absl::Status RecoverTask(const TaskHandle& handle) = 0;
   // A task this driver started under an id beginning with `id_prefix` that nobody has
   // re-attached: the agent stopped between starting it and recording its handle. The
-  // caller adopts it (RecoverTask) instead of starting the task a second time. nullopt
-  // when there is none, or when the driver keeps nothing across agent restarts.
-  virtual std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix) {
+  // caller adopts it (RecoverTask) instead of starting the task a second time. One that
+  // exited at or before `exited_after` (Unix ns: the end of the last run the caller
+  // recorded) is that run, not a new one, and is not returned. nullopt when there is
+  // none, or when the driver keeps nothing across agent restarts.
+  virtual std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix,
+                                                   int64_t exited_after = 0) {
     (void)id_prefix;
+    (void)exited_after;
     return std::nullopt;
   }
   // Starts the task. Errors are unrecoverable unless marked with RecoverableError().

@@ -189,8 +189,8 @@ absl::Status Server::Start() {
     }
     tasks_[id] = std::move(task);
   }
-  if (journal_)
-    ReadJournal(/*wait=*/true);
+  // Watch what still runs first, then read the journal: a task that ends in between is
+  // in the journal by then (the reaper writes before it collects), not taken for lost.
   for (auto& [id, task] : tasks_) {
     const TaskInfo& info = task->info;
     if (!info.running)
@@ -202,14 +202,20 @@ absl::Status Server::Start() {
       close(fd);
       fd = -1;
     }
-    if (fd >= 0) {
-      task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
-      task->journaled = journal_ && ReaperOf(info.pid);
-      DROVER_LOG_INFO("supervisor: adopted task {} (pid {}{})", id, info.pid,
-                      task->journaled ? ", exit journaled" : "");
+    if (fd < 0)
       continue;
-    }
-    pid_to_task_.erase(info.pid);
+    task->pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+    // Journaled when a reaper holds it; one already collected may have been the reaper's.
+    task->journaled = journal_ && (ReaperOf(info.pid) || ParentOf(info.pid) == 0);
+    DROVER_LOG_INFO("supervisor: adopted task {} (pid {}{})", id, info.pid,
+                    task->journaled ? ", exit journaled" : "");
+  }
+  if (journal_)
+    ReadJournal(/*wait=*/true);
+  for (auto& [id, task] : tasks_) {
+    if (!task->info.running || task->pidfd)
+      continue;
+    pid_to_task_.erase(task->info.pid);
     task->info.running = false;
     task->info.exit = ExitStatus{.unknown = true, .time_ns = NowNanos()};
     for (auto& pump : task->pumps)
@@ -260,6 +266,11 @@ void Server::Stop() {
   }
   sigchld_.cancel(ec);
   socket_timer_.cancel();
+  journal_retry_.cancel();
+  if (journal_watch_)
+    journal_watch_->close(ec);
+  if (reaper_pidfd_)
+    reaper_pidfd_->close(ec);
   for (const auto& conn : connections_) {
     conn->closed = true;
     conn->socket.close(ec);
@@ -586,6 +597,13 @@ Json Server::SignalTask(const Json& request) {
     return Ok(request);
   }
   // The whole process group (the task's session) unless asked for the process alone.
+  // Under a reaper an exited task is collected as soon as its exit is journaled, maybe
+  // before we read that: its pid may be another process's by now. Signal it only while
+  // the pid still names it; its exit is on its way otherwise.
+  if (journal_ && ProcessStartTicks(info.pid) != info.start_ticks) {
+    ReadJournal();
+    return Ok(request);
+  }
   const pid_t target = group ? -info.pid : info.pid;
   if (kill(target, *sig) != 0 && errno != ESRCH)
     return Error(request, std::string("kill: ") + std::strerror(errno));
@@ -682,6 +700,11 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
     if (stopped_)
       co_return;
     DROVER_LOG_WARN("supervisor: the exit of task {} (pid {}) was not journaled", task_id, pid);
+  } else if (journal_) {
+    ReadJournal(/*wait=*/true);  // a last look before calling it lost
+    it = tasks_.find(task_id);
+    if (it == tasks_.end() || !it->second->info.running)
+      co_return;
   }
   pid_to_task_.erase(pid);
   RecordExit(task_id, ExitStatus{.unknown = true, .time_ns = NowNanos()});
@@ -699,9 +722,10 @@ void Server::ReadJournal(bool wait) {
     journal_retry_pending_ = true;
     journal_retry_.expires_after(std::chrono::milliseconds(1));
     journal_retry_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopped_)
+        return;  // cancelled by Stop(): the server may be going away
       journal_retry_pending_ = false;
-      if (!ec && !stopped_)
-        ReadJournal();
+      ReadJournal();
     });
   }
   for (const JournalExit& e : *exits) {
@@ -720,6 +744,8 @@ void Server::ReadJournal(bool wait) {
     }
     RecordExit(id, ExitStatus{.exit_code = e.exit_code, .signal = e.signal, .time_ns = e.time_ns});
   }
+  if (unsaved_exit_)
+    return;  // an exit is only in the journal: keep it there
   if (absl::Status s = journal_->TruncateIfRead(kJournalKeepBytes); !s.ok())
     DROVER_LOG_WARN("supervisor: {}", s.ToString());
 }
@@ -740,6 +766,9 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
   task.pidfd.reset();
   if (absl::Status s = table_->Put(task.info); !s.ok()) {
     DROVER_LOG_ERROR("supervisor: failed to record exit of {}: {}", task_id, s.ToString());
+    unsaved_exit_ = true;  // the journal keeps it until the table does
+  } else {
+    unsaved_exit_ = false;
   }
   Broadcast({{"event", "exited"}, {"task", ToJson(task.info)}});
 }

@@ -135,6 +135,7 @@ class Server {
   asio::steady_timer journal_retry_;
   pid_t reaper_pid_ = 0;
   bool journal_retry_pending_ = false;
+  bool unsaved_exit_ = false;  // the last exit could not be written to the task table
   CgroupLayout cgroups_;
   std::set<std::shared_ptr<Connection>> connections_;
   ino_t socket_inode_ = 0;

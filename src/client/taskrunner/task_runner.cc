@@ -365,8 +365,15 @@ void TaskRunner::AdoptUnrecordedStart() {
                      state_.state);
     return;
   }
+  // The end of the last run recorded: a run the supervisor still holds that ended by
+  // then is that one.
+  int64_t last_end = 0;
+  for (const model::TaskEvent& e : state_.events) {
+    if (e.type == model::kEventTerminated)
+      last_end = std::max(last_end, e.time);  // Unix ns
+  }
   std::optional<drivers::TaskHandle> found =
-      config_.driver->FindUnrecorded(alloc_->id + "/" + task_->name + "/");
+      config_.driver->FindUnrecorded(alloc_->id + "/" + task_->name + "/", last_end);
   if (!found) {
     DROVER_LOG_DEBUG("task {} of alloc {}: no unrecorded start to adopt (state {})", task_->name,
                      alloc_->id, state_.state);

@@ -151,6 +151,7 @@ struct Reaper {
   bool restart = false;    // a supervisor is wanted and none runs
   int64_t restart_at = 0;  // not before (monotonic seconds)
   int64_t backoff = 0;     // seconds before the next restart after a failure
+  bool stopping = false;   // a stop signal was passed on; cleared by SIGUSR1
 
   void Start() {
     restart = false;
@@ -170,8 +171,10 @@ struct Reaper {
                              : "code " + std::to_string(WEXITSTATUS(status))) +
         ")");
     supervisor = 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      return;  // it meant to: started again when an agent asks
+    // It meant to (code 0), or it was told to stop (whatever it died of): started
+    // again when an agent asks.
+    if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) || stopping)
+      return;
     const int64_t now = MonotonicSeconds();
     if (now - started_at >= 60)
       backoff = 0;
@@ -271,7 +274,10 @@ int main(int argc, char** argv) {
       if (r.supervisor > 0)
         kill(r.supervisor, got);
       r.restart = false;  // stopping, not crashing: no new supervisor until asked
+      r.stopping = true;
     }
+    if (got == SIGUSR1)
+      r.stopping = false;
     // Whatever woke us (or the tick, in case a SIGCHLD was coalesced away): collect
     // until no exited child is left.
     while (r.Collect()) {

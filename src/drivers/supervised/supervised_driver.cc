@@ -157,13 +157,17 @@ absl::Status SupervisedDriver::RecoverTask(const TaskHandle& handle) {
   return absl::OkStatus();
 }
 
-std::optional<TaskHandle> SupervisedDriver::FindUnrecorded(const std::string& id_prefix) {
+std::optional<TaskHandle> SupervisedDriver::FindUnrecorded(const std::string& id_prefix,
+                                                           int64_t exited_after) {
   for (const std::string& id : link_.TaskIds()) {
     if (!id.starts_with(id_prefix) || tasks_.contains(id) || dying_.contains(id))
       continue;
     const supervisor::TaskInfo* info = link_.Find(id);
     if (info == nullptr)
       continue;
+    if (!info->running && info->exit && info->exit->time_ns != 0 &&
+        info->exit->time_ns <= exited_after)
+      continue;  // the caller's last recorded run, not yet forgotten by the supervisor
     return TaskHandle{.version = 1,
                       .driver = Name(),
                       .task_id = id,

@@ -47,7 +47,8 @@ class SupervisedDriver : public Driver {
   // After a spawn whose answer was lost with the connection: the task the supervisor
   // holds under `task_id`, registered, or nullopt when it never started.
   asio::awaitable<std::optional<TaskHandle>> AdoptAfterReconnect(std::string task_id);
-  std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix) override;
+  std::optional<TaskHandle> FindUnrecorded(const std::string& id_prefix,
+                                           int64_t exited_after = 0) override;
 
  protected:
   // `clock` and `link` must outlive the driver.
