@@ -557,6 +557,10 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
                                                 : decision.reason)
         .SetStartDelay(decision.delay);
     UpdateState(model::kTaskStatePending, std::move(ev));
+    // The decision (its window, this event) durable before the next run may start: a
+    // restore then goes on from here rather than decide, and maybe start, again.
+    if (config_.persist_now)
+      co_await config_.persist_now(state_, local_);
     auto slept =
         co_await (config_.clock->Sleep(decision.delay) || kill_->Wait() || shutdown_->Wait());
     if (slept.index() == 2)
