@@ -73,6 +73,10 @@ TEST_F(HaTest, AFollowersBlockingQueryWakesOnTheLeadersWrite) {
   Peer& a = Join("a");
   ASSERT_TRUE(Until([&] { return a.server->leader(); }));
   Peer& b = Join("b");
+  // Settled first: what the new leader writes as its term begins reaches b too.
+  ASSERT_TRUE(Run(a.server->state().Flush()).ok());
+  ASSERT_TRUE(
+      Until([&] { return b.server->state().LatestIndex() >= a.server->state().LatestIndex(); }));
   const uint64_t seen = b.server->state().TableIndex(Table::kJobs);
   std::optional<uint64_t> woke;
   asio::co_spawn(
@@ -86,7 +90,7 @@ TEST_F(HaTest, AFollowersBlockingQueryWakesOnTheLeadersWrite) {
   Register(a, test::MakeJob("web"));
   ASSERT_TRUE(Until([&] { return woke.has_value(); }, 5s));
   EXPECT_GT(*woke, seen);
-  EXPECT_NE(b.server->state().GetJob("default", "web"), nullptr);
+  EXPECT_TRUE(Until([&] { return b.server->state().GetJob("default", "web") != nullptr; }));
 }
 
 TEST_F(HaTest, UnreachableEtcdIsRetriedUntilTheAgentStops) {
