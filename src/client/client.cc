@@ -309,15 +309,21 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
       return db_->PutTaskRunnerLocalState(id, task, json);
     });
   };
-  c.persist_task = [this, id = alloc->id](std::string task, model::TaskState st,
-                                          taskrunner::LocalState ls) -> asio::awaitable<void> {
-    if (forgotten_.contains(id))
-      co_return;
-    absl::Status s = co_await db_->PutTaskState(id, task, st);
-    if (s.ok())
-      s = co_await db_->PutTaskRunnerLocalState(id, task, taskrunner::ToJson(ls));
-    if (!s.ok())
-      DROVER_LOG_WARN("client: failed to persist alloc {} task {}: {}", id, task, s.ToString());
+  // (The coroutine takes everything by value: no lambda captures live in its frame.)
+  c.persist_task = [this, id = alloc->id](const std::string& task, const model::TaskState& st,
+                                          const taskrunner::LocalState& ls) {
+    return [](Client* self, std::string alloc_id, std::string task_name, model::TaskState state,
+              codec::Json local) -> asio::awaitable<void> {
+      if (self->forgotten_.contains(alloc_id))
+        co_return;
+      absl::Status s = co_await self->db_->PutTaskState(alloc_id, task_name, state);
+      if (s.ok())
+        s = co_await self->db_->PutTaskRunnerLocalState(alloc_id, task_name, local);
+      if (!s.ok()) {
+        DROVER_LOG_WARN("client: failed to persist alloc {} task {}: {}", alloc_id, task_name,
+                        s.ToString());
+      }
+    }(this, id, task, st, taskrunner::ToJson(ls));
   };
   c.wait_servers_contacted = [this] { return servers_contacted_.Wait(); };
   if (config_.device_manager != nullptr) {
