@@ -158,6 +158,7 @@ absl::Status JournalReader::OpenIfNeeded() {
 
 absl::StatusOr<std::vector<JournalExit>> JournalReader::ReadNew(bool wait) {
   busy_ = false;
+  more_ = false;
   if (absl::Status s = OpenIfNeeded(); !s.ok())
     return s;
   std::vector<JournalExit> out;
@@ -179,6 +180,10 @@ absl::StatusOr<std::vector<JournalExit>> JournalReader::ReadNew(bool wait) {
     offset_ = 0;  // emptied by another reader
   char buf[kJournalRecordBytes * 256];
   while (offset_ + kJournalRecordBytes <= size) {
+    if (out.size() >= kMaxRecordsPerRead) {
+      more_ = true;
+      break;
+    }
     const uint64_t whole = (size - offset_) / kJournalRecordBytes * kJournalRecordBytes;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(whole, sizeof buf));
     const ssize_t n = pread(fd_, buf, want, static_cast<off_t>(offset_));

@@ -67,8 +67,12 @@ class JournalReader {
   // The records appended since the last call (all of them the first time). Unless
   // `wait`, empty with busy() set while a writer holds the lock: call again soon.
   // Records that fail their checksum are skipped and counted in corrupt().
+  // At most kMaxRecordsPerRead per call (a task that orphans children quickly makes
+  // many): more() says that more are waiting.
   absl::StatusOr<std::vector<JournalExit>> ReadNew(bool wait = false);
   bool busy() const { return busy_; }
+  bool more() const { return more_; }
+  static constexpr size_t kMaxRecordsPerRead = 4096;
   // Empties the journal when everything in it was read and it holds at least
   // `min_bytes`; keeps it otherwise (a writer got in, or it is small).
   absl::Status TruncateIfRead(size_t min_bytes);
@@ -82,6 +86,7 @@ class JournalReader {
   uint64_t offset_ = 0;
   uint64_t corrupt_ = 0;
   bool busy_ = false;
+  bool more_ = false;
 };
 
 }  // namespace drover::supervisor

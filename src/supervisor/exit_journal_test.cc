@@ -87,6 +87,20 @@ TEST_F(ExitJournalTest, ConcurrentWritersAppendWholeRecords) {
   EXPECT_EQ(reader.corrupt(), 0u);
 }
 
+TEST_F(ExitJournalTest, OneReadTakesABoundedNumberOfRecords) {
+  std::vector<JournalExit> many;
+  for (int i = 1; i <= 5000; ++i)
+    many.push_back(Exit(i));
+  ASSERT_TRUE(AppendExits(path_, many).ok());
+  JournalReader reader(path_);
+  const size_t first = Read(reader).size();
+  EXPECT_GE(first, JournalReader::kMaxRecordsPerRead);
+  EXPECT_LT(first, 5000u);
+  EXPECT_TRUE(reader.more());
+  EXPECT_EQ(first + Read(reader).size(), 5000u);
+  EXPECT_FALSE(reader.more());
+}
+
 TEST_F(ExitJournalTest, ATornTailIsCutAndADamagedRecordSkipped) {
   ASSERT_TRUE(AppendExits(path_, {Exit(1), Exit(2)}).ok());
   {

@@ -91,6 +91,9 @@ class Server {
   asio::awaitable<void> WriteLoop(std::shared_ptr<Connection> conn);
   asio::awaitable<void> ReapLoop();
   asio::awaitable<void> WatchAdopted(std::string task_id);
+  // Loads what an earlier supervisor left in the table: adopts what still runs, settles
+  // what ended meanwhile (from the journal, else as unknown).
+  absl::Status AdoptTasks();
   // Under a reaper: checks that it is our parent and starts following its journal.
   absl::Status AttachReaper();
   asio::awaitable<void> WatchJournal();
