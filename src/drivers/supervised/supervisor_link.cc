@@ -74,6 +74,16 @@ pid_t LiveReaper(const fs::path& state_dir) {
                                                                                                : 0;
 }
 
+// drover-reaper's command line, which starts the supervisor as its child; both read
+// the journal path.
+std::vector<std::string> LaunchCommand(const SupervisorLinkOptions& o, const fs::path& reaper,
+                                       const std::string& socket) {
+  const std::string state = (o.dir / "state").string();
+  const std::string journal = (o.dir / "state" / "exits.journal").string();
+  return {reaper.string(), "-journal", journal,    "--",    o.binary.string(), "-socket",  socket,
+          "-state-dir",    state,      "-journal", journal, "-log-level",      o.log_level};
+}
+
 }  // namespace
 
 fs::path DefaultSupervisorBinary() {
@@ -254,21 +264,7 @@ absl::Status SupervisorLink::Launch() {
     return absl::InvalidArgumentError("supervisor socket path '" + socket +
                                       "' is too long for a unix socket (108 bytes)");
   }
-  // The reaper, which starts the supervisor as its child; both read the journal path.
-  const std::string journal = (options_.dir / "state" / "exits.journal").string();
-  std::vector<std::string> args = {reaper.string(),
-                                   "-journal",
-                                   journal,
-                                   "--",
-                                   options_.binary.string(),
-                                   "-socket",
-                                   socket,
-                                   "-state-dir",
-                                   (options_.dir / "state").string(),
-                                   "-journal",
-                                   journal,
-                                   "-log-level",
-                                   options_.log_level};
+  std::vector<std::string> args = LaunchCommand(options_, reaper, socket);
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
