@@ -473,8 +473,7 @@ void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
     Persist(update.id,
             [this, id = update.id, task, ts]() { return db_->PutTaskState(id, task, ts); });
   }
-  if (update.client_status == model::kClientComplete ||
-      update.client_status == model::kClientFailed || update.client_status == model::kClientLost) {
+  if (model::IsClientTerminalStatus(update.client_status)) {
     if (GetAllocRunner(update.id) != nullptr && !collected_.contains(update.id))
       gc_queue_.MarkTerminal(update.id, clock_.Now());
   }
@@ -576,6 +575,14 @@ void Client::MakeRoomFor(size_t incoming) {
 }
 
 bool Client::Collectable(const std::string& alloc_id) const {
+  // The servers must have taken its final status first: a destroyed runner sends
+  // nothing, so a terminal status still queued (or in flight) would be lost and the
+  // job would never finish. It waits for the next acknowledgement instead.
+  if (pending_updates_.contains(alloc_id))
+    return false;
+  auto ack = acknowledged_.find(alloc_id);
+  if (ack == acknowledged_.end() || !model::IsClientTerminalStatus(ack->second.client_status))
+    return false;
   for (const auto& [id, r] : runners_) {
     if (!r->destroyed() && !r->prerun_done() && r->alloc()->previous_allocation == alloc_id)
       return false;

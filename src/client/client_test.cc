@@ -44,6 +44,10 @@ class FakeRpc final : public ServerRpc {
   }
   asio::awaitable<absl::Status> UpdateAllocations(
       std::vector<model::AllocClientUpdate> updates) override {
+    if (fail_updates) {
+      ++failed_updates;
+      co_return absl::UnavailableError("no leader");
+    }
     for (auto& u : updates) {
       latest[u.id] = u;
       ++updates_of[u.id];
@@ -89,6 +93,8 @@ class FakeRpc final : public ServerRpc {
   int fail_events = 0;    // the next this many calls fail
   int refuse_events = 0;  // the next this many calls are refused as bad input
   int refused_events = 0;
+  bool fail_updates = false;  // UpdateAllocations fails while set
+  int failed_updates = 0;
   std::map<std::string, model::AllocClientUpdate> latest;
   std::map<std::string, int> updates_of;  // updates received per alloc
   std::map<std::string, absl::StatusOr<model::PrevAllocInfo>> previous;  // by new alloc
@@ -135,6 +141,7 @@ class ClientTest : public ::testing::Test {
     c.dev_mode = true;
     c.state_db = db_.get();
     c.device_manager = devices_.get();
+    c.gc.max_allocs = max_allocs_;
     return std::make_unique<Client>(
         io_.get_executor(), pool_, clock_, rpc_,
         std::map<std::string, drivers::Driver*>{{"mock_driver", &driver_}}, c);
@@ -193,6 +200,7 @@ class ClientTest : public ::testing::Test {
   FakeRpc rpc_{io_.get_executor()};
   std::unique_ptr<state::StateDb> db_ = *state::NewStateDb(state::NewMemoryBackend());
   std::unique_ptr<devices::DeviceManager> devices_;  // outlives the clients
+  int max_allocs_ = 50;                              // for clients made after a test sets it
   std::unique_ptr<Client> client_;
   std::vector<std::unique_ptr<Client>> retired_;  // shut down; destroyed last
 };
@@ -236,6 +244,41 @@ TEST_F(ClientTest, StopUpdateAndRemovalDestroyTheAlloc) {
   rpc_.SetAllocs({});
   ASSERT_TRUE(RunUntil([&] { return client_->GetAllocRunner(alloc->id) == nullptr; }));
   ASSERT_TRUE(RunUntil([&] { return !std::filesystem::exists(dir); }));
+}
+
+// A terminal allocation is not collected (to make room for new ones) before the
+// servers have taken its final status: destroyed, it would never send it.
+TEST_F(ClientTest, TheGcKeepsAnAllocationUntilTheServersHaveItsFinalStatus) {
+  max_allocs_ = 1;
+  retired_.push_back(std::move(client_));
+  client_ = NewClient();
+  StartClient();
+  auto first = test::MakeAlloc({test::MockTask("t", {{"run_for", "1s"}})}, "batch");
+  rpc_.fail_updates = true;
+  rpc_.SetAllocs({first});
+  ASSERT_TRUE(RunUntil([&] {
+    auto* r = client_->GetAllocRunner(first->id);
+    return r != nullptr && r->ClientUpdate().client_status == "complete" && rpc_.failed_updates > 0;
+  }));
+  // A second allocation arrives while the first's status cannot be delivered.
+  auto second = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  second->id = "a1b2c3d4-0000-4000-8000-000000000002";
+  rpc_.SetAllocs({first, second});
+  ASSERT_TRUE(RunUntil([&] { return driver_.starts() == 2; }));
+  auto* kept = client_->GetAllocRunner(first->id);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(kept->destroyed());
+  // Once the servers have it, the next allocation makes the GC take it.
+  rpc_.fail_updates = false;
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[first->id].client_status == "complete"; }));
+  auto third = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  third->id = "a1b2c3d4-0000-4000-8000-000000000003";
+  rpc_.SetAllocs({first, second, third});
+  ASSERT_TRUE(RunUntil([&] {
+    auto* r = client_->GetAllocRunner(first->id);
+    return r == nullptr || r->destroyed();
+  }));
+  EXPECT_EQ(rpc_.latest[first->id].client_status, "complete");
 }
 
 TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks) {

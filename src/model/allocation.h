@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/job.h"
@@ -109,6 +110,11 @@ struct RescheduleTracker {
   friend bool operator==(const RescheduleTracker&, const RescheduleTracker&) = default;
 };
 
+// complete, failed or lost: the client runs nothing of the allocation any more.
+inline bool IsClientTerminalStatus(std::string_view status) {
+  return status == kClientComplete || status == kClientFailed || status == kClientLost;
+}
+
 struct Allocation {
   std::string id;
   std::string namespace_;
@@ -141,10 +147,7 @@ struct Allocation {
   bool ServerTerminal() const {
     return desired_status == kDesiredStop || desired_status == kDesiredEvict;
   }
-  bool ClientTerminal() const {
-    return client_status == kClientComplete || client_status == kClientFailed ||
-           client_status == kClientLost;
-  }
+  bool ClientTerminal() const { return IsClientTerminalStatus(client_status); }
   bool Terminal() const { return ServerTerminal() || ClientTerminal(); }
   // The index in "job.group[index]", or -1 if the name has none.
   int Index() const;
