@@ -89,6 +89,8 @@ std::string ReadFile(const std::filesystem::path& p) {
 }
 
 std::filesystem::path BinaryPath(const std::string& name) {
+  if (const char* dir = std::getenv("DROVER_BINARY_DIR"); dir != nullptr && *dir != '\0')
+    return std::filesystem::path(dir) / name;
   return std::filesystem::path(DROVER_BINARY_DIR) / name;
 }
 

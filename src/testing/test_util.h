@@ -46,7 +46,8 @@ bool RunWithFakeClock(asio::io_context& io, common::FakeClock& clock,
 std::string ReadFile(const std::filesystem::path& p);
 
 // Path of a built executable next to the test binaries (set by CMake as
-// DROVER_BINARY_DIR), e.g. BinaryPath("drover").
+// DROVER_BINARY_DIR, or by the environment variable of that name, e.g. to run a long
+// torture against a copy while the build goes on), e.g. BinaryPath("drover").
 std::filesystem::path BinaryPath(const std::string& name);
 
 }  // namespace drover::testing
