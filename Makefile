@@ -13,7 +13,7 @@ FUZZERS := jobspec_fuzz http_fuzz protocol_fuzz snapshot_fuzz
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build build-release build-fuzz run run-gpus test torture fuzz bench format tidy clean
+.PHONY: all deps build build-release build-fuzz run run-gpus test torture crash-db fuzz bench format tidy clean
 
 all: build
 
@@ -58,6 +58,11 @@ ROUNDS ?= 200
 STORM ?= 0
 torture: build
 	DROVER_TORTURE_ROUNDS=$(ROUNDS) DROVER_TORTURE_STORM=$(STORM) $(DEBUG_DIR)/bin/torture_test
+
+# The state DB's crash consistency (docs/reliability.md) for $(ROUNDS) SIGKILLs of a
+# writer (make test runs 50), then the write-path fault tests.
+crash-db: build
+	DROVER_STATE_CRASH_ROUNDS=$(ROUNDS) $(DEBUG_DIR)/bin/state_crash_test
 
 # Runs each fuzzer for $(FUZZ_SECONDS) seconds; corpora grow in build/fuzz/corpus/<name>
 # and crashing inputs land in build/fuzz/artifacts.

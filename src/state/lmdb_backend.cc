@@ -11,7 +11,10 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <utility>
 
 #include <lmdb.h>
 #include <xxhash.h>
@@ -271,6 +274,48 @@ absl::Status VerifyInChild(const std::string& path, size_t map_size) {
   return VerdictOf(path, status, msg);
 }
 
+// Opens the LMDB environment of the file `p` and its one database.
+absl::StatusOr<std::pair<MDB_env*, MDB_dbi>> OpenEnv(const std::string& p,
+                                                     const LmdbOptions& options) {
+  MDB_env* env = nullptr;
+  if (int rc = mdb_env_create(&env); rc != 0)
+    return LmdbError("failed to open state DB " + p, rc);
+  auto fail = [&](const std::string& what, int rc) {
+    mdb_env_close(env);
+    return LmdbError(what + " " + p, rc);
+  };
+  if (int rc = mdb_env_set_mapsize(env, options.map_size); rc != 0)
+    return fail("failed to size state DB", rc);
+  // One file (no directory of its own); read transactions may move between threads.
+  if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
+    return fail("failed to open state DB", rc);
+  MDB_txn* txn = nullptr;
+  if (int rc = mdb_txn_begin(env, nullptr, 0, &txn); rc != 0)
+    return fail("failed to open state DB", rc);
+  MDB_dbi dbi = 0;
+  if (int rc = mdb_dbi_open(txn, nullptr, 0, &dbi); rc != 0) {
+    mdb_txn_abort(txn);
+    return fail("failed to open state DB", rc);
+  }
+  if (int rc = mdb_txn_commit(txn); rc != 0)
+    return fail("failed to open state DB", rc);
+  // A file shorter than its last page: reading those pages through the map would be
+  // SIGBUS, not an error.
+  const uint64_t needed = BytesItsPagesNeed(env);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(p, ec);
+  if (ec) {
+    mdb_env_close(env);
+    return absl::InternalError("failed to open state DB " + p + ": " + ec.message());
+  }
+  if (size < needed) {
+    mdb_env_close(env);
+    return absl::DataLossError("state DB " + p + " is truncated (" + std::to_string(size) +
+                               " bytes, its pages need " + std::to_string(needed) + ")");
+  }
+  return std::make_pair(env, dbi);
+}
+
 // A read-only transaction, aborted when it goes out of scope.
 class ReadTxn {
  public:
@@ -291,14 +336,27 @@ class ReadTxn {
 
 class LmdbBackend final : public KvBackend {
  public:
-  LmdbBackend(MDB_env* env, MDB_dbi dbi, std::string path) : env_(env), dbi_(dbi), path_(path) {}
-  ~LmdbBackend() override { mdb_env_close(env_); }
+  LmdbBackend(MDB_env* env, MDB_dbi dbi, std::string path, LmdbOptions options)
+      : env_(env), dbi_(dbi), path_(std::move(path)), options_(options) {}
+  ~LmdbBackend() override {
+    if (env_ != nullptr)
+      mdb_env_close(env_);
+  }
 
   std::string Name() const override { return "lmdb"; }
 
   absl::Status Commit(const std::vector<KvOp>& ops) override {
     MDB_txn* txn = nullptr;
-    if (int rc = mdb_txn_begin(env_, nullptr, 0, &txn); rc != 0)
+    int rc = env_ == nullptr ? MDB_PANIC : mdb_txn_begin(env_, nullptr, 0, &txn);
+    if (rc == MDB_PANIC) {
+      // A commit whose meta page could not be written leaves the environment unusable
+      // (LMDB's fatal-error flag); that commit failed and said so. The file still
+      // holds the last commit that succeeded: open it again, and go on from there.
+      if (absl::Status s = Reopen(); !s.ok())
+        return s;
+      rc = mdb_txn_begin(env_, nullptr, 0, &txn);
+    }
+    if (rc != 0)
       return LmdbError("failed to begin a write transaction on " + path_, rc);
     absl::Status status = Apply(txn, ops);
     if (!status.ok()) {
@@ -311,6 +369,9 @@ class LmdbBackend final : public KvBackend {
   }
 
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
+    std::shared_lock lock(env_mu_);
+    if (env_ == nullptr)
+      return Unavailable();
     ReadTxn txn(env_);
     if (txn.rc() != 0)
       return LmdbError("failed to read " + path_, txn.rc());
@@ -328,6 +389,9 @@ class LmdbBackend final : public KvBackend {
   }
 
   absl::StatusOr<KvPairs> Scan(std::string_view prefix) override {
+    std::shared_lock lock(env_mu_);
+    if (env_ == nullptr)
+      return Unavailable();
     ReadTxn txn(env_);
     if (txn.rc() != 0)
       return LmdbError("failed to read " + path_, txn.rc());
@@ -418,6 +482,31 @@ class LmdbBackend final : public KvBackend {
   }
 
  private:
+  // Closes the environment and opens the file again (on the writer's thread; readers
+  // wait). Until it succeeds, every call fails and the next commit tries again.
+  absl::Status Reopen() {
+    std::unique_lock lock(env_mu_);
+    if (env_ != nullptr)
+      mdb_env_close(env_);
+    env_ = nullptr;
+    auto opened = OpenEnv(path_, options_);
+    if (!opened.ok()) {
+      reopen_error_ = std::string(opened.status().message());
+      return absl::Status(opened.status().code(), "state DB " + path_ +
+                                                      " had a fatal write error and could not be "
+                                                      "opened again: " +
+                                                      std::string(opened.status().message()));
+    }
+    env_ = opened->first;
+    dbi_ = opened->second;
+    return absl::OkStatus();
+  }
+
+  absl::Status Unavailable() const {
+    return absl::UnavailableError("state DB " + path_ +
+                                  " is not open after a fatal write error: " + reopen_error_);
+  }
+
   absl::Status Apply(MDB_txn* txn, const std::vector<KvOp>& ops) {
     for (const KvOp& op : ops) {
       MDB_val k = Val(op.key);
@@ -465,9 +554,14 @@ class LmdbBackend final : public KvBackend {
     return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
   }
 
+  // Readers hold it shared; Reopen, which replaces env_, holds it alone. The writer's
+  // own commits need it only to reopen (nothing else changes env_).
+  std::shared_mutex env_mu_;
   MDB_env* env_;
   MDB_dbi dbi_;
   std::string path_;
+  LmdbOptions options_;
+  std::string reopen_error_;
 };
 
 }  // namespace
@@ -475,58 +569,23 @@ class LmdbBackend final : public KvBackend {
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenLmdb(const std::filesystem::path& path,
                                                     LmdbOptions options) {
   const std::string p = path.string();
-  MDB_env* env = nullptr;
-  if (int rc = mdb_env_create(&env); rc != 0)
-    return LmdbError("failed to open state DB " + p, rc);
-  auto fail = [&](const std::string& what, int rc) {
-    mdb_env_close(env);
-    return LmdbError(what + " " + p, rc);
-  };
-  if (int rc = mdb_env_set_mapsize(env, options.map_size); rc != 0)
-    return fail("failed to size state DB", rc);
   // LMDB writes its two meta pages when it creates a file: an existing empty file was
   // cut short, not new, and LMDB would silently start it over.
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
   if (existed && std::filesystem::file_size(path, ec) == 0 && !ec) {
-    mdb_env_close(env);
     return absl::DataLossError("state DB " + p +
                                " is empty (0 bytes): it was cut short, or the agent stopped "
                                "while creating it");
   }
   if (existed) {
-    if (absl::Status s = VerifyInChild(p, options.map_size); !s.ok()) {
-      mdb_env_close(env);
+    if (absl::Status s = VerifyInChild(p, options.map_size); !s.ok())
       return s;
-    }
   }
-  // One file (no directory of its own); read transactions may move between threads.
-  if (int rc = mdb_env_open(env, p.c_str(), MDB_NOSUBDIR | MDB_NOTLS, 0600); rc != 0)
-    return fail("failed to open state DB", rc);
-  MDB_txn* txn = nullptr;
-  if (int rc = mdb_txn_begin(env, nullptr, 0, &txn); rc != 0)
-    return fail("failed to open state DB", rc);
-  MDB_dbi dbi = 0;
-  if (int rc = mdb_dbi_open(txn, nullptr, 0, &dbi); rc != 0) {
-    mdb_txn_abort(txn);
-    return fail("failed to open state DB", rc);
-  }
-  if (int rc = mdb_txn_commit(txn); rc != 0)
-    return fail("failed to open state DB", rc);
-  // A file shorter than its last page: reading those pages through the map would be
-  // SIGBUS, not an error.
-  const uint64_t needed = BytesItsPagesNeed(env);
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    mdb_env_close(env);
-    return absl::InternalError("failed to open state DB " + p + ": " + ec.message());
-  }
-  if (size < needed) {
-    mdb_env_close(env);
-    return absl::DataLossError("state DB " + p + " is truncated (" + std::to_string(size) +
-                               " bytes, its pages need " + std::to_string(needed) + ")");
-  }
-  auto backend = std::make_unique<LmdbBackend>(env, dbi, p);
+  auto opened = OpenEnv(p, options);
+  if (!opened.ok())
+    return opened.status();
+  auto backend = std::make_unique<LmdbBackend>(opened->first, opened->second, p, options);
   if (absl::Status s = backend->EnsureFramed(); !s.ok())
     return s;
   return std::unique_ptr<KvBackend>(std::move(backend));
