@@ -13,6 +13,7 @@ PACKAGES=(
   clang-format clang-tidy clang libclang-rt-14-dev lld
   curl procps util-linux
   etcd-server
+  python3 python3-prometheus-client
 )
 
 missing=()

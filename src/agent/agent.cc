@@ -16,6 +16,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "agent/agent_metrics.h"
 #include "agent/client_adapter.h"
 #include "agent/client_role.h"
 #include "agent/server_adapter.h"
@@ -330,6 +331,17 @@ int RunAgent(const AgentConfig& config) {
   }
   if (server != nullptr)
     ctx.server = &server_api.emplace(*server, ha.get());
+  AgentMetrics agent_metrics(io.get_executor(), pool, clock, config, host);
+  ctx.metrics = &agent_metrics.registry();
+  ctx.prometheus_metrics = config.prometheus_metrics;
+  if (server != nullptr)
+    agent_metrics.WatchServer(*server);
+  http.set_metrics(&agent_metrics.registry(), "http");
+  agent_metrics.WatchHttp(http, "http");
+  if (rpc_http != nullptr) {
+    rpc_http->set_metrics(&agent_metrics.registry(), "rpc");
+    agent_metrics.WatchHttp(*rpc_http, "rpc");
+  }
 
   std::unique_ptr<ClientRole> client;
   std::optional<ClientAdapter> client_api;
@@ -337,6 +349,7 @@ int RunAgent(const AgentConfig& config) {
     client = std::make_unique<ClientRole>(io, pool, clock, config, data_dir, client_db.get(),
                                           server.get(), http_addr);
     ctx.client = &client_api.emplace(client->client());
+    agent_metrics.WatchClient(client->client(), client->supervisor(), client_db.get());
   }
 
   ctx.info.name = agent_name;
@@ -387,6 +400,7 @@ int RunAgent(const AgentConfig& config) {
       co_return;
     shutting_down = true;
     DROVER_LOG_INFO("agent: shutting down");
+    agent_metrics.Stop();
     http.Stop();
     if (rpc_http != nullptr)
       rpc_http->Stop();
@@ -436,6 +450,7 @@ int RunAgent(const AgentConfig& config) {
         co_return;
       }
     }
+    agent_metrics.Start();
     http.Start();
     if (rpc_http != nullptr) {
       rpc_http->Start();

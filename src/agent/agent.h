@@ -85,6 +85,11 @@ struct AgentConfig {
   model::NodeReservedResources reserved;
   client::GcConfig gc;
   common::Duration stats_interval = std::chrono::seconds(1);  // telemetry.collection_interval
+  // The rest of the telemetry block (docs/metrics.md).
+  bool prometheus_metrics = false;  // GET /v1/metrics?format=prometheus answers
+  bool disable_hostname = false;    // gauges carry no "host" label
+  bool publish_allocation_metrics = false;
+  bool publish_node_metrics = false;
   // Host directories linked into exec tasks' chroots; unset: Nomad's default list.
   std::optional<std::map<std::string, std::string>> chroot_env;
   // raw_exec runs tasks without isolation: on in -dev unless configured, off otherwise

@@ -36,6 +36,7 @@ class ClientRole {
   ClientRole& operator=(const ClientRole&) = delete;
 
   client::Client& client() { return *client_; }
+  const drivers::SupervisorLink& supervisor() const { return supervisor_; }
 
   // Starts the supervisor, then the client (which restores what it ran), then kills
   // tasks the supervisor holds that no allocation owns. An error is fatal to the agent.

@@ -533,13 +533,10 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
   }
   if (merged.contains("telemetry")) {
     const Json& t = merged["telemetry"];
-    for (const char* key :
-         {"publish_allocation_metrics", "publish_node_metrics", "prometheus_metrics"}) {
-      if (t.value(key, false)) {
-        return Unsupported(absl::StrCat("telemetry.", key),
-                           "metrics publishing is not supported by Drover yet");
-      }
-    }
+    config.prometheus_metrics = t.value("prometheus_metrics", false);
+    config.disable_hostname = t.value("disable_hostname", false);
+    config.publish_allocation_metrics = t.value("publish_allocation_metrics", false);
+    config.publish_node_metrics = t.value("publish_node_metrics", false);
     if (t.contains("collection_interval")) {
       config.stats_interval = common::Duration(t["collection_interval"].get<int64_t>());
       if (config.stats_interval < std::chrono::milliseconds(100)) {

@@ -102,7 +102,11 @@ client {
 }
 
 telemetry {
-  collection_interval = "5s"
+  collection_interval        = "5s"
+  prometheus_metrics         = true
+  disable_hostname           = true
+  publish_allocation_metrics = true
+  publish_node_metrics       = true
 }
 
 limits {
@@ -152,6 +156,10 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.gc.inode_usage_threshold, 85.5);
   EXPECT_EQ(config.gc.max_allocs, 20);
   EXPECT_EQ(config.stats_interval, std::chrono::seconds(5));
+  EXPECT_TRUE(config.prometheus_metrics);
+  EXPECT_TRUE(config.disable_hostname);
+  EXPECT_TRUE(config.publish_allocation_metrics);
+  EXPECT_TRUE(config.publish_node_metrics);
   EXPECT_EQ(config.rpc_max_conns_per_client, 0u);
   EXPECT_EQ(config.rpc_max_conns, 20000u);
 }
@@ -198,8 +206,8 @@ TEST_F(ConfigFileTest, SettingsDroverCannotHonourAreRefused) {
               HasSubstr("plugin \"docker\": Drover has no plugin of that name"));
   EXPECT_THAT(Error({Write("e.hcl", "client {\n  options = { \"x.y\" = \"1\" }\n}\n")}),
               HasSubstr("unknown client option"));
-  EXPECT_THAT(Error({Write("f.hcl", "telemetry {\n  prometheus_metrics = true\n}\n")}),
-              HasSubstr("metrics publishing is not supported"));
+  EXPECT_THAT(Error({Write("f.hcl", "telemetry {\n  statsd_address = \"127.0.0.1:8125\"\n}\n")}),
+              HasSubstr("statsd_address"));
   EXPECT_THAT(Error({Write("g.hcl", "server {\n  bootstrap_expect = 0\n}\n")}),
               HasSubstr("server.bootstrap_expect: must be at least 1"));
   EXPECT_THAT(Error({Write("g2.hcl",

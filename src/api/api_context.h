@@ -15,6 +15,10 @@
 #include "common/clock.h"
 #include "common/offload.h"
 
+namespace drover::metrics {
+class Registry;
+}  // namespace drover::metrics
+
 namespace drover::api {
 
 struct AgentInfo {
@@ -44,6 +48,9 @@ struct ApiContext {
   common::AsyncMutex* request_work = nullptr;
   // Snapshots being sent (fs_endpoints.cc caps them); on the control loop.
   std::shared_ptr<int> snapshots_open = std::make_shared<int>(0);
+  // GET /v1/metrics (none without); ?format=prometheus only with prometheus_metrics.
+  metrics::Registry* metrics = nullptr;
+  bool prometheus_metrics = false;
 };
 
 // Runs a request's blocking work (file reads, large decodes and encodings) on the pool,
@@ -71,6 +78,7 @@ void RegisterOperatorRoutes(Router& router, ApiContext& ctx);
 void RegisterClientRoutes(Router& router, ApiContext& ctx);
 void RegisterFsRoutes(Router& router, ApiContext& ctx);
 void RegisterStatsRoutes(Router& router, ApiContext& ctx);
+void RegisterMetricsRoutes(Router& router, ApiContext& ctx);
 
 // Drover's client protocol (rpc/protocol.h), for the servers' RPC port. REQUIRES:
 // ctx.server.

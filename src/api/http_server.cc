@@ -19,6 +19,7 @@
 #include "common/fds.h"
 #include "common/logging.h"
 #include "common/offload.h"
+#include "metrics/registry.h"
 
 namespace drover::api {
 
@@ -124,7 +125,23 @@ struct HttpServer::Impl {
   size_t refusing = 0;                       // connections being answered 429
   size_t inflight_body_bytes = 0;
   size_t streams = 0;
+  metrics::Registry* metrics = nullptr;
+  std::string listener;
+
+  void Rejected(const char* limit) {
+    if (metrics != nullptr)
+      metrics->IncrCounter("drover.http.rejected", 1, {{"listener", listener}, {"limit", limit}});
+  }
 };
+
+void HttpServer::set_metrics(metrics::Registry* registry, std::string listener) {
+  impl_->metrics = registry;
+  impl_->listener = std::move(listener);
+}
+
+size_t HttpServer::open_connections() const {
+  return impl_->sessions.size();
+}
 
 HttpServer::HttpServer(asio::any_io_executor executor, const Router& router, HttpLimits limits,
                        BrowserPolicy browser)
@@ -212,6 +229,7 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
             ? asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6()).to_string()
             : peer.to_string();
     if (sessions.size() >= limits.max_conns || per_client[client] >= limits.max_conns_per_client) {
+      Rejected(sessions.size() >= limits.max_conns ? "max_conns" : "max_conns_per_client");
       if (per_client[client] == 0)
         per_client.erase(client);
       common::SpawnDetached(executor, Refuse(std::move(socket)), "http refuse");
@@ -291,6 +309,7 @@ asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
       if (inflight_body_bytes + (now - charged) > limits.max_inflight_body_bytes) {
         refuse = http::status::service_unavailable;
         why = "Too many request bodies in flight; retry";
+        Rejected("inflight_body_bytes");
         break;
       }
       inflight_body_bytes += now - charged;
@@ -313,6 +332,7 @@ asio::awaitable<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream,
     if (!closed) {
       const bool too_large = ec == http::error::body_limit;
       const bool header_too_large = ec == http::error::header_limit;
+      Rejected(too_large ? "max_body_bytes" : header_too_large ? "max_header_bytes" : "malformed");
       auto res = PlainResponse(too_large          ? http::status::payload_too_large
                                : header_too_large ? http::status::request_header_fields_too_large
                                                   : http::status::bad_request,
@@ -420,10 +440,25 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<beast::tcp_strea
     {
       Request req = ToRequest(in);
       req.peer_ip = peer_ip;
+      const auto started = std::chrono::steady_clock::now();
       out = co_await Handle(req);
       if (out.stream && streams >= limits.max_streams) {
+        Rejected("max_streams");
         out = Response::Error(503, "Too many streamed responses open; retry");
         out.headers["Retry-After"] = "1";
+      }
+      if (metrics != nullptr) {
+        // Not the request's own string: a client must not mint series.
+        const std::string method = in.method() == http::verb::unknown
+                                       ? "other"
+                                       : std::string(http::to_string(in.method()));
+        metrics->IncrCounter(
+            "drover.http.requests", 1,
+            {{"listener", listener}, {"method", method}, {"code", std::to_string(out.status)}});
+        metrics->AddSample(
+            "drover.http.request_seconds",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+            {{"listener", listener}, {"method", method}});
       }
       // The body is handled: what it held is released before the answer is sent.
       inflight_body_bytes -= reserved;

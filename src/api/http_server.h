@@ -17,6 +17,10 @@
 #include "api/router.h"
 #include "common/asio.h"
 
+namespace drover::metrics {
+class Registry;
+}  // namespace drover::metrics
+
 namespace drover::api {
 
 class HttpServer {
@@ -35,6 +39,12 @@ class HttpServer {
   void Start();
   // Stops accepting and closes every open connection.
   void Stop();
+
+  // Counts requests (drover.http.requests by method and code, and their time in
+  // drover.http.request_seconds) and refusals by the limit that refused them
+  // (drover.http.rejected), labelled listener=`listener`. Call before Start.
+  void set_metrics(metrics::Registry* registry, std::string listener);
+  size_t open_connections() const;
 
  private:
   struct Impl;

@@ -28,6 +28,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   RegisterClientRoutes(router, ctx);
   RegisterFsRoutes(router, ctx);
   RegisterStatsRoutes(router, ctx);
+  RegisterMetricsRoutes(router, ctx);
   // A server sends client calls for allocations it does not run to their node.
   if (ctx.server != nullptr) {
     router.WrapRoutes("/v1/client/",

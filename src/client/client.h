@@ -8,6 +8,7 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -85,6 +86,11 @@ class Client {
   // The node's device manager, or null when it runs no device plugins.
   devices::DeviceManager* device_manager() const { return config_.device_manager; }
   size_t num_allocs() const { return runners_.size(); }
+  // Every allocation runner the client holds, destroyed ones included (metrics).
+  void ForEachAllocRunner(const std::function<void(allocrunner::AllocRunner&)>& fn) {
+    for (auto& [id, r] : runners_)
+      fn(*r);
+  }
 
   // Destroys a terminal allocation's runner now (its directory goes). NotFound for an
   // unknown allocation, FailedPrecondition for one that is not terminal.

@@ -7,6 +7,7 @@
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/offload.h"
+#include "metrics/registry.h"
 #include "server/scheduler.h"
 #include "server/state_layout.h"
 
@@ -295,6 +296,8 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   eval.snapshot_index = state_.LatestIndex();
   const uint64_t term = term_count_;
   PlanResult plan;
+  const std::string scheduler_type = input.job ? input.job->type : eval.type;
+  const auto started = std::chrono::steady_clock::now();
   try {
     // Named, not a temporary: GCC 12 mis-destroys lambda temporaries in co_await.
     auto work = [input = std::move(input)] { return Schedule(input); };
@@ -309,9 +312,17 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   }
   if (!leader_ || term != term_count_)
     co_return;  // the term ended meanwhile: the next leader evaluates it again
+  const auto scheduled = std::chrono::steady_clock::now();
   const bool reconnected_meanwhile = MarksUnknownOnAReadyNode(plan);
   if (!plan.upserts.empty()) {
     state_.UpsertAllocs(std::move(plan.upserts));
+  }
+  if (metrics_ != nullptr) {
+    using Ms = std::chrono::duration<double, std::milli>;
+    metrics_->AddSample("nomad.nomad.worker.invoke_scheduler." + scheduler_type,
+                        Ms(scheduled - started).count());
+    metrics_->AddSample("nomad.nomad.plan.apply",
+                        Ms(std::chrono::steady_clock::now() - scheduled).count());
   }
   DropCoveredFollowups(eval, plan);
   eval.status = model::kEvalComplete;

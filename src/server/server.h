@@ -26,6 +26,10 @@
 #include "model/prev_alloc_info.h"
 #include "server/state_store.h"
 
+namespace drover::metrics {
+class Registry;
+}  // namespace drover::metrics
+
 namespace drover::server {
 
 struct PlanResult;  // scheduler.h
@@ -182,6 +186,9 @@ class Server {
 
   // Number of evaluations waiting for the worker (for tests and metrics).
   size_t pending_evals() const { return queue_.size(); }
+  // Where the worker records its timings (nomad.nomad.worker.invoke_scheduler.<type>,
+  // nomad.nomad.plan.apply); null for none. Must outlive the server.
+  void set_metrics(metrics::Registry* registry) { metrics_ = registry; }
 
  private:
   // Starts a term's loops after queuing what the state left pending.
@@ -238,6 +245,7 @@ class Server {
   common::Clock& clock_;
   ServerConfig config_;
   StateStore state_;
+  metrics::Registry* metrics_ = nullptr;
   std::deque<std::string> queue_;
   std::set<std::string> queued_;  // what queue_ holds, for lookups
   common::Notifier queue_changed_;

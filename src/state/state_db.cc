@@ -74,6 +74,7 @@ class KvStateDb final : public StateDb {
   explicit KvStateDb(std::unique_ptr<Store> store) : store_(std::move(store)) {}
 
   std::string Name() const override { return store_->backend().Name(); }
+  StoreStats Stats() const override { return store_->stats(); }
 
   absl::StatusOr<AllocationsRead> GetAllAllocations() override {
     auto pairs = store_->Scan(kAllocPrefix);

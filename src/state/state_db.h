@@ -90,6 +90,9 @@ class StateDb {
   virtual absl::StatusOr<std::optional<codec::Json>> GetNodeRecord(const std::string& key) = 0;
   virtual asio::awaitable<absl::Status> PutNodeRecord(const std::string& key,
                                                       const codec::Json& value) = 0;
+
+  // The write path's counters (all zero for a DB without one).
+  virtual StoreStats Stats() const { return {}; }
 };
 
 // Node record keys.

@@ -190,6 +190,7 @@ asio::awaitable<absl::Status> SupervisorLink::TryConnect() {
   if (!info.ok())
     co_return info.status();
   supervisor_pid_ = info->value("pid", 0);
+  ++stats_.connects;
   client->on_exit = [this](const supervisor::TaskInfo& t) { OnExit(t); };
   client->on_disconnect = [this] { OnDisconnect(); };
   if (client_)
@@ -343,6 +344,7 @@ asio::awaitable<absl::Status> SupervisorLink::Sync() {
 }
 
 void SupervisorLink::OnExit(const supervisor::TaskInfo& info) {
+  ++stats_.exits;
   known_[info.task_id] = info;
   // Listeners may unsubscribe while we iterate.
   auto listeners = listeners_;
@@ -428,13 +430,21 @@ asio::awaitable<absl::StatusOr<supervisor::TaskInfo>> SupervisorLink::Spawn(
     co_return absl::UnavailableError("the supervisor link is gone");
   if (!r.ok() && absl::IsUnavailable(r.status())) {
     // Sent, and the connection dropped: the supervisor may have started it.
+    ++stats_.spawn_failures;
     absl::Status lost = r.status();
     lost.SetPayload(kSpawnSentPayload, absl::Cord("1"));
     co_return lost;
   }
   if (r.ok())
     known_.emplace(r->task_id, *r);  // an exit event may have come first: it stays
+  ++(r.ok() ? stats_.spawns : stats_.spawn_failures);
   co_return r;
+}
+
+SupervisorLink::Stats SupervisorLink::stats() const {
+  Stats out = stats_;
+  out.tasks = known_.size();
+  return out;
 }
 
 asio::awaitable<absl::Status> SupervisorLink::Signal(const std::string& task_id,

@@ -70,6 +70,16 @@ class SupervisorLink {
   // The supervisor's pid as it reported it (0 before the first connection).
   int supervisor_pid() const { return supervisor_pid_; }
 
+  // For metrics: since the link started.
+  struct Stats {
+    uint64_t spawns = 0;          // tasks the supervisor started
+    uint64_t spawn_failures = 0;  // spawns refused or not answered
+    uint64_t exits = 0;           // exits delivered
+    uint64_t connects = 0;        // connections made (the first, and each reconnection)
+    size_t tasks = 0;             // tasks it holds now
+  };
+  Stats stats() const;
+
   // A task the supervisor holds (from Start's list, a spawn or an exit event), or null.
   const supervisor::TaskInfo* Find(const std::string& task_id) const;
   // Every task the supervisor holds, running or exited and not yet acknowledged.
@@ -114,6 +124,7 @@ class SupervisorLink {
   int next_token_ = 1;
   absl::Status health_ = absl::UnavailableError("not started");
   int supervisor_pid_ = 0;
+  Stats stats_;
   bool closed_ = false;
   bool connecting_ = false;
   std::shared_ptr<common::Event> connect_done_;
