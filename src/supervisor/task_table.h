@@ -1,14 +1,19 @@
 // The supervisor's only on-disk state: every task it holds, with its exit once seen,
-// in `<state dir>/tasks.json` (0600, in a 0700 dir). A task stays until the agent
-// acknowledges its exit, so an exit that happens while the agent is down is reported
-// when it reconnects; a new supervisor reads the table to adopt running tasks.
+// in `<state dir>/tasks.json` and `<state dir>/tasks.journal` (0600, in a 0700 dir). A
+// task stays until the agent acknowledges its exit, so an exit that happens while the
+// agent is down is reported when it reconnects; a new supervisor reads the table to
+// adopt running tasks.
 //
-// Every change rewrites the file atomically (write aside, rename over): after a crash of
-// the supervisor the table is the old or the new version, never a torn one. It is not
-// fsynced: only a machine crash could lose a write, and that kills the tasks too. The
-// table records the kernel's boot id, so tasks of an earlier boot are known dead (their
-// pid and start time may match a new process), and a table torn by a machine crash is
-// dropped. Not thread-safe.
+// A change appends one line to the journal ({"put": task} or {"remove": id}), so a
+// spawn costs the same with 1,000 tasks held as with one. When the journal outgrows the
+// table (64 KiB, or twice the table's last size), the table is written again (write
+// aside, rename over) and the journal emptied. Opening reads the table and replays the
+// journal over it; replaying is idempotent (a task's last line decides it), so a crash
+// between the rename and the truncation loses nothing. A last line cut short by a crash
+// is dropped (its change was never acknowledged). Nothing is fsynced: only a machine
+// crash could lose a write, and that kills the tasks too. The table records the kernel's
+// boot id, so tasks of an earlier boot are known dead (their pid and start time may
+// match a new process), and files torn by a machine crash are dropped. Not thread-safe.
 #pragma once
 
 #include <filesystem>
@@ -18,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include "common/unique_fd.h"
 #include "supervisor/protocol.h"
 
 namespace drover::supervisor {
@@ -29,16 +35,26 @@ class TaskTable {
 
   const std::map<std::string, TaskInfo>& tasks() const { return tasks_; }
   const TaskInfo* Find(const std::string& task_id) const;
-  // Adds or replaces a task and persists the table.
+  // Adds or replaces a task and persists the change.
   absl::Status Put(const TaskInfo& task);
-  // Forgets a task and persists the table. OK if unknown.
+  // Forgets a task and persists the change. OK if unknown.
   absl::Status Remove(const std::string& task_id);
 
  private:
-  explicit TaskTable(std::filesystem::path file) : file_(std::move(file)) {}
+  explicit TaskTable(std::filesystem::path dir)
+      : file_(dir / "tasks.json"), journal_file_(dir / "tasks.journal") {}
+  // Applies the journal's lines to tasks_. `stale`: written before this boot, so a
+  // damaged line is the machine crash's, not an error.
+  absl::Status Replay(bool stale);
+  absl::Status Append(const std::string& line);
+  // Writes the whole table and empties the journal.
   absl::Status Save();
 
   std::filesystem::path file_;
+  std::filesystem::path journal_file_;
+  common::UniqueFd journal_;
+  size_t journal_bytes_ = 0;
+  size_t table_bytes_ = 0;  // the table's size when last written
   std::string boot_id_;
   std::map<std::string, TaskInfo> tasks_;
 };
