@@ -349,7 +349,8 @@ int RunAgent(const AgentConfig& config) {
     client = std::make_unique<ClientRole>(io, pool, clock, config, data_dir, client_db.get(),
                                           server.get(), http_addr);
     ctx.client = &client_api.emplace(client->client());
-    agent_metrics.WatchClient(client->client(), client->supervisor(), client_db.get());
+    agent_metrics.WatchClient(client->client(), client->supervisor(), client_db.get(),
+                              data_dir / "alloc");
   }
 
   ctx.info.name = agent_name;

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "api/http_server.h"
 #include "client/client.h"
+#include "client/host_stats.h"
 #include "common/logging.h"
 #include "common/offload.h"
 #include "drivers/supervised/supervisor_link.h"
@@ -115,8 +117,13 @@ void AgentMetrics::WatchServer(server::Server& server) {
 }
 
 void AgentMetrics::WatchClient(client::Client& client, const drivers::SupervisorLink& link,
-                               const state::StateDb* db) {
+                               const state::StateDb* db, const std::filesystem::path& alloc_dir) {
   client_ = &client;
+  double mhz = 0;
+  if (auto it = client.node().attributes.find("cpu.frequency");
+      it != client.node().attributes.end())
+    mhz = std::strtod(it->second.c_str(), nullptr);
+  host_collector_ = std::make_unique<client::HostStatsCollector>(alloc_dir, mhz);
   registry_.AddCollector([this, &client](GaugeSink& sink) {
     const model::Node& node = client.node();
     const Labels labels = {
@@ -219,7 +226,7 @@ void AgentMetrics::Stop() {
 
 asio::awaitable<void> AgentMetrics::HostLoop(common::CancellationScopePtr stop) {
   using namespace asio::experimental::awaitable_operators;  // NOLINT
-  client::HostStatsCollector& collector = client_->host_stats();
+  client::HostStatsCollector& collector = *host_collector_;
   while (!stop->cancelled()) {
     auto work = [&collector] { return collector.Collect(); };  // named: see Offload()
     model::HostStats stats = co_await common::Offload(pool_, std::move(work));

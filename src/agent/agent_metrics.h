@@ -3,6 +3,7 @@
 // (nomad.client.*, nomad.runtime.*, nomad.nomad.*), Drover's own under drover.*.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +18,8 @@ class HttpServer;
 }
 namespace drover::client {
 class Client;
-}
+class HostStatsCollector;
+}  // namespace drover::client
 namespace drover::drivers {
 class SupervisorLink;
 }
@@ -43,8 +45,9 @@ class AgentMetrics {
 
   // Each adds the collectors of one part; what is passed must outlive this object.
   void WatchServer(server::Server& server);
+  // `alloc_dir`: where allocations live (the host's disk gauges are of its file system).
   void WatchClient(client::Client& client, const drivers::SupervisorLink& link,
-                   const state::StateDb* db);
+                   const state::StateDb* db, const std::filesystem::path& alloc_dir);
   void WatchHttp(const api::HttpServer& http, std::string listener);
 
   // With a client and publish_node_metrics: samples the host every
@@ -61,6 +64,9 @@ class AgentMetrics {
   const AgentConfig& config_;
   metrics::Registry registry_;
   client::Client* client_ = nullptr;
+  // Its own: CPU percentages are of the time since the previous sample, so sharing the
+  // client's (which GET /v1/client/stats samples) would shorten both windows.
+  std::unique_ptr<client::HostStatsCollector> host_collector_;
   std::optional<model::HostStats> host_;  // the latest host sample
   common::CancellationScopePtr stop_;
 };

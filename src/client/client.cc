@@ -266,6 +266,8 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
     return;
   }
   MakeRoomFor(1);
+  // Forgotten at restore (nothing of it had run) and sent again: its writes count now.
+  forgotten_.erase(alloc->id);
   // Recorded before anything runs: a restart then knows the allocation was here (and
   // adopts its tasks rather than start them again).
   auto recorded = std::make_shared<common::Event>(executor_);

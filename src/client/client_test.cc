@@ -386,7 +386,7 @@ TEST_F(ClientTest, AnAllocationThatCannotBeRestoredFailsAndIsNotRunAgain) {
   ASSERT_TRUE(RunUntil([&] { return absl::IsNotFound(driver_.InspectTask(task_id).status()); }));
 }
 
-TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestored) {
+TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestoredButRunsWhenSentAgain) {
   auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
   bool put = false;
   asio::co_spawn(
@@ -400,6 +400,18 @@ TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestored) {
   StartClient();
   EXPECT_EQ(client_->GetAllocRunner(alloc->id), nullptr);
   EXPECT_TRUE(db_->GetAllAllocations()->allocs.empty());
+  // The servers still want it: it runs, and what it does is recorded as for any other
+  // (forgetting it at restore must not keep its later writes out of the DB).
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "running"; }));
+  ASSERT_TRUE(RunUntil([&] {
+    auto st = db_->GetTaskRunnerState(alloc->id, "t");
+    return st.ok() && st->task_state && st->task_state->state == "running";
+  }));
+  ASSERT_TRUE(RunUntil([&] {
+    auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
+    return ack.ok() && ack->has_value();
+  }));
 }
 
 TEST_F(ClientTest, HeartbeatsPeriodically) {

@@ -16,7 +16,11 @@
 //   committed), `del` deletes the allocation's bucket. The values' bytes are derived
 //   from their key and seq (Value below; the test derives them the same way).
 //   With DROVER_CRASH_WRITER_STOP_AFTER=N it exits 0 after N acknowledged or failed
-//   writes (the fault-injection tests, which do not kill it).
+//   writes (the fault-injection tests, which do not kill it). With
+//   DROVER_CRASH_WRITER_RETRY=1, a key whose write failed writes the same bytes again
+//   (as the agent does) until that is acknowledged, and the other keys stop after their
+//   current write; the process exits when all have stopped. The retry is its key's
+//   last word, so the file must hold it.
 #include <unistd.h>
 
 #include <cstdint>
@@ -38,6 +42,9 @@ using drover::state::StateDb;
 
 int g_stop_after = -1;  // settled writes before exiting; -1: never
 int g_settled = 0;
+bool g_retry = false;
+bool g_failed = false;  // a write failed: with g_retry, the writers wind down
+int g_writers = 0;      // still writing
 
 void Report(char what, const std::string& key, uint64_t seq, const char* op,
             const std::string& detail = "") {
@@ -51,8 +58,9 @@ void Report(char what, const std::string& key, uint64_t seq, const char* op,
   (void)!::write(STDOUT_FILENO, line.data(), line.size());
 }
 
-// One put, dup or delete of `key`, reported before and after.
-asio::awaitable<void> WriteOnce(StateDb& db, std::string key, uint64_t seq, std::string op) {
+// One put, dup or delete of `key`, reported before and after; whether it was
+// acknowledged.
+asio::awaitable<bool> WriteOnce(StateDb& db, std::string key, uint64_t seq, std::string op) {
   Report('S', key, seq, op.c_str());
   absl::Status s;
   if (op == "del") {
@@ -68,24 +76,42 @@ asio::awaitable<void> WriteOnce(StateDb& db, std::string key, uint64_t seq, std:
   Report(s.ok() ? 'A' : 'F', key, seq, op.c_str(), s.ok() ? "" : std::string(s.message()));
   if (g_stop_after >= 0 && ++g_settled >= g_stop_after)
     std::exit(0);
+  co_return s.ok();
 }
 
 asio::awaitable<void> Writer(StateDb& db, std::string key, uint64_t first_seq, uint64_t seed) {
   std::mt19937_64 rng(seed);
   uint64_t seq = first_seq;
   uint64_t last_put = 0;  // 0: none yet in this process
-  for (;;) {
+  // With g_retry, once a write failed every key finishes what it is doing and stops.
+  while (!(g_retry && g_failed)) {
     const int dice = static_cast<int>(rng() % 10);
+    bool ok = false;
+    std::string op;
+    uint64_t wrote = 0;
     if (dice == 0 && last_put != 0) {
-      co_await WriteOnce(db, key, last_put, "dup");
+      op = "dup";
+      wrote = last_put;
     } else if (dice == 1) {
-      co_await WriteOnce(db, key, ++seq, "del");
+      op = "del";
+      wrote = ++seq;
       last_put = 0;
     } else {
-      last_put = ++seq;
-      co_await WriteOnce(db, key, seq, "put");
+      op = "put";
+      wrote = last_put = ++seq;
+    }
+    ok = co_await WriteOnce(db, key, wrote, op);
+    if (!ok && g_retry) {
+      g_failed = true;
+      // The same bytes again (a put's value is what `dup` writes), until they hold.
+      const std::string again = op == "del" ? "del" : "dup";
+      while (!co_await WriteOnce(db, key, wrote, again)) {
+      }
+      break;
     }
   }
+  if (--g_writers == 0)
+    std::exit(0);
 }
 
 }  // namespace
@@ -97,6 +123,8 @@ int main(int argc, char** argv) {
   }
   if (const char* n = std::getenv("DROVER_CRASH_WRITER_STOP_AFTER"))
     g_stop_after = std::atoi(n);
+  if (const char* r = std::getenv("DROVER_CRASH_WRITER_RETRY"))
+    g_retry = std::string(r) == "1";
   const std::filesystem::path dir = argv[1];
   const uint64_t first_seq = std::strtoull(argv[2], nullptr, 10);
   const uint64_t seed = std::strtoull(argv[3], nullptr, 10);
@@ -106,6 +134,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   drover::asio::io_context io;
+  g_writers = drover::state::kCrashWriterKeys;
   for (int k = 0; k < drover::state::kCrashWriterKeys; ++k) {
     // Each key's sequence numbers are its own block: they never collide.
     drover::asio::co_spawn(io,

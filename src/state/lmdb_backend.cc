@@ -363,8 +363,13 @@ class LmdbBackend final : public KvBackend {
       mdb_txn_abort(txn);
       return status;
     }
-    if (int rc = mdb_txn_commit(txn); rc != 0)
+    if (int rc = mdb_txn_commit(txn); rc != 0) {
+      // A failed meta-page write refuses reads too (MDB_PANIC): reopen now, not at the
+      // next commit, which may be long in coming on an idle node.
+      if (IsFatal())
+        (void)Reopen();
       return LmdbError("failed to commit to " + path_, rc);
+    }
     return absl::OkStatus();
   }
 
@@ -482,6 +487,15 @@ class LmdbBackend final : public KvBackend {
   }
 
  private:
+  // Whether the environment has LMDB's fatal-error flag (a read transaction says so).
+  bool IsFatal() {
+    MDB_txn* txn = nullptr;
+    const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn);
+    if (rc == 0)
+      mdb_txn_abort(txn);
+    return rc == MDB_PANIC;
+  }
+
   // Closes the environment and opens the file again (on the writer's thread; readers
   // wait). Until it succeeds, every call fails and the next commit tries again.
   absl::Status Reopen() {

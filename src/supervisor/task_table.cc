@@ -102,10 +102,10 @@ absl::StatusOr<TaskTable> TaskTable::Open(const fs::path& state_dir) {
       same_boot = j.value("boot_id", std::string()) == t.boot_id_;
     }
   }
-  const bool stale_journal = WrittenBeforeThisBoot(t.journal_file_);
-  if (absl::Status s = t.Replay(stale_journal); !s.ok())
+  bool journal_of_this_boot = true;
+  if (absl::Status s = t.Replay(journal_of_this_boot); !s.ok())
     return s;
-  same_boot = same_boot && !stale_journal;
+  same_boot = same_boot && journal_of_this_boot;
   // Tasks of an earlier boot are dead, whatever process has their pid and start time
   // now (both restart from zero at boot).
   if (!same_boot) {
@@ -122,12 +122,21 @@ absl::StatusOr<TaskTable> TaskTable::Open(const fs::path& state_dir) {
   return t;
 }
 
-absl::Status TaskTable::Replay(bool stale) {
+absl::Status TaskTable::Replay(bool& this_boot) {
   std::ifstream in(journal_file_);
-  if (!in)
-    return absl::OkStatus();
   std::string line;
-  int number = 0;
+  if (!in || !std::getline(in, line) || in.eof())
+    return absl::OkStatus();  // empty (or only a header cut short): nothing to replay
+  // The header says which boot wrote the journal; one of an earlier boot (left by a
+  // crash between folding and emptying it) describes tasks that are dead, and damage
+  // in it is that machine crash's.
+  Json header = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object() || !header.contains("boot_id")) {
+    return absl::DataLossError("task journal '" + journal_file_.string() +
+                               "' line 1: no boot_id header");
+  }
+  this_boot = header["boot_id"] == boot_id_;
+  int number = 1;
   while (std::getline(in, line)) {
     ++number;
     // A line without its newline (the last) was being written when the process died.
@@ -149,8 +158,8 @@ absl::Status TaskTable::Replay(bool stale) {
       bad = absl::DataLossError("neither put nor remove");
     }
     if (!bad.ok()) {
-      if (stale)
-        return absl::OkStatus();  // torn by a machine crash: that boot's tasks are dead
+      if (!this_boot)
+        return absl::OkStatus();
       return absl::DataLossError("task journal '" + journal_file_.string() + "' line " +
                                  std::to_string(number) + ": " + std::string(bad.message()));
     }
@@ -175,7 +184,8 @@ absl::Status TaskTable::Remove(const std::string& task_id) {
 }
 
 absl::Status TaskTable::Append(const std::string& line) {
-  if (journal_bytes_ + line.size() > std::max<size_t>(64 << 10, 2 * table_bytes_))
+  // After a failed append or fold the journal's end is unknown: the table starts over.
+  if (dirty_ || journal_bytes_ + line.size() > std::max<size_t>(64 << 10, 2 * table_bytes_))
     return Save();  // the table holds the change
   size_t off = 0;
   while (off < line.size()) {
@@ -184,7 +194,10 @@ absl::Status TaskTable::Append(const std::string& line) {
       continue;
     if (n < 0) {
       const int e = errno;
-      // What reached the file is a partial line: the whole table replaces it.
+      // What reached the file is a partial line: cut it off, or (failing that) have
+      // the whole table replace the journal, now or at the next change.
+      if (ftruncate(journal_.get(), static_cast<off_t>(journal_bytes_)) != 0)
+        dirty_ = true;
       if (absl::Status s = Save(); s.ok())
         return s;
       return absl::InternalError("append to '" + journal_file_.string() + "': " + std::strerror(e));
@@ -220,10 +233,16 @@ absl::Status TaskTable::Save() {
     if (!journal_.valid())
       return absl::InternalError("open '" + journal_file_.string() + "': " + std::strerror(errno));
   }
+  dirty_ = true;  // until the journal is empty again and has its header
   if (ftruncate(journal_.get(), 0) != 0)
     return absl::InternalError("truncate '" + journal_file_.string() +
                                "': " + std::strerror(errno));
   journal_bytes_ = 0;
+  const std::string header = Json{{"boot_id", boot_id_}}.dump() + "\n";
+  if (write(journal_.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()))
+    return absl::InternalError("write '" + journal_file_.string() + "': " + std::strerror(errno));
+  journal_bytes_ = header.size();
+  dirty_ = false;
   return absl::OkStatus();
 }
 

@@ -9,7 +9,8 @@
 // table (64 KiB, or twice the table's last size), the table is written again (write
 // aside, rename over) and the journal emptied. Opening reads the table and replays the
 // journal over it; replaying is idempotent (a task's last line decides it), so a crash
-// between the rename and the truncation loses nothing. A last line cut short by a crash
+// between the rename and the truncation loses nothing. The journal's first line names
+// the boot that wrote it. A last line cut short by a crash
 // is dropped (its change was never acknowledged). Nothing is fsynced: only a machine
 // crash could lose a write, and that kills the tasks too. The table records the kernel's
 // boot id, so tasks of an earlier boot are known dead (their pid and start time may
@@ -43,9 +44,10 @@ class TaskTable {
  private:
   explicit TaskTable(std::filesystem::path dir)
       : file_(dir / "tasks.json"), journal_file_(dir / "tasks.journal") {}
-  // Applies the journal's lines to tasks_. `stale`: written before this boot, so a
-  // damaged line is the machine crash's, not an error.
-  absl::Status Replay(bool stale);
+  // Applies the journal's lines to tasks_; sets `this_boot` to whether its header names
+  // this boot (a damaged line of an earlier boot's journal is that crash's, not an
+  // error).
+  absl::Status Replay(bool& this_boot);
   absl::Status Append(const std::string& line);
   // Writes the whole table and empties the journal.
   absl::Status Save();
@@ -54,6 +56,7 @@ class TaskTable {
   std::filesystem::path journal_file_;
   common::UniqueFd journal_;
   size_t journal_bytes_ = 0;
+  bool dirty_ = false;      // the journal may end in a partial line: fold before appending
   size_t table_bytes_ = 0;  // the table's size when last written
   std::string boot_id_;
   std::map<std::string, TaskInfo> tasks_;

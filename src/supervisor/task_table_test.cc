@@ -93,8 +93,9 @@ TEST(TaskTableTest, AChangeAppendsToTheJournalUntilItOutgrowsTheTable) {
   EXPECT_EQ(again->Find("task-7")->exit->exit_code, 1);
   EXPECT_EQ(again->Find("task-8"), nullptr);
   EXPECT_EQ(again->Find("task-499")->pid, 599);
-  // Opening folds the journal into the table.
-  EXPECT_EQ(fs::file_size(tmp.path() / "tasks.journal"), 0u);
+  // Opening folds the journal into the table: only its header is left.
+  EXPECT_EQ(testing::ReadFile(tmp.path() / "tasks.journal").find("\n"),
+            testing::ReadFile(tmp.path() / "tasks.journal").size() - 1);
 }
 
 // A crash in the middle of an append leaves a last line without its newline: that
@@ -124,7 +125,28 @@ TEST(TaskTableTest, ALastLineCutShortIsDroppedAndOtherDamageRefused) {
                                                              << "\n";
   auto damaged = TaskTable::Open(tmp.path());
   EXPECT_TRUE(absl::IsDataLoss(damaged.status())) << damaged.status();
-  EXPECT_NE(damaged.status().message().find("line 1"), std::string::npos) << damaged.status();
+  EXPECT_NE(damaged.status().message().find("line 2"), std::string::npos) << damaged.status();
+}
+
+// A journal left by an earlier boot (a crash between folding it and emptying it):
+// whatever file times say, its header names that boot, so its tasks are dead.
+TEST(TaskTableTest, AJournalOfAnEarlierBootHoldsNoLiveTasks) {
+  testing::TempDir tmp;
+  {
+    auto t = TaskTable::Open(tmp.path());
+    ASSERT_TRUE(t.ok());
+  }
+  std::ofstream(tmp.path() / "tasks.journal", std::ios::trunc)
+      << R"({"boot_id":"another-boot"})"
+      << "\n"
+      << R"({"put":{"task_id":"a","pid":10,"start_ticks":3,"running":true}})"
+      << "\n"
+      << "torn by that crash\n";
+  auto t = TaskTable::Open(tmp.path());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_NE(t->Find("a"), nullptr);
+  EXPECT_FALSE(t->Find("a")->running);
+  EXPECT_TRUE(t->Find("a")->exit->unknown);
 }
 
 }  // namespace
