@@ -59,6 +59,26 @@ inline pid_t StartAgent(const std::string& drover, const std::filesystem::path& 
   return agent;
 }
 
+// A service job of `count` single-task raw_exec allocations running `sleep`, each
+// asking little (CPU 1, 10 MB, a 10 MB disk its one-file log fits in): the body of
+// PUT /v1/jobs.
+inline nlohmann::json SleepJob(const std::string& id, int count) {
+  return {{"Job",
+           {{"ID", id},
+            {"Type", "service"},
+            {"Datacenters", {"dc1"}},
+            {"TaskGroups",
+             {{{"Name", "g"},
+               {"Count", count},
+               {"EphemeralDisk", {{"SizeMB", 10}}},
+               {"Tasks",
+                {{{"Name", "t"},
+                  {"Driver", "raw_exec"},
+                  {"Config", {{"command", "/bin/sleep"}, {"args", {"100000"}}}},
+                  {"LogConfig", {{"MaxFiles", 1}, {"MaxFileSizeMB", 1}}},
+                  {"Resources", {{"CPU", 1}, {"MemoryMB", 10}}}}}}}}}}}};
+}
+
 inline void Emit(nlohmann::ordered_json j) {
   if (j.contains("baseline") && j["baseline"].get<double>() > 0)
     j["ratio"] = j["value"].get<double>() / j["baseline"].get<double>();

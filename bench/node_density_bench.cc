@@ -96,25 +96,8 @@ double SpawnLoop(int n) {
   return took;
 }
 
-nlohmann::json SleepJob(const std::string& id, int count) {
-  return {{"Job",
-           {{"ID", id},
-            {"Type", "service"},
-            {"Datacenters", {"dc1"}},
-            {"TaskGroups",
-             {{{"Name", "g"},
-               {"Count", count},
-               {"EphemeralDisk", {{"SizeMB", 10}}},
-               {"Tasks",
-                {{{"Name", "t"},
-                  {"Driver", "raw_exec"},
-                  {"Config", {{"command", "/bin/sleep"}, {"args", {"100000"}}}},
-                  {"LogConfig", {{"MaxFiles", 1}, {"MaxFileSizeMB", 1}}},
-                  {"Resources", {{"CPU", 1}, {"MemoryMB", 10}}}}}}}}}}}};
-}
-
 nlohmann::json TrueJob(const std::string& id, int count) {
-  nlohmann::json j = SleepJob(id, count);
+  nlohmann::json j = drover::bench::SleepJob(id, count);
   j["Job"]["Type"] = "batch";
   j["Job"]["TaskGroups"][0]["Tasks"][0]["Config"] = {{"command", "/bin/true"}};
   j["Job"]["TaskGroups"][0]["RestartPolicy"] = {{"Attempts", 0}, {"Mode", "fail"}};
@@ -273,7 +256,7 @@ int main(int argc, char** argv) {
   auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
   int code = 1;
   const auto registered = Clock::now();
-  if (!Register(*http, SleepJob("density", tasks))) {
+  if (!Register(*http, drover::bench::SleepJob("density", tasks))) {
   } else if (!drover::bench::WaitUntil(
                  [&] { return Summary(*http, "density", "Running") == tasks; }, 900s, 20ms)) {
     std::fprintf(stderr, "the %d allocations did not all start\n", tasks);

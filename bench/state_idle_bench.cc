@@ -107,21 +107,7 @@ int main(int argc, char** argv) {
   if (agent < 0)
     return 1;
   auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
-  nlohmann::json job = {{"Job",
-                         {{"ID", "idle"},
-                          {"Type", "service"},
-                          {"Datacenters", {"dc1"}},
-                          {"TaskGroups",
-                           {{{"Name", "g"},
-                             {"Count", allocs},
-                             {"EphemeralDisk", {{"SizeMB", 10}}},
-                             {"Tasks",
-                              {{{"Name", "t"},
-                                {"Driver", "raw_exec"},
-                                {"Config", {{"command", "/bin/sleep"}, {"args", {"100000"}}}},
-                                // Log storage must fit the 10 MB disk each allocation asks for.
-                                {"LogConfig", {{"MaxFiles", 1}, {"MaxFileSizeMB", 1}}},
-                                {"Resources", {{"CPU", 1}, {"MemoryMB", 10}}}}}}}}}}}};
+  const nlohmann::json job = drover::bench::SleepJob("idle", allocs);
   uint64_t settled_at = 0;
   uint64_t bytes_before = 0;
   if (auto reg = http->Do("PUT", "/v1/jobs", job.dump()); !reg.ok() || reg->status != 200) {

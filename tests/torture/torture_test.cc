@@ -322,7 +322,12 @@ TEST_F(TortureTest, RandomKillsLoseDuplicateAndOrphanNothing) {
         const auto it = runs.find({alloc_id, task});
         const std::vector<TaskRun> none;
         const std::vector<TaskRun>& list = it == runs.end() ? none : it->second;
-        const codec::Json& state = alloc["TaskStates"][task];
+        // An allocation that never reported this task has no state for it (the checks
+        // below then see no events, which is how such a run shows up as lost).
+        static const codec::Json kNoState = {{"Events", codec::Json::array()}};
+        const codec::Json& states = alloc.contains("TaskStates") ? alloc["TaskStates"] : kNoState;
+        const codec::Json& state =
+            states.is_object() && states.contains(task) ? states[task] : kNoState;
         total += static_cast<int>(list.size());
         const int restarts = state.value("Restarts", 0);
         // Every run is a start the agent counted (a start that failed counts a restart
