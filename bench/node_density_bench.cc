@@ -195,6 +195,18 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
   }
   const double took = Seconds(Clock::now() - start);
   const Usage end = Of(agent);
+  // What the agent still holds: purged jobs leave their allocations and evaluations to
+  // the servers' garbage collection.
+  const auto count = [&http](const std::string& path) -> long {
+    auto r = http.Do("GET", path);
+    auto j = r.ok() ? drover::codec::ParseJson(r->body) : absl::StatusOr<nlohmann::json>();
+    return j.ok() && j->is_array() ? static_cast<long>(j->size()) : -1;
+  };
+  long client_allocs = -1;
+  if (auto self = http.Do("GET", "/v1/agent/self"); self.ok()) {
+    if (auto j = drover::codec::ParseJson(self->body); j.ok())
+      client_allocs = std::stol((*j)["stats"]["client"].value("num_allocations", "-1"));
+  }
   const auto pct = [](double now, double then) { return then > 0 ? 100 * (now - then) / then : 0; };
   Emit({{"bench", "node"},
         {"workload", "churn"},
@@ -215,6 +227,9 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
         {"fds_end", end.fds},
         {"threads_after_100", after_first_100->threads},
         {"threads_end", end.threads},
+        {"server_allocs_end", count("/v1/allocations")},
+        {"server_evals_end", count("/v1/evaluations")},
+        {"client_allocs_end", client_allocs},
         {"cycles", cycles}});
   return true;
 }
