@@ -13,7 +13,9 @@ namespace drover::drivers {
 
 namespace {
 
-// Reads a /proc file whole (a children list can be longer than one read).
+// Reads a /proc file whole (a children list can be longer than one read). These files
+// are generated whole on the first read: a read that does not fill the buffer was the
+// last, which saves a read per file (this runs for every task every second).
 std::optional<std::string> ReadSmall(const char* path) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -25,6 +27,8 @@ std::optional<std::string> ReadSmall(const char* path) {
     if (n <= 0)
       break;
     out.append(buf.data(), static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < buf.size())
+      break;
   }
   close(fd);
   if (out.empty())
@@ -70,6 +74,7 @@ std::optional<ProcSample> ReadProcSample(int pid) {
   s.pgid = static_cast<int>(f[5 - 3]);
   s.utime_ticks = f[14 - 3];
   s.stime_ticks = f[15 - 3];
+  s.num_threads = f[20 - 3];
   s.start_ticks = f[22 - 3];
   s.rss_bytes = f[24 - 3] * static_cast<uint64_t>(page);
   return s;
@@ -85,20 +90,10 @@ std::vector<ProcSample> ProcessTreeSamples(int root) {
     if (!sample)
       continue;  // gone meanwhile
     out.push_back(*sample);
-    // Children are listed per thread.
-    char dir_path[64];
-    snprintf(dir_path, sizeof dir_path, "/proc/%d/task", pid);
-    DIR* dir = opendir(dir_path);
-    if (dir == nullptr)
-      continue;
-    while (dirent* e = readdir(dir)) {
-      if (e->d_name[0] == '.')
-        continue;
-      char path[320];  // d_name is at most 255 bytes
-      snprintf(path, sizeof path, "/proc/%d/task/%s/children", pid, e->d_name);
+    const auto add_children = [&pending](const char* path) {
       auto children = ReadSmall(path);
       if (!children)
-        continue;
+        return;
       const char* p = children->c_str();
       for (char* end = nullptr;; p = end) {
         const long child = std::strtol(p, &end, 10);
@@ -106,6 +101,24 @@ std::vector<ProcSample> ProcessTreeSamples(int root) {
           break;
         pending.push_back(static_cast<int>(child));
       }
+    };
+    char path[320];  // d_name is at most 255 bytes
+    // Children are listed per thread. A process of one thread (most tasks) has only
+    // its main thread's list: no need to list the threads.
+    if (sample->num_threads == 1) {
+      snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
+      add_children(path);
+      continue;
+    }
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR* dir = opendir(path);
+    if (dir == nullptr)
+      continue;
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.')
+        continue;
+      snprintf(path, sizeof path, "/proc/%d/task/%s/children", pid, e->d_name);
+      add_children(path);
     }
     closedir(dir);
   }

@@ -13,6 +13,7 @@ struct ProcSample {
   int pgid = 0;
   uint64_t utime_ticks = 0;  // clock ticks (sysconf(_SC_CLK_TCK))
   uint64_t stime_ticks = 0;
+  uint64_t num_threads = 0;
   uint64_t start_ticks = 0;  // since boot: with the pid, the process's identity
   uint64_t rss_bytes = 0;
 };
