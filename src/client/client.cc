@@ -392,6 +392,16 @@ asio::awaitable<void> Client::RestoreAllocs() {
     allocrunner::AllocRunner* raw = runner.get();
     runners_[alloc->id] = std::move(runner);
     if (absl::Status s = raw->Restore(states, locals); !s.ok()) {
+      if (auto ack = acknowledged_.find(alloc->id);
+          ack != acknowledged_.end() && model::IsClientTerminalStatus(ack->second.client_status)) {
+        // The GC was collecting it (its final status acknowledged, its directory gone)
+        // when the agent stopped, before its record was deleted: finish that. Reporting
+        // it failed would overwrite how it really ended, and reschedule it.
+        DROVER_LOG_INFO("client: alloc {} was being collected; forgetting it", alloc->id);
+        collected_.insert(alloc->id);
+        co_await DestroyRunner(alloc->id);
+        continue;
+      }
       // Nomad's rule: the allocation fails and is destroyed. The runner stays known,
       // like a collected one, so the servers' next list does not start it again.
       DROVER_LOG_ERROR("client: failed to restore alloc {}: {}", alloc->id, s.ToString());

@@ -386,6 +386,30 @@ TEST_F(ClientTest, AnAllocationThatCannotBeRestoredFailsAndIsNotRunAgain) {
   ASSERT_TRUE(RunUntil([&] { return absl::IsNotFound(driver_.InspectTask(task_id).status()); }));
 }
 
+// The agent stopped while the GC collected a finished allocation: its directory is gone
+// but its record is not. The next agent finishes the collection; the servers keep the
+// status they acknowledged (not "failed to restore", which would reschedule it).
+TEST_F(ClientTest, AnAllocationCollectedWhenTheAgentStoppedIsForgottenNotFailed) {
+  StartClient();
+  auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1s"}})}, "batch");
+  rpc_.SetAllocs({alloc});
+  ASSERT_TRUE(RunUntil([&] {
+    auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
+    return rpc_.latest[alloc->id].client_status == "complete" && ack.ok() && ack->has_value() &&
+           (**ack)["ClientStatus"] == "complete";
+  }));
+  const int updates = rpc_.updates_of[alloc->id];
+  ShutDownClient();
+  ASSERT_TRUE(common::UnmountUnder(dir_.path() / "alloc" / alloc->id).ok());
+  std::filesystem::remove_all(dir_.path() / "alloc" / alloc->id);
+  client_ = NewClient();
+  StartClient();
+  ASSERT_TRUE(RunUntil([&] { return db_->GetAllAllocations()->allocs.empty(); }));
+  EXPECT_EQ(rpc_.latest[alloc->id].client_status, "complete");
+  EXPECT_EQ(rpc_.updates_of[alloc->id], updates);  // nothing sent about it
+  EXPECT_EQ(driver_.starts(), 1);
+}
+
 TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestoredButRunsWhenSentAgain) {
   auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
   bool put = false;
