@@ -131,10 +131,13 @@ int main(int argc, char** argv) {
                              {"metric", "restart_to_all_running_s"},
                              {"value", restore_s},
                              {"allocs", allocs}});
-        // Settled: no commit for 5 s in a row (the restored runners' first writes done).
+        // Settled: no commit for 15 s in a row. The restored runners' first writes are
+        // done, and so are the health reports (min_healthy_time is 10 s; the first
+        // agent was killed before its allocations were reported healthy, so the second
+        // one reports them, once).
         uint64_t last = Commits(dir);
         int quiet = 0;
-        for (int s = 0; s < 120 && quiet < 5; ++s) {
+        for (int s = 0; s < 180 && quiet < 15; ++s) {
           std::this_thread::sleep_for(1s);
           const uint64_t now = Commits(dir);
           quiet = now == last ? quiet + 1 : 0;
