@@ -34,8 +34,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench/bench_agent.h"
 #include "cli/http_client.h"
+
+#include "bench/bench_agent.h"
 #include "codec/json.h"
 #include "common/mounts.h"
 #include "metrics/process_stats.h"
@@ -216,10 +217,11 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
   Emit({{"bench", "node"},
         {"workload", "churn"},
         {"metric", "growth_percent"},
-        {"value", std::max({pct(static_cast<double>(end.rss), static_cast<double>(after_first_100->rss)),
-                            pct(static_cast<double>(end.fds), static_cast<double>(after_first_100->fds)),
-                            pct(static_cast<double>(end.threads),
-                                static_cast<double>(after_first_100->threads))})},
+        {"value",
+         std::max({pct(static_cast<double>(end.rss), static_cast<double>(after_first_100->rss)),
+                   pct(static_cast<double>(end.fds), static_cast<double>(after_first_100->fds)),
+                   pct(static_cast<double>(end.threads),
+                       static_cast<double>(after_first_100->threads))})},
         {"target", 5},
         {"rss_mib_after_100", static_cast<double>(after_first_100->rss) / kMiB},
         {"rss_mib_end", static_cast<double>(end.rss) / kMiB},
