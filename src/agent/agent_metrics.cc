@@ -124,85 +124,89 @@ void AgentMetrics::WatchClient(client::Client& client, const drivers::Supervisor
       it != client.node().attributes.end())
     mhz = std::strtod(it->second.c_str(), nullptr);
   host_collector_ = std::make_unique<client::HostStatsCollector>(alloc_dir, mhz);
-  registry_.AddCollector([this, &client](GaugeSink& sink) {
-    const model::Node& node = client.node();
-    const Labels labels = {
-        {"node_id", node.id}, {"datacenter", node.datacenter}, {"node_class", node.node_class}};
-    std::map<std::string, int> states = {
-        {"pending", 0}, {"running", 0}, {"terminal", 0}, {"blocked", 0}, {"migrating", 0}};
-    int64_t cpu = 0, memory = 0, disk = 0;
-    client.ForEachAllocRunner([&](allocrunner::AllocRunner& r) {
-      if (r.destroyed())
-        return;
-      const char* state = AllocationState(r);
-      ++states[state];
-      const auto alloc = r.alloc();
-      if (std::string_view(state) != "terminal") {
-        for (const auto& [task, res] : alloc->allocated_resources.tasks) {
-          cpu += res.cpu_shares;
-          memory += res.memory_mb;
-        }
-        disk += alloc->allocated_resources.shared.disk_mb;
-      }
-      if (!config_.publish_allocation_metrics)
-        return;
-      for (taskrunner::TaskRunner* t : r.task_runners()) {
-        auto usage = t->LatestStats();
-        if (!usage)
-          continue;
-        CollectTaskUsage(sink,
-                         {{"job", alloc->job_id},
-                          {"task_group", alloc->task_group},
-                          {"alloc_id", alloc->id},
-                          {"task", t->name()},
-                          {"namespace", alloc->namespace_}},
-                         *usage);
-      }
-    });
-    for (const auto& [state, n] : states)
-      sink.Set("nomad.client.allocations." + state, n, labels);
-    if (!config_.publish_node_metrics)
+  registry_.AddCollector([this, &client](GaugeSink& sink) { CollectClient(client, sink); });
+  registry_.AddCollector(
+      [this, &link, db](GaugeSink& sink) { CollectSupervisorAndStateDb(link, db, sink); });
+}
+
+void AgentMetrics::CollectClient(client::Client& client, GaugeSink& sink) {
+  const model::Node& node = client.node();
+  const Labels labels = {
+      {"node_id", node.id}, {"datacenter", node.datacenter}, {"node_class", node.node_class}};
+  std::map<std::string, int> states = {
+      {"pending", 0}, {"running", 0}, {"terminal", 0}, {"blocked", 0}, {"migrating", 0}};
+  int64_t cpu = 0, memory = 0, disk = 0;
+  client.ForEachAllocRunner([&](allocrunner::AllocRunner& r) {
+    if (r.destroyed())
       return;
-    const model::NodeResources& total = node.node_resources;
-    const model::NodeReservedResources& reserved = node.reserved_resources;
-    const auto d = [](int64_t v) { return static_cast<double>(v); };
-    sink.Set("nomad.client.allocated.cpu", d(cpu), labels);
-    sink.Set("nomad.client.allocated.memory", d(memory), labels);
-    sink.Set("nomad.client.allocated.disk", d(disk), labels);
-    sink.Set("nomad.client.unallocated.cpu", d(total.cpu_shares - reserved.cpu_shares - cpu),
-             labels);
-    sink.Set("nomad.client.unallocated.memory", d(total.memory_mb - reserved.memory_mb - memory),
-             labels);
-    sink.Set("nomad.client.unallocated.disk", d(total.disk_mb - reserved.disk_mb - disk), labels);
-    if (host_)
-      CollectHost(sink, labels, *host_);
-  });
-  registry_.AddCollector([this, &link, db](GaugeSink& sink) {
-    const drivers::SupervisorLink::Stats s = link.stats();
-    registry_.SetCounterTotal("drover.client.supervisor.spawns", static_cast<double>(s.spawns));
-    registry_.SetCounterTotal("drover.client.supervisor.spawn_failures",
-                              static_cast<double>(s.spawn_failures));
-    registry_.SetCounterTotal("drover.client.supervisor.exits", static_cast<double>(s.exits));
-    registry_.SetCounterTotal("drover.client.supervisor.connects", static_cast<double>(s.connects));
-    sink.Set("drover.client.supervisor.tasks", static_cast<double>(s.tasks));
-    sink.Set("drover.client.supervisor.connected", link.connected() ? 1 : 0);
-    if (db == nullptr)
+    const char* state = AllocationState(r);
+    ++states[state];
+    const auto alloc = r.alloc();
+    if (std::string_view(state) != "terminal") {
+      for (const auto& [task, res] : alloc->allocated_resources.tasks) {
+        cpu += res.cpu_shares;
+        memory += res.memory_mb;
+      }
+      disk += alloc->allocated_resources.shared.disk_mb;
+    }
+    if (!config_.publish_allocation_metrics)
       return;
-    const state::StoreStats st = db->Stats();
-    registry_.SetCounterTotal("drover.client.state_db.writes", static_cast<double>(st.writes));
-    registry_.SetCounterTotal("drover.client.state_db.deduplicated",
-                              static_cast<double>(st.deduplicated));
-    registry_.SetCounterTotal("drover.client.state_db.commits",
-                              static_cast<double>(st.transactions));
-    registry_.SetCounterTotal("drover.client.state_db.failed_commits",
-                              static_cast<double>(st.failed));
-    registry_.SetCounterTotal("drover.client.state_db.commit_seconds", st.commit_seconds);
-    const uint64_t written = st.writes - st.deduplicated;
-    sink.Set("drover.client.state_db.puts_per_commit",
-             st.transactions == 0
-                 ? 0
-                 : static_cast<double>(written) / static_cast<double>(st.transactions));
+    for (taskrunner::TaskRunner* t : r.task_runners()) {
+      auto usage = t->LatestStats();
+      if (!usage)
+        continue;
+      CollectTaskUsage(sink,
+                       {{"job", alloc->job_id},
+                        {"task_group", alloc->task_group},
+                        {"alloc_id", alloc->id},
+                        {"task", t->name()},
+                        {"namespace", alloc->namespace_}},
+                       *usage);
+    }
   });
+  for (const auto& [state, n] : states)
+    sink.Set("nomad.client.allocations." + state, n, labels);
+  if (!config_.publish_node_metrics)
+    return;
+  const model::NodeResources& total = node.node_resources;
+  const model::NodeReservedResources& reserved = node.reserved_resources;
+  const auto d = [](int64_t v) { return static_cast<double>(v); };
+  sink.Set("nomad.client.allocated.cpu", d(cpu), labels);
+  sink.Set("nomad.client.allocated.memory", d(memory), labels);
+  sink.Set("nomad.client.allocated.disk", d(disk), labels);
+  sink.Set("nomad.client.unallocated.cpu", d(total.cpu_shares - reserved.cpu_shares - cpu), labels);
+  sink.Set("nomad.client.unallocated.memory", d(total.memory_mb - reserved.memory_mb - memory),
+           labels);
+  sink.Set("nomad.client.unallocated.disk", d(total.disk_mb - reserved.disk_mb - disk), labels);
+  if (host_)
+    CollectHost(sink, labels, *host_);
+}
+
+void AgentMetrics::CollectSupervisorAndStateDb(const drivers::SupervisorLink& link,
+                                               const state::StateDb* db, GaugeSink& sink) {
+  const drivers::SupervisorLink::Stats s = link.stats();
+  registry_.SetCounterTotal("drover.client.supervisor.spawns", static_cast<double>(s.spawns));
+  registry_.SetCounterTotal("drover.client.supervisor.spawn_failures",
+                            static_cast<double>(s.spawn_failures));
+  registry_.SetCounterTotal("drover.client.supervisor.exits", static_cast<double>(s.exits));
+  registry_.SetCounterTotal("drover.client.supervisor.connects", static_cast<double>(s.connects));
+  sink.Set("drover.client.supervisor.tasks", static_cast<double>(s.tasks));
+  sink.Set("drover.client.supervisor.connected", link.connected() ? 1 : 0);
+  if (db == nullptr)
+    return;
+  const state::StoreStats st = db->Stats();
+  registry_.SetCounterTotal("drover.client.state_db.writes", static_cast<double>(st.writes));
+  registry_.SetCounterTotal("drover.client.state_db.deduplicated",
+                            static_cast<double>(st.deduplicated));
+  registry_.SetCounterTotal("drover.client.state_db.commits", static_cast<double>(st.transactions));
+  registry_.SetCounterTotal("drover.client.state_db.failed_commits",
+                            static_cast<double>(st.failed));
+  registry_.SetCounterTotal("drover.client.state_db.commit_seconds", st.commit_seconds);
+  const uint64_t written = st.writes - st.deduplicated;
+  sink.Set("drover.client.state_db.puts_per_commit",
+           st.transactions == 0
+               ? 0
+               : static_cast<double>(written) / static_cast<double>(st.transactions));
 }
 
 void AgentMetrics::WatchHttp(const api::HttpServer& http, std::string listener) {

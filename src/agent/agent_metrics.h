@@ -57,6 +57,10 @@ class AgentMetrics {
 
  private:
   asio::awaitable<void> HostLoop(common::CancellationScopePtr stop);
+  // The collectors WatchClient adds (on the control loop).
+  void CollectClient(client::Client& client, metrics::GaugeSink& sink);
+  void CollectSupervisorAndStateDb(const drivers::SupervisorLink& link, const state::StateDb* db,
+                                   metrics::GaugeSink& sink);
 
   asio::any_io_executor executor_;
   asio::thread_pool& pool_;
