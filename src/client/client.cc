@@ -22,7 +22,9 @@ Client::Client(asio::any_io_executor executor, asio::thread_pool& pool, common::
       heartbeat_ttl_(config.heartbeat_interval),
       drivers_(std::move(drivers)),
       config_(std::move(config)),
-      host_env_(taskrunner::HostEnvironment()),
+      host_env_(std::make_shared<const std::map<std::string, std::string>>(
+          taskrunner::HostEnvironment())),
+      stats_sampler_(taskrunner::StatsSampler::Create(executor, clock, config_.stats_interval)),
       urgent_update_(executor),
       stop_(common::CancellationScope::Create(executor)),
       loop_exited_(executor),
@@ -299,7 +301,7 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
   c.alloc_dir_options.mount_tmpfs = config_.secrets_tmpfs && geteuid() == 0;
   c.node = &node_;
   c.region = config_.region;
-  c.stats_interval = config_.stats_interval;
+  c.stats_sampler = stats_sampler_;
   c.drivers = drivers_;
   c.clock = &clock_;
   c.pool = &pool_;

@@ -146,7 +146,8 @@ class Client {
   std::map<std::string, drivers::Driver*> drivers_;
   ClientConfig config_;
   model::Node node_;
-  std::map<std::string, std::string> host_env_;
+  std::shared_ptr<const std::map<std::string, std::string>> host_env_;
+  std::shared_ptr<taskrunner::StatsSampler> stats_sampler_;
   // Destroyed (garbage-collected) runners stay here until the server forgets the
   // allocation, so that it is not added again.
   std::map<std::string, std::unique_ptr<allocrunner::AllocRunner>> runners_;

@@ -23,6 +23,10 @@ std::string RandomHex(size_t n) {
   return out;
 }
 
+double RandomUnit() {
+  return std::uniform_real_distribution<double>(0.0, 1.0)(Rng());
+}
+
 std::string NewUuid() {
   std::string hex = RandomHex(32);
   hex[12] = '4';                                                      // version 4

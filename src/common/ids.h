@@ -10,5 +10,7 @@ std::string NewUuid();
 // `n` random lowercase hex characters.
 std::string RandomHex(size_t n);
 bool IsUuid(std::string_view s);
+// A uniform random number in [0, 1), from the calling thread's generator.
+double RandomUnit();
 
 }  // namespace drover::common

@@ -95,7 +95,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
     trc.restart_jitter = config_.restart_jitter;
     trc.skip_shutdown_delay = skip_shutdown_delay_;
-    trc.stats_interval = config_.stats_interval;
+    trc.stats_sampler = config_.stats_sampler;
     trc.reserve_devices = config_.reserve_devices;
     trc.wait_servers_contacted = config_.wait_servers_contacted;
     if (config_.extra_task_hooks) {

@@ -47,7 +47,8 @@ struct AllocRunnerConfig {
   std::map<std::string, drivers::Driver*> drivers;
   common::Clock* clock = nullptr;
   asio::thread_pool* pool = nullptr;
-  std::map<std::string, std::string> host_env;
+  // The agent's environment (shared: one copy per node, not per task).
+  std::shared_ptr<const std::map<std::string, std::string>> host_env;
   // Receives the client-owned view of the alloc whenever it changes.
   std::function<void(const model::AllocClientUpdate&)> on_update;
   // Receives a task's LocalState whenever it changes (to persist it).
@@ -57,7 +58,8 @@ struct AllocRunnerConfig {
                                       const taskrunner::LocalState&)>
       persist_task;
   std::function<double()> restart_jitter;
-  common::Duration stats_interval = std::chrono::seconds(1);
+  // See TaskRunnerConfig::stats_sampler.
+  std::shared_ptr<taskrunner::StatsSampler> stats_sampler;
   // See TaskRunnerConfig::reserve_devices.
   taskrunner::DeviceHook::ReserveFn reserve_devices;
   // The allocation this one replaces (none: a no-op watcher).

@@ -66,8 +66,11 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       *config_.pool, emit, config_.driver != nullptr ? config_.driver->DefaultUser() : ""));
   hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
   hooks_.push_back(std::make_unique<DeviceHook>(config_.reserve_devices));
+  if (!config_.stats_sampler) {
+    config_.stats_sampler = StatsSampler::Create(executor, *config_.clock, std::chrono::seconds(1));
+  }
   hooks_.push_back(std::make_unique<StatsHook>(
-      executor, *config_.clock, config_.stats_interval,
+      config_.stats_sampler,
       [this](std::optional<drivers::TaskResourceUsage> u) { latest_stats_ = std::move(u); }));
   if (config_.extra_hooks) {
     for (TaskHookPtr& h : config_.extra_hooks())
@@ -505,6 +508,9 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
           UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
         }
       }
+      // The environment served this start only (prestart builds it anew for the next):
+      // a running task does not keep its copy of the agent's environment.
+      env_.reset();
       if (!started.ok()) {
         const std::string msg = std::string(started.status().message());
         EmitEvent(model::TaskEvent(model::kEventDriverFailure, Now()).SetDriverError(msg));

@@ -23,6 +23,7 @@
 
 #include "client/allocdir/alloc_dir.h"
 #include "client/taskrunner/restart_tracker.h"
+#include "client/taskrunner/stats_sampler.h"
 #include "client/taskrunner/task_env.h"
 #include "client/taskrunner/task_hook.h"
 #include "client/taskrunner/validate_hook.h"
@@ -46,7 +47,8 @@ struct TaskRunnerConfig {
   std::string region;
   common::Clock* clock = nullptr;
   asio::thread_pool* pool = nullptr;
-  std::map<std::string, std::string> host_env;
+  // The agent's environment (shared: one copy per node, not per task).
+  std::shared_ptr<const std::map<std::string, std::string>> host_env;
   // Upper bound on kill_timeout (Nomad's client max_kill_timeout).
   common::Duration max_kill_timeout = std::chrono::seconds(30);
   std::function<void()> on_state_change;
@@ -57,8 +59,9 @@ struct TaskRunnerConfig {
   // Cancelled when the server asks to skip shutdown delays (NoShutdownDelay); shared by
   // the alloc's tasks. None: the runner makes its own.
   common::CancellationScopePtr skip_shutdown_delay;
-  // How often the stats hook samples the running task's resource usage.
-  common::Duration stats_interval = std::chrono::seconds(1);
+  // The node's sampler of running tasks' resource usage. None: the runner makes its
+  // own, sampling every second.
+  std::shared_ptr<StatsSampler> stats_sampler;
   ValidateHookConfig validate;
   // Called whenever LocalState changed (what the state DB persists).
   std::function<void(const LocalState&)> on_local_state_change;

@@ -108,7 +108,8 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
     in.alloc_dir = config_.alloc_dir->shared_dir().string();
     in.task_dir = task_dir_.local.string();
     in.secrets_dir = task_dir_.secrets.string();
-    in.host_env = config_.host_env;
+    if (config_.host_env)
+      in.host_env = *config_.host_env;
   }
   in.hook_env = std::move(hook_env);
   env_ = TaskEnv::Build(in);

@@ -36,7 +36,14 @@ absl::StatusOr<TaskResourceUsage> RawExecDriver::TaskStats(const std::string& ta
   const double ticks = static_cast<double>(ClockTicksPerSecond());
   Task::CpuSample total;
   std::map<int, Task::CpuSample> pid_cpu;
-  for (const ProcSample& p : ProcessTreeSamples(task->handle.pid)) {
+  if (task->proc_files.pid() != task->handle.pid)
+    task->proc_files = ProcFiles(task->handle.pid);
+  std::vector<ProcSample> tree = ProcessTreeSamples(task->handle.pid, &task->proc_files);
+  if (!tree.empty() && task->handle.proc_start_ticks != 0 &&
+      tree.front().start_ticks != task->handle.proc_start_ticks) {
+    tree.clear();  // the task is gone and its pid taken by another process
+  }
+  for (const ProcSample& p : tree) {
     const Task::CpuSample cpu{.user = static_cast<double>(p.utime_ticks) / ticks,
                               .system = static_cast<double>(p.stime_ticks) / ticks};
     total.user += cpu.user;

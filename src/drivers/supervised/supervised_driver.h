@@ -20,6 +20,7 @@
 
 #include "common/event.h"
 #include "drivers/driver.h"
+#include "drivers/process_stats.h"
 #include "drivers/supervised/supervisor_link.h"
 
 namespace drover::drivers {
@@ -78,6 +79,8 @@ class SupervisedDriver : public Driver {
     CpuSample last_cpu;
     std::map<int, CpuSample> last_pid_cpu;
     int64_t last_sample_ns = 0;
+    // The task process's /proc files, opened at its first sample.
+    ProcFiles proc_files;
   };
 
   // Fills `out`'s percentages from cumulative CPU seconds and the previous sample (none
