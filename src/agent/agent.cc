@@ -214,7 +214,12 @@ server::ServerConfig ServerConfigFor(const AgentConfig& config) {
       .ha = !config.etcd.endpoints.empty(),
       // etcd takes requests of 1.5 MiB by default; an
       // allocation's record holds its job.
-      .max_job_record_bytes = config.etcd.endpoints.empty() ? 0 : size_t{1} << 20};
+      .max_job_record_bytes = config.etcd.endpoints.empty() ? 0 : size_t{1} << 20,
+      .gc = {.eval = config.eval_gc_threshold,
+             .batch_eval = config.batch_eval_gc_threshold,
+             .job = config.job_gc_threshold,
+             .node = config.node_gc_threshold},
+      .gc_interval = config.job_gc_interval};
 }
 
 // How other servers reach a listener bound at `bound` ("host:port"): the advertised

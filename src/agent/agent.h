@@ -65,6 +65,13 @@ struct AgentConfig {
   common::Duration min_heartbeat_ttl = std::chrono::seconds(10);
   double max_heartbeats_per_second = 50;
   common::Duration heartbeat_grace = std::chrono::seconds(10);
+  // The server block's garbage collection (server/core_gc.h): Nomad's names and
+  // defaults.
+  common::Duration eval_gc_threshold = std::chrono::hours(1);
+  common::Duration batch_eval_gc_threshold = std::chrono::hours(24);
+  common::Duration job_gc_threshold = std::chrono::hours(4);
+  common::Duration node_gc_threshold = std::chrono::hours(24);
+  common::Duration job_gc_interval = std::chrono::minutes(5);
   // Empty in -dev: a fresh temp dir, removed on exit. Given, the server and client
   // state are kept there (docs/state.md): an agent that was killed, or (without -dev)
   // stopped, starts again where it was and re-attaches the tasks that kept running.

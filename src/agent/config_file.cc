@@ -50,6 +50,11 @@ const BlockSpec kServer{
      {"heartbeat_grace", "heartbeat_grace", F::kDuration},
      {"min_heartbeat_ttl", "min_heartbeat_ttl", F::kDuration},
      {"max_heartbeats_per_second", "max_heartbeats_per_second", F::kNumber},
+     {"eval_gc_threshold", "eval_gc_threshold", F::kDuration},
+     {"batch_eval_gc_threshold", "batch_eval_gc_threshold", F::kDuration},
+     {"job_gc_threshold", "job_gc_threshold", F::kDuration},
+     {"node_gc_threshold", "node_gc_threshold", F::kDuration},
+     {"job_gc_interval", "job_gc_interval", F::kDuration},
      {"default_scheduler_config", "default_scheduler_config", F::kBlock, &kSchedulerConfig}}};
 const BlockSpec kReserved{"reserved",
                           {{"cpu", "cpu", F::kInt},
@@ -276,6 +281,27 @@ absl::Status ApplyHeartbeats(const Json& s, AgentConfig& config) {
     config.max_heartbeats_per_second = s["max_heartbeats_per_second"].get<double>();
     if (!(config.max_heartbeats_per_second > 0))
       return Unsupported("server.max_heartbeats_per_second", "must be above 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyServerGc(const Json& s, AgentConfig& config) {
+  const std::pair<const char*, common::Duration*> kThresholds[] = {
+      {"eval_gc_threshold", &config.eval_gc_threshold},
+      {"batch_eval_gc_threshold", &config.batch_eval_gc_threshold},
+      {"job_gc_threshold", &config.job_gc_threshold},
+      {"node_gc_threshold", &config.node_gc_threshold}};
+  for (const auto& [name, field] : kThresholds) {
+    if (!s.contains(name))
+      continue;
+    *field = common::Duration(s[name].get<int64_t>());
+    if (*field < common::Duration(0))
+      return Unsupported(std::string("server.") + name, "must not be negative");
+  }
+  if (s.contains("job_gc_interval")) {
+    config.job_gc_interval = common::Duration(s["job_gc_interval"].get<int64_t>());
+    if (config.job_gc_interval < std::chrono::seconds(1))
+      return Unsupported("server.job_gc_interval", "must be at least 1s");
   }
   return absl::OkStatus();
 }
@@ -507,6 +533,8 @@ absl::Status ApplyConfig(const Json& merged, AgentConfig& config) {
         return st;
     }
     if (absl::Status st = ApplyHeartbeats(s, config); !st.ok())
+      return st;
+    if (absl::Status st = ApplyServerGc(s, config); !st.ok())
       return st;
     if (s.contains("default_scheduler_config")) {
       config.memory_oversubscription = s["default_scheduler_config"].value(

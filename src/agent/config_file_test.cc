@@ -64,6 +64,11 @@ server {
   heartbeat_grace           = "3s"
   min_heartbeat_ttl         = "2s"
   max_heartbeats_per_second = 20.5
+  eval_gc_threshold         = "10m"
+  batch_eval_gc_threshold   = "2h"
+  job_gc_threshold          = "30m"
+  node_gc_threshold         = "48h"
+  job_gc_interval           = "1m"
   etcd {
     endpoints    = ["127.0.0.1:2379", "http://10.0.0.5:2379"]
     prefix       = "/prod"
@@ -132,6 +137,11 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.heartbeat_grace, std::chrono::seconds(3));
   EXPECT_EQ(config.min_heartbeat_ttl, std::chrono::seconds(2));
   EXPECT_EQ(config.max_heartbeats_per_second, 20.5);
+  EXPECT_EQ(config.eval_gc_threshold, std::chrono::minutes(10));
+  EXPECT_EQ(config.batch_eval_gc_threshold, std::chrono::hours(2));
+  EXPECT_EQ(config.job_gc_threshold, std::chrono::minutes(30));
+  EXPECT_EQ(config.node_gc_threshold, std::chrono::hours(48));
+  EXPECT_EQ(config.job_gc_interval, std::chrono::minutes(1));
   EXPECT_EQ(config.bootstrap_expect, 3);
   EXPECT_EQ(config.advertise_http, "10.0.0.5");
   EXPECT_EQ(config.advertise_rpc, "10.0.0.5:5647");
@@ -311,6 +321,13 @@ TEST_F(ConfigFileTest, BadDevicePluginSettingsAreRefusedByName) {
               HasSubstr("must be an absolute path"));
   EXPECT_THAT(Error({Write("f.hcl", "plugin \"nvidia\" {\n  args = [\"-x\"]\n}\n")}),
               HasSubstr("only external plugins (with a command) take args"));
+}
+
+TEST_F(ConfigFileTest, BadServerGcSettingsAreRefusedByName) {
+  EXPECT_THAT(Error({Write("g.hcl", "server {\n  job_gc_threshold = \"-1s\"\n}\n")}),
+              HasSubstr("server.job_gc_threshold"));
+  EXPECT_THAT(Error({Write("h.hcl", "server {\n  job_gc_interval = \"10ms\"\n}\n")}),
+              HasSubstr("server.job_gc_interval"));
 }
 
 TEST(ServerAddressesTest, BareHostsGetTheRpcPortAndBadOnesAreNamed) {

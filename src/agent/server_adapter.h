@@ -23,6 +23,9 @@ class ServerAdapter final : public api::ServerApi {
   asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord> records) override {
     return server_.RestoreSnapshotDurably(std::move(records));
   }
+  asio::awaitable<absl::Status> CollectGarbage() override {
+    return server_.CollectGarbageDurably();
+  }
 
   const std::string& region() const override { return server_.config().region; }
 

@@ -31,6 +31,9 @@ class FakeServer final : public ServerApi {
   asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord>) override {
     co_return absl::UnimplementedError("not in this fake");
   }
+  asio::awaitable<absl::Status> CollectGarbage() override {
+    co_return absl::UnimplementedError("not in this fake");
+  }
 
   model::JobPtr GetJob(const std::string& ns, const std::string& id) const override {
     auto it = jobs.find(ns + "/" + id);

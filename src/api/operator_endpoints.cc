@@ -1,6 +1,7 @@
 // /v1/operator/snapshot: an operator's backup of the server state, in Drover's own
 // format (codec/snapshot.h, docs/ha.md), and its restore. GET is served by any server
 // from its view; PUT replaces the whole state (a follower sends it to the leader).
+// PUT /v1/system/gc: the servers' garbage collection, now (server/core_gc.h).
 #include "api/api_context.h"
 #include "api/query.h"
 #include "codec/snapshot.h"
@@ -57,6 +58,15 @@ void RegisterOperatorRoutes(Router& router, ApiContext& ctx) {
              [&ctx](Request& req) { return SaveSnapshot(ctx, req); });
   router.Add({"PUT", "POST"}, "/v1/operator/snapshot",
              [&ctx](Request& req) { return RestoreSnapshot(ctx, req); });
+  // Nomad answers 200 with no body once the collection is done.
+  router.Add({"PUT"}, "/v1/system/gc", [&ctx](Request&) -> asio::awaitable<Response> {
+    absl::Status s = co_await ctx.server->CollectGarbage();
+    if (!s.ok())
+      co_return ErrorResponse(s);
+    Response r;
+    r.headers["X-Nomad-Index"] = std::to_string(ctx.server->LatestIndex());
+    co_return r;
+  });
 }
 
 }  // namespace drover::api

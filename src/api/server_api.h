@@ -52,6 +52,9 @@ class ServerApi {
   virtual std::function<std::vector<model::StateRecord>()> SnapshotState() const = 0;
   // Replaces the whole state with `records`, durably.
   virtual asio::awaitable<absl::Status> RestoreState(std::vector<model::StateRecord> records) = 0;
+  // PUT /v1/system/gc: removes, durably, every finished evaluation, allocation, job and
+  // down node that the garbage collection may take, whatever its age.
+  virtual asio::awaitable<absl::Status> CollectGarbage() = 0;
 
   // The region the server serves (jobs of another are refused).
   virtual const std::string& region() const = 0;

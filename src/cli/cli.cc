@@ -80,8 +80,8 @@ const CLI::App* SelectedCommand(const CLI::App& app) {
   }
 }
 
-// drover operator client-state | snapshot save|restore|inspect. `arg` holds the
-// chosen command's argument; `action` gets what runs it.
+// drover operator client-state | snapshot save|restore|inspect, and drover system gc.
+// `arg` holds the chosen command's argument; `action` gets what runs it.
 void AddOperatorCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
                          std::function<int()>& action, std::string& arg) {
   // The callbacks run after this returns: they hold pointers to what outlives the parse.
@@ -118,6 +118,15 @@ void AddOperatorCommands(CLI::App& app, ApiFlags* flags, const Dependencies& dep
   CLI::App* inspect = snapshot->add_subcommand("inspect", "Describe a snapshot file");
   inspect->add_option("file", arg, "A file written by snapshot save")->required();
   inspect->callback([=] { *act = [=] { return RunOperatorSnapshotInspect(*a, *out); }; });
+  CLI::App* system = app.add_subcommand("system", "Interact with the servers' system API");
+  system->require_subcommand(1);
+  CLI::App* gc = system->add_subcommand("gc", "Run the servers' garbage collection now");
+  AddApiFlags(gc, flags);
+  gc->callback([=] {
+    *act = [=] {
+      return WithClient(*flags, *d, *out, [](HttpClient& c, Ui& u) { return RunSystemGc(c, u); });
+    };
+  });
 }
 
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,

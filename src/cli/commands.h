@@ -220,5 +220,7 @@ int RunOperatorClientState(const std::string& data_dir, Ui& ui);
 int RunOperatorSnapshotSave(const std::string& file, HttpClient& client, Ui& ui);
 int RunOperatorSnapshotRestore(const std::string& file, HttpClient& client, Ui& ui);
 int RunOperatorSnapshotInspect(const std::string& file, Ui& ui);
+// drover system gc: the servers' garbage collection, now (PUT /v1/system/gc).
+int RunSystemGc(HttpClient& client, Ui& ui);
 
 }  // namespace drover::cli

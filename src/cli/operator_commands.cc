@@ -109,6 +109,15 @@ int RunOperatorSnapshotRestore(const std::string& file, HttpClient& client, Ui& 
   return kExitOk;
 }
 
+int RunSystemGc(HttpClient& client, Ui& ui) {
+  absl::StatusOr<HttpResponse> r = client.Do("PUT", "/v1/system/gc", "");
+  if (!r.ok()) {
+    ui.Error(absl::StrCat("Error running system garbage collection: ", r.status().message()));
+    return kExitError;
+  }
+  return kExitOk;  // Nomad prints nothing
+}
+
 int RunOperatorSnapshotInspect(const std::string& file, Ui& ui) {
   absl::StatusOr<std::string> bytes = ReadWholeFile(file);
   if (!bytes.ok()) {

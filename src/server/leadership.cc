@@ -63,6 +63,7 @@ void Server::BeginTerm() {
   common::SpawnDetached(executor_, EvalWorker(term_), "evaluation worker");
   common::SpawnDetached(executor_, DrainLoop(term_), "drain loop");
   common::SpawnDetached(executor_, HeartbeatMonitor(term_), "heartbeat monitor");
+  common::SpawnDetached(executor_, GcLoop(term_), "garbage collection");
 }
 
 void Server::RevokeLeadership() {

@@ -24,6 +24,7 @@
 #include "common/clock.h"
 #include "common/event.h"
 #include "model/prev_alloc_info.h"
+#include "server/core_gc.h"
 #include "server/state_store.h"
 
 namespace drover::metrics {
@@ -55,6 +56,10 @@ struct ServerConfig {
   // The largest job record the state may hold (0: no bound). With etcd one record must
   // fit one etcd request, and an allocation's record holds its job.
   size_t max_job_record_bytes = 0;
+  // Garbage collection (core_gc.h): how old what finished must be before it goes
+  // (server.eval_gc_threshold and friends), and how often the leader looks.
+  GcThresholds gc;
+  common::Duration gc_interval = std::chrono::minutes(5);
 };
 
 using model::DrainSpec;
@@ -140,6 +145,10 @@ class Server {
   // again from it (pending evaluations, heartbeat timers, drains). The leader only.
   asio::awaitable<absl::Status> RestoreSnapshotDurably(std::vector<model::StateRecord> records);
 
+  // PUT /v1/system/gc: collects now everything that may go, whatever its age, and
+  // completes once that is durable. The leader only.
+  asio::awaitable<absl::Status> CollectGarbageDurably();
+
   // Client-facing calls (through ServerRpc). Registration and heartbeats answer with
   // the node's next heartbeat TTL.
   // A registration of a known node ID with another secret is PermissionDenied: one node
@@ -221,6 +230,10 @@ class Server {
   // Drops the plan's disconnect follow-ups that a pending evaluation already covers.
   void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;
   asio::awaitable<void> HeartbeatMonitor(common::CancellationScopePtr term);
+  // Collects garbage every gc_interval (core_gc.h).
+  asio::awaitable<void> GcLoop(common::CancellationScopePtr term);
+  // One collection with `thresholds`, durable; returns what went.
+  asio::awaitable<absl::StatusOr<Garbage>> CollectGarbage(GcThresholds thresholds);
   // The longest max_client_disconnect among the allocations meant to run on the node
   // (0 when none has one).
   common::Duration DisconnectWindow(const std::string& node_id) const;

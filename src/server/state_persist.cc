@@ -106,6 +106,16 @@ void StateStore::ForgetEval(const std::string& id) {
     store_->Delete(kEvalPrefix + id, LogFailure());
 }
 
+void StateStore::ForgetAlloc(const std::string& id) {
+  if (store_)
+    store_->Delete(kAllocPrefix + id, LogFailure());
+}
+
+void StateStore::ForgetNode(const std::string& id) {
+  if (store_)
+    store_->Delete(kNodePrefix + id, LogFailure());
+}
+
 absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   store_ = std::move(store);
   resave_on_failure_ = true;

@@ -134,7 +134,7 @@ absl::Status StateStore::ApplyEvalRecord(const std::string& id,
                                          const std::optional<std::string>& value) {
   if (!value) {
     if (auto it = evals_.find(id); it != evals_.end()) {
-      evals_by_job_[JobKey(it->second->namespace_, it->second->job_id)].erase(id);
+      Unindex(evals_by_job_, JobKey(it->second->namespace_, it->second->job_id), id);
       evals_.erase(it);
     }
     return absl::OkStatus();
@@ -153,8 +153,8 @@ absl::Status StateStore::ApplyAllocRecord(const std::string& id,
   if (!value) {
     if (auto it = allocs_.find(id); it != allocs_.end()) {
       const AllocPtr a = it->second;
-      allocs_by_job_[JobKey(a->namespace_, a->job_id)].erase(id);
-      allocs_by_node_[a->node_id].erase(id);
+      Unindex(allocs_by_job_, JobKey(a->namespace_, a->job_id), id);
+      Unindex(allocs_by_node_, a->node_id, id);
       allocs_.erase(it);
       NodeAllocsChanged(a->node_id, index_);
     }
@@ -182,6 +182,7 @@ absl::Status StateStore::ApplyNodeRecord(const std::string& id,
                                          const std::optional<std::string>& value) {
   if (!value) {
     nodes_.erase(id);
+    node_allocs_index_.erase(id);
     return absl::OkStatus();
   }
   auto n = DecodeNamed<model::Node>(id, *value, "Node", codec::NodeFromJson);

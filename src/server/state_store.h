@@ -164,6 +164,18 @@ class StateStore {
   // `before[i]` replaces `after[i]` where the stored allocation is still `after[i]`.
   void RestoreAllocs(const std::vector<AllocPtr>& before, const std::vector<AllocPtr>& after);
 
+  // Garbage collection (core_gc.h): removes these allocations, evaluations, jobs (every
+  // version) and nodes, durably, and wakes the nodes whose allocations went. Ids that
+  // are gone already are skipped.
+  struct Removal {
+    std::vector<std::string> allocs;
+    std::vector<std::string> evals;
+    std::vector<std::pair<std::string, std::string>> jobs;  // (namespace, id)
+    std::vector<std::string> nodes;
+    bool empty() const { return allocs.empty() && evals.empty() && jobs.empty() && nodes.empty(); }
+  };
+  void Remove(const Removal& removal);
+
   // Nodes.
   // Assigns the indexes, and its own index to each event not stored before.
   NodePtr UpsertNode(model::Node node);
@@ -181,6 +193,11 @@ class StateStore {
   void SaveIndexes();
   void ForgetJob(const std::string& ns, const std::string& id);
   void ForgetEval(const std::string& id);
+  void ForgetAlloc(const std::string& id);
+  void ForgetNode(const std::string& id);
+  // Drops `id` from index[key], and the key once its set is empty.
+  static void Unindex(std::map<std::string, std::set<std::string>>& index, const std::string& key,
+                      const std::string& id);
   // Queues every record again (after a failed commit) and deletes job versions that
   // are gone from memory.
   void ResaveAll();
@@ -218,9 +235,10 @@ class StateStore {
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
   // Secondary indexes (ids, sorted like the primary tables). An allocation's job and
-  // node and an evaluation's job never change, and nothing is deleted yet, so entries
-  // are only ever added. They keep per-job and per-node lookups — done on every write
-  // (job status) and every client wake-up — from scanning whole tables.
+  // node and an evaluation's job never change: entries are added with the object and
+  // removed with it (an empty set goes too). They keep per-job and per-node lookups —
+  // done on every write (job status) and every client wake-up — from scanning whole
+  // tables.
   std::map<std::string, std::set<std::string>> allocs_by_job_;
   std::map<std::string, std::set<std::string>> allocs_by_node_;
   std::map<std::string, std::set<std::string>> evals_by_job_;

@@ -2,6 +2,7 @@
 // driven through the HTTP API and the `drover` CLI as a user would.
 #include <signal.h>
 
+#include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -40,6 +41,31 @@ TEST_F(AgentTest, BatchJobRunsToCompleteWithExitCodeZero) {
   CliResult status = agent_.Cli({"job", "status", "b1"});
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_NE(status.out.find("dead"), std::string::npos) << status.out;
+}
+
+// A purged job's evaluations and allocations stay until the servers' garbage
+// collection takes them; `drover system gc` runs it now, and the client forgets them
+// too (their directories go).
+TEST_F(AgentTest, SystemGcCollectsAPurgedJobEverywhere) {
+  const std::string file = agent_.WriteFile("gc.json", RawExecJob("gc1", "batch", "true"));
+  CliResult run = agent_.Cli({"job", "run", file});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string id = WaitAlloc("gc1", "complete")["ID"];
+  CliResult stop = agent_.Cli({"job", "stop", "-purge", "gc1"});
+  ASSERT_EQ(stop.exit_code, 0) << stop.out << stop.err;
+  EXPECT_EQ(agent_.Get("/v1/allocations").size(), 1u) << "nothing goes before the collection";
+  CliResult gc = agent_.Cli({"system", "gc"});
+  EXPECT_EQ(gc.exit_code, 0) << gc.out << gc.err;
+  EXPECT_EQ(gc.out, "");
+  EXPECT_TRUE(agent_.Get("/v1/allocations").empty());
+  EXPECT_TRUE(agent_.Get("/v1/evaluations").empty());
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return !std::filesystem::exists(agent_.data_dir() / "alloc" / id) &&
+               agent_.Get("/v1/agent/self")["stats"]["client"]["num_allocations"] == "0";
+      },
+      30s))
+      << agent_.Get("/v1/agent/self")["stats"]["client"].dump();
 }
 
 TEST_F(AgentTest, ServiceJobRunsAndStopCompletesWithKillEvents) {
