@@ -107,6 +107,21 @@ nlohmann::json TrueJob(const std::string& id, int count) {
 }
 
 // The job's group "g" summary field (Running, Complete, ...), or -1.
+// How many of the job's allocations the client has reported healthy: the last thing a
+// started service allocation reports (after the migrate block's min_healthy_time).
+int Healthy(drover::cli::HttpClient& http, const std::string& job) {
+  auto r = http.Do("GET", "/v1/job/" + job + "/allocations");
+  auto j = r.ok() ? drover::codec::ParseJson(r->body) : absl::StatusOr<nlohmann::json>();
+  if (!j.ok() || !j->is_array())
+    return -1;
+  int n = 0;
+  for (const auto& a : *j) {
+    const auto d = a.find("DeploymentStatus");
+    n += d != a.end() && d->is_object() && d->value("Healthy", false);
+  }
+  return n;
+}
+
 int Summary(drover::cli::HttpClient& http, const std::string& job, const char* field) {
   auto r = http.Do("GET", "/v1/job/" + job + "/summary");
   if (!r.ok())
@@ -299,6 +314,14 @@ int main(int argc, char** argv) {
           {"target", "3 (agent, supervisor, reaper)"},
           {"tasks", tasks}});
     EmitDensity("after_burst", agent, node, tasks);
+    // Idle means nothing left to report: every allocation's health is in (10 s after
+    // it started) before the window opens.
+    const auto settling = Clock::now();
+    if (!drover::bench::WaitUntil([&] { return Healthy(*http, "density") == tasks; }, 300s,
+                                  500ms)) {
+      std::fprintf(stderr, "the %d allocations were not all reported healthy\n", tasks);
+    }
+    const double settle_s = Seconds(Clock::now() - settling);
     double cpu_before = Of(agent).cpu;
     double node_before = 0;
     for (pid_t p : node)
@@ -316,6 +339,7 @@ int main(int argc, char** argv) {
           {"supervisor_and_reaper_percent", 100 * node_cpu / idle_seconds},
           {"target", 2},
           {"idle_s", idle_seconds},
+          {"settled_after_s", settle_s},
           {"tasks", tasks}});
     EmitDensity("after_idle", agent, node, tasks);
     const auto stop = Clock::now();

@@ -19,6 +19,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/client_adapter.h"
 #include "agent/client_role.h"
+#include "agent/memory_trim.h"
 #include "agent/server_adapter.h"
 #include "api/api_context.h"
 #include "api/forward.h"
@@ -337,6 +338,7 @@ int RunAgent(const AgentConfig& config) {
   if (server != nullptr)
     ctx.server = &server_api.emplace(*server, ha.get());
   AgentMetrics agent_metrics(io.get_executor(), pool, clock, config, host);
+  MemoryTrimmer memory_trimmer(io.get_executor(), pool, clock);
   ctx.metrics = &agent_metrics.registry();
   ctx.prometheus_metrics = config.prometheus_metrics;
   if (server != nullptr)
@@ -407,6 +409,7 @@ int RunAgent(const AgentConfig& config) {
     shutting_down = true;
     DROVER_LOG_INFO("agent: shutting down");
     agent_metrics.Stop();
+    memory_trimmer.Stop();
     http.Stop();
     if (rpc_http != nullptr)
       rpc_http->Stop();
@@ -457,6 +460,7 @@ int RunAgent(const AgentConfig& config) {
       }
     }
     agent_metrics.Start();
+    memory_trimmer.Start();
     http.Start();
     if (rpc_http != nullptr) {
       rpc_http->Start();

@@ -1,0 +1,30 @@
+#include "agent/memory_trim.h"
+
+#include <malloc.h>
+
+#include "common/offload.h"
+
+namespace drover::agent {
+
+void MemoryTrimmer::Start() {
+  stop_ = common::CancellationScope::Create(executor_);
+  common::SpawnDetached(executor_, Loop(stop_), "memory trim");
+}
+
+void MemoryTrimmer::Stop() {
+  if (stop_ != nullptr)
+    stop_->Cancel();
+}
+
+asio::awaitable<void> MemoryTrimmer::Loop(common::CancellationScopePtr stop) {
+  using namespace asio::experimental::awaitable_operators;  // NOLINT
+  while (!stop->cancelled()) {
+    co_await (clock_.Sleep(interval_) || stop->Wait());
+    if (stop->cancelled())
+      break;
+    auto trim = [] { return malloc_trim(0); };  // named: see Offload()
+    co_await common::Offload(pool_, std::move(trim));
+  }
+}
+
+}  // namespace drover::agent
