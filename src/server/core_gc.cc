@@ -23,10 +23,17 @@ bool JobStoppedOrDead(const model::Job& job) {
 class Pass {
  public:
   Pass(const StateStore& state, const GcThresholds& t, common::Time now)
-      : state_(state), t_(t), now_(now) {
-    for (const AllocPtr& a : state.ListAllocs("*", ""))
+      : state_(state),
+        t_(t),
+        now_(now),
+        allocs_(state.ListAllocs("*", "")),
+        evals_(state.ListEvals("*", "")) {
+    for (const AllocPtr& a : allocs_)
       allocs_by_eval_[a->eval_id].push_back(a);
   }
+
+  const std::vector<AllocPtr>& allocs() const { return allocs_; }
+  const std::vector<EvalPtr>& evals() const { return evals_; }
 
   // Whether the allocation may go, once `threshold` old.
   bool AllocGoes(const model::Allocation& a, const model::Job* job,
@@ -97,7 +104,7 @@ class Pass {
 
   void CollectEvals(const std::set<std::pair<std::string, std::string>>& collected_jobs,
                     Garbage& out) const {
-    for (const EvalPtr& e : state_.ListEvals("*", "")) {
+    for (const EvalPtr& e : evals_) {
       if (collected_jobs.contains({e->namespace_, e->job_id}))
         continue;
       const JobPtr job = state_.GetJob(e->namespace_, e->job_id);
@@ -129,6 +136,9 @@ class Pass {
   const StateStore& state_;
   const GcThresholds& t_;
   common::Time now_;
+  // Every allocation and evaluation, listed once per pass.
+  std::vector<AllocPtr> allocs_;
+  std::vector<EvalPtr> evals_;
   std::map<std::string, std::vector<AllocPtr>> allocs_by_eval_;
 };
 
@@ -146,9 +156,9 @@ Garbage FindGarbage(const StateStore& state, const GcThresholds& thresholds, com
   // Allocations whose evaluation is gone (purged jobs keep theirs until here).
   std::set<std::string> going(out.allocs.begin(), out.allocs.end());
   std::set<std::string> evals;
-  for (const EvalPtr& e : state.ListEvals("*", ""))
+  for (const EvalPtr& e : pass.evals())
     evals.insert(e->id);
-  for (const AllocPtr& a : state.ListAllocs("*", "")) {
+  for (const AllocPtr& a : pass.allocs()) {
     if (going.contains(a->id) || evals.contains(a->eval_id) ||
         collected_jobs.contains({a->namespace_, a->job_id})) {
       continue;
