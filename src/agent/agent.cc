@@ -220,7 +220,8 @@ server::ServerConfig ServerConfigFor(const AgentConfig& config) {
              .batch_eval = config.batch_eval_gc_threshold,
              .job = config.job_gc_threshold,
              .node = config.node_gc_threshold},
-      .gc_interval = config.job_gc_interval};
+      .gc_interval = config.job_gc_interval,
+      .job_tracked_versions = config.job_tracked_versions};
 }
 
 // How other servers reach a listener bound at `bound` ("host:port"): the advertised

@@ -72,6 +72,8 @@ struct AgentConfig {
   common::Duration job_gc_threshold = std::chrono::hours(4);
   common::Duration node_gc_threshold = std::chrono::hours(24);
   common::Duration job_gc_interval = std::chrono::minutes(5);
+  // server.job_tracked_versions: how many versions of a job are kept (Nomad's 6).
+  size_t job_tracked_versions = 6;
   // Empty in -dev: a fresh temp dir, removed on exit. Given, the server and client
   // state are kept there (docs/state.md): an agent that was killed, or (without -dev)
   // stopped, starts again where it was and re-attaches the tasks that kept running.

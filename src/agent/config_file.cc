@@ -55,6 +55,7 @@ const BlockSpec kServer{
      {"job_gc_threshold", "job_gc_threshold", F::kDuration},
      {"node_gc_threshold", "node_gc_threshold", F::kDuration},
      {"job_gc_interval", "job_gc_interval", F::kDuration},
+     {"job_tracked_versions", "job_tracked_versions", F::kInt},
      {"default_scheduler_config", "default_scheduler_config", F::kBlock, &kSchedulerConfig}}};
 const BlockSpec kReserved{"reserved",
                           {{"cpu", "cpu", F::kInt},
@@ -297,6 +298,12 @@ absl::Status ApplyServerGc(const Json& s, AgentConfig& config) {
     *field = common::Duration(s[name].get<int64_t>());
     if (*field < common::Duration(0))
       return Unsupported(std::string("server.") + name, "must not be negative");
+  }
+  if (s.contains("job_tracked_versions")) {
+    const int64_t n = s["job_tracked_versions"].get<int64_t>();
+    if (n < 1 || n > 1000)
+      return Unsupported("server.job_tracked_versions", "must be between 1 and 1000");
+    config.job_tracked_versions = static_cast<size_t>(n);
   }
   if (s.contains("job_gc_interval")) {
     config.job_gc_interval = common::Duration(s["job_gc_interval"].get<int64_t>());

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "model/allocation.h"
 #include "model/evaluation.h"
 #include "model/job.h"
+#include "model/job_diff.h"
 #include "model/node.h"
 
 namespace drover::model {
@@ -47,6 +50,22 @@ struct EvalResponse {
   std::vector<std::string> eval_ids;
   uint64_t eval_create_index = 0;
   uint64_t job_modify_index = 0;
+  std::vector<std::string> warnings;
+  uint64_t index = 0;
+};
+
+// What registering a job would do (PUT /v1/job/:id/plan), decided by the scheduler
+// against the state now and applied nowhere.
+struct JobPlan {
+  // Per task group (those of the job and those it would stop).
+  std::map<std::string, DesiredUpdates> desired_tg_updates;
+  // Groups with placements that would not fit, and why.
+  std::map<std::string, AllocMetric> failed_tg_allocs;
+  // The registered job's JobModifyIndex (0 for a new job): `job run -check-index`.
+  uint64_t job_modify_index = 0;
+  // The registered job (null for a new one) to the planned one, annotated with the
+  // decisions; only when asked for.
+  std::optional<JobDiff> diff;
   std::vector<std::string> warnings;
   uint64_t index = 0;
 };

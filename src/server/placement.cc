@@ -180,9 +180,20 @@ bool HasDistinctHosts(const model::Job& job, const model::TaskGroup& g) {
   return has(job.constraints) || has(g.constraints);
 }
 
-bool SameSpecIgnoringCount(const model::TaskGroup& a, const model::TaskGroup& b) {
+bool UpdatableInPlace(const model::Job& old_job, const model::TaskGroup& a,
+                      const model::Job& new_job, const model::TaskGroup& b) {
+  // What of the job reaches its tasks (NOMAD_JOB_NAME, NOMAD_REGION, NOMAD_NAMESPACE,
+  // NOMAD_META_*, NOMAD_JOB_PARENT_ID, a dispatch payload) or changes how they run.
+  if (old_job.name != new_job.name || old_job.type != new_job.type ||
+      old_job.region != new_job.region || old_job.namespace_ != new_job.namespace_ ||
+      old_job.meta != new_job.meta || old_job.parent_id != new_job.parent_id ||
+      old_job.dispatched != new_job.dispatched || old_job.payload != new_job.payload)
+    return false;
   model::TaskGroup x = a;
   x.count = b.count;
+  x.reschedule_policy = b.reschedule_policy;
+  x.migrate = b.migrate;
+  x.max_client_disconnect = b.max_client_disconnect;
   return x == b;
 }
 
@@ -193,10 +204,36 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why) {
   return s;
 }
 
+namespace {
+
+// Whether the node of `a` still serves the new version of the job: the placement
+// fields that may change in place (datacenters, node pool, constraints) are checked
+// again, as a new placement would check them.
+bool StillFitsItsNode(const SchedulerInput& in, const model::TaskGroup& g,
+                      const model::Allocation& a) {
+  const model::Job& job = *in.job;
+  // Unchanged (the common case: a count): it fits as it did, and no node is looked up.
+  if (a.job->datacenters == job.datacenters && a.job->node_pool == job.node_pool &&
+      a.job->constraints == job.constraints)
+    return true;
+  for (const NodePtr& n : in.nodes) {
+    if (n->id != a.node_id)
+      continue;
+    model::AllocMetric unused;
+    return DatacenterMatches(job.datacenters, n->datacenter) &&
+           (job.node_pool.empty() || job.node_pool == "all" || n->node_pool == job.node_pool) &&
+           Feasible(job, g, *n, unused);
+  }
+  return false;
+}
+
+}  // namespace
+
 bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
                          PlanResult& plan) {
   const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
-  if (old_group != nullptr && SameSpecIgnoringCount(*old_group, g)) {
+  if (old_group != nullptr && UpdatableInPlace(*a->job, *old_group, *in.job, g) &&
+      StillFitsItsNode(in, g, *a)) {
     model::Allocation updated = *a;
     updated.job = in.job;
     plan.upserts.push_back(std::move(updated));

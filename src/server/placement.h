@@ -66,11 +66,16 @@ model::Allocation NewAlloc(const SchedulerInput& in, const model::TaskGroup& g, 
                            const model::Node& node, Fit fit, const GroupAsk& ask,
                            const model::AllocMetric& metric);
 
-// Whether an allocation of `a` can keep running as `b` (only the count changed).
-bool SameSpecIgnoringCount(const model::TaskGroup& a, const model::TaskGroup& b);
+// Whether an allocation of group `a` of `old_job` can keep running as `b` of `new_job`:
+// only what the servers alone act on changed (the count, the reschedule and migrate
+// policies, max_client_disconnect, and job-level placement fields), and nothing that
+// reaches the tasks (the job's meta is in their environment). UpdateInPlaceOrStop also
+// checks that the allocation's node still fits the new placement fields.
+bool UpdatableInPlace(const model::Job& old_job, const model::TaskGroup& a,
+                      const model::Job& new_job, const model::TaskGroup& b);
 model::Allocation StopCopy(const model::Allocation& a, const char* why);
-// An allocation of an older version of the job: updated in place when only the count
-// changed (true), else stopped for a replacement (false).
+// An allocation of an older version of the job: updated in place when
+// UpdatableInPlace (true), else stopped for a replacement (false).
 bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
                          PlanResult& plan);
 // Stopped and marked lost: its node is down.

@@ -36,6 +36,11 @@ bool Reschedule(const SchedulerInput& in, const model::TaskGroup& g, const Alloc
                 GroupWork& w, PlanResult& plan) {
   if (!g.reschedule_policy)
     return false;
+  if (a->desired_transition.force_reschedule.value_or(false)) {
+    // POST /v1/job/:id/evaluate with ForceReschedule: now, whatever the policy says.
+    w.rescheduled[idx] = Rescheduled{.failed = a, .delay = common::Duration{0}};
+    return true;
+  }
   std::optional<RescheduleDecision> decision = DecideReschedule(*a, *g.reschedule_policy);
   if (!decision)
     return false;
@@ -121,6 +126,8 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
                          std::vector<AllocPtr> live, const NodeStates& nodes, PlanResult& plan) {
   const model::Job& job = *in.job;
   GroupWork w{&g, {}, {}, {}, {}};
+  model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
+  std::set<int> not_placements;  // slots refilled by a migration or a destructive update
   std::set<int> taken;
   std::map<int, std::string> taker;  // index -> the allocation that holds it
   // Allocations whose replacement is still meant to run: not replaced again.
@@ -142,10 +149,16 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
         const bool reconnected = taken.contains(idx) && taker[idx] == a->previous_allocation;
         plan.upserts.push_back(StopCopy(*a, reconnected ? kAllocReconnected : kAllocNotNeeded));
         ++plan.stopped;
+        ++updates.stop;
       }
       continue;
     }
+    const int lost_before = plan.lost;
     if (AwayFromItsNode(in, g, a, nodes, plan)) {
+      if (plan.lost > lost_before)
+        ++updates.stop;
+      else
+        ++updates.ignore;  // unknown: it may still come back
       if (!replaced.contains(a->id))
         replace(a, idx);
       continue;
@@ -158,6 +171,8 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
       plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
       ++plan.stopped;
+      ++updates.migrate;
+      not_placements.insert(idx);
       replace(a, idx);
       continue;
     }
@@ -182,17 +197,25 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     if (current_version || a->ClientTerminal()) {
       // Finished allocations keep their slot: batch work is not redone, and failed ones
       // are replaced only as their reschedule policy allows (above).
+      ++updates.ignore;
       continue;
     }
-    if (!UpdateInPlaceOrStop(in, g, a, plan)) {
+    if (UpdateInPlaceOrStop(in, g, a, plan)) {
+      ++updates.in_place_update;
+    } else {
+      ++updates.destructive_update;
+      not_placements.insert(idx);
       taken.erase(idx);
       taker.erase(idx);
       replace(a, idx);
     }
   }
   for (int i = 0; i < g.count; ++i) {
-    if (!taken.contains(i))
+    if (!taken.contains(i)) {
       w.to_place.push_back(i);
+      if (!not_placements.contains(i))
+        ++updates.place;
+    }
   }
   return w;
 }
@@ -341,6 +364,7 @@ PlanResult Schedule(const SchedulerInput& in) {
       if (!a->ClientTerminal()) {
         plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
         ++plan.stopped;
+        ++plan.desired_tg_updates[a->task_group].stop;
       }
       continue;
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/job_diff.h"
 #include "server/state_store.h"
 
 namespace drover::server {
@@ -41,6 +42,10 @@ struct PlanResult {
   int updated_in_place = 0;
   std::map<std::string, model::AllocMetric> failed_tg_allocs;
   std::map<std::string, int> queued;
+  // Per task group, what the pass decided for its allocations (a plan's annotations):
+  // kept as they are, placed, migrated, stopped, updated in place, or replaced for a
+  // new version. Decisions, counted whether or not a placement then fits.
+  std::map<std::string, model::DesiredUpdates> desired_tg_updates;
   // Evaluations to run later: failed allocations to replace once their reschedule
   // delay has passed (WaitUntil).
   std::vector<model::Evaluation> followup_evals;

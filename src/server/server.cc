@@ -24,18 +24,19 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       state_(executor, clock),
       queue_changed_(executor),
       durable_writes_(executor),
+      plans_(executor),
       drain_changed_(executor),
       stop_(common::CancellationScope::Create(executor)),
       leader_(!config_.ha),
       seed_(std::random_device{}()),
-      rng_(std::random_device{}()) {}
+      rng_(std::random_device{}()) {
+  state_.set_tracked_versions(config_.job_tracked_versions);
+}
 
-absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
-  if (!leader_)
-    return NotLeaderError();
+absl::StatusOr<std::vector<std::string>> Server::CheckRegistration(const model::Job& job) const {
   std::vector<std::string> warnings;
   if (!config_.memory_oversubscription) {
-    for (const model::TaskGroup& g : job.job().task_groups) {
+    for (const model::TaskGroup& g : job.task_groups) {
       for (const model::Task& t : g.tasks) {
         if (t.resources.memory_max_mb > 0) {
           warnings.push_back("Memory oversubscription is not enabled; Task \"" + g.name + "." +
@@ -47,7 +48,7 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
     }
   }
   if (config_.max_job_record_bytes > 0) {
-    const size_t bytes = layout::EncodeRecord(job.job()).size();
+    const size_t bytes = layout::EncodeRecord(job).size();
     if (bytes > config_.max_job_record_bytes) {
       return absl::InvalidArgumentError("job is too large: " + std::to_string(bytes) +
                                         " bytes encoded, and the servers' state "
@@ -55,9 +56,18 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
                                         std::to_string(config_.max_job_record_bytes) + " bytes");
     }
   }
+  return warnings;
+}
+
+absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
+  if (!leader_)
+    return NotLeaderError();
+  absl::StatusOr<std::vector<std::string>> warnings = CheckRegistration(job.job());
+  if (!warnings.ok())
+    return warnings.status();
   JobPtr stored = state_.UpsertJob(std::move(job).Release());
   EvalResponse resp = CreateEval(*stored, model::kTriggerJobRegister);
-  resp.warnings.insert(resp.warnings.end(), warnings.begin(), warnings.end());
+  resp.warnings.insert(resp.warnings.end(), warnings->begin(), warnings->end());
   return resp;
 }
 
@@ -280,12 +290,10 @@ asio::awaitable<void> Server::EvalWorker(common::CancellationScopePtr term) {
   }
 }
 
-asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
-  const std::string job_ns = eval.namespace_;
-  const std::string job_id = eval.job_id;
+SchedulerInput Server::MakeSchedulerInput(const model::Evaluation& eval, JobPtr job) {
   SchedulerInput input;
   input.eval = eval;
-  input.job = state_.GetJob(eval.namespace_, eval.job_id);
+  input.job = std::move(job);
   input.nodes = state_.ListNodes("");
   input.job_allocs = state_.AllocsByJob(eval.namespace_, eval.job_id);
   input.node_allocs = state_.ListAllocs("*", "");
@@ -293,6 +301,13 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   input.seed = seed_++;
   input.memory_oversubscription = config_.memory_oversubscription;
   input.score_every_node = config_.score_every_node;
+  return input;
+}
+
+asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
+  const std::string job_ns = eval.namespace_;
+  const std::string job_id = eval.job_id;
+  SchedulerInput input = MakeSchedulerInput(eval, state_.GetJob(eval.namespace_, eval.job_id));
   eval.snapshot_index = state_.LatestIndex();
   const uint64_t term = term_count_;
   PlanResult plan;

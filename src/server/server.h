@@ -33,7 +33,8 @@ class Registry;
 
 namespace drover::server {
 
-struct PlanResult;  // scheduler.h
+struct PlanResult;      // scheduler.h
+struct SchedulerInput;  // scheduler.h
 
 struct ServerConfig {
   std::string region = "global";
@@ -60,6 +61,9 @@ struct ServerConfig {
   // (server.eval_gc_threshold and friends), and how often the leader looks.
   GcThresholds gc;
   common::Duration gc_interval = std::chrono::minutes(5);
+  // How many versions of each job the state keeps (server.job_tracked_versions): the
+  // newest, and the newest stable one among them.
+  size_t job_tracked_versions = 6;
 };
 
 using model::DrainSpec;
@@ -145,6 +149,27 @@ class Server {
   // again from it (pending evaluations, heartbeat timers, drains). The leader only.
   asio::awaitable<absl::Status> RestoreSnapshotDurably(std::vector<model::StateRecord> records);
 
+  // Job versions (job_versions.cc). Each write is durable as RegisterJobDurably.
+  // POST /v1/job/:id/stable: marks a kept version stable or not; returns the index.
+  asio::awaitable<absl::StatusOr<uint64_t>> SetJobStabilityDurably(std::string ns, std::string id,
+                                                                   uint64_t version, bool stable);
+  // POST /v1/job/:id/revert: registers a kept earlier version again (as a new version).
+  // With `enforce_prior_version`, only while the job is at that version. Errors carry
+  // Nomad's texts: NotFound "job not found"; "can't revert to current version", a
+  // version that is not kept, or another current version are 500s (FailedPrecondition).
+  asio::awaitable<absl::StatusOr<EvalResponse>> RevertJobDurably(
+      std::string ns, std::string id, uint64_t version,
+      std::optional<uint64_t> enforce_prior_version);
+  // POST /v1/job/:id/evaluate: a new "job-register" evaluation of the job as it is.
+  // With `force_reschedule`, failed allocations whose group may be rescheduled are
+  // replaced now, whatever their policy's attempts and delay.
+  asio::awaitable<absl::StatusOr<EvalResponse>> EvaluateJobDurably(std::string ns, std::string id,
+                                                                   bool force_reschedule);
+  // PUT /v1/job/:id/plan: what registering `job` would do, decided by the scheduler on
+  // the pool against the state now; nothing is stored. With `diff`, the registered
+  // job's diff to it, annotated (plan_annotate.h). Any server may plan.
+  asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(PreparedJob job, bool diff);
+
   // PUT /v1/system/gc: collects now everything that may go, whatever its age, and
   // completes once that is durable. The leader only.
   asio::awaitable<absl::Status> CollectGarbageDurably();
@@ -200,6 +225,10 @@ class Server {
   void set_metrics(metrics::Registry* registry) { metrics_ = registry; }
 
  private:
+  // What registering `job` warns about; an error for a job the state cannot take.
+  absl::StatusOr<std::vector<std::string>> CheckRegistration(const model::Job& job) const;
+  // The scheduler's input for `eval` against the state now (job: `job`).
+  SchedulerInput MakeSchedulerInput(const model::Evaluation& eval, JobPtr job);
   // Starts a term's loops after queuing what the state left pending.
   void BeginTerm();
   // Stops them and drops what they held.
@@ -263,6 +292,8 @@ class Server {
   std::set<std::string> queued_;  // what queue_ holds, for lookups
   common::Notifier queue_changed_;
   common::AsyncMutex durable_writes_;
+  // One plan at a time on the pool: callers cannot crowd out evaluations.
+  common::AsyncMutex plans_;
   bool defer_enqueue_ = false;         // inside Durably's write
   std::vector<std::string> deferred_;  // evaluations that write created
   // When each node is marked down unless it heartbeats first (TTL + grace).

@@ -101,6 +101,11 @@ void StateStore::ForgetJob(const std::string& ns, const std::string& id) {
     store_->DeletePrefix(JobRecordPrefix(ns, id), LogFailure());
 }
 
+void StateStore::ForgetJobVersion(const model::Job& version) {
+  if (store_)
+    store_->Delete(JobRecordKey(version), LogFailure());
+}
+
 void StateStore::ForgetEval(const std::string& id) {
   if (store_)
     store_->Delete(kEvalPrefix + id, LogFailure());

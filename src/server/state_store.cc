@@ -87,10 +87,13 @@ asio::awaitable<uint64_t> StateStore::BlockUntil(std::vector<Table> tables, uint
   co_return current();
 }
 
-JobPtr StateStore::UpsertJob(model::Job job) {
-  const std::string key = JobKey(job.namespace_, job.id);
-  const uint64_t index = Bump(Table::kJobs);
-  auto existing = jobs_.find(key);
+model::Job StateStore::PreviewJob(model::Job job) const {
+  AssignVersion(job, index_ + 1);
+  return job;
+}
+
+void StateStore::AssignVersion(model::Job& job, uint64_t index) const {
+  auto existing = jobs_.find(JobKey(job.namespace_, job.id));
   if (existing != jobs_.end()) {
     const model::Job& prev = *existing->second;
     job.create_index = prev.create_index;
@@ -108,21 +111,68 @@ JobPtr StateStore::UpsertJob(model::Job job) {
     job.create_index = index;
     job.job_modify_index = index;
     job.version = 0;
+    job.stable = false;
     job.status = model::kJobStatusPending;
   }
   job.modify_index = index;
   job.submit_time = common::ToUnixNanos(clock_.Now());
+}
+
+JobPtr StateStore::UpsertJob(model::Job job) {
+  const std::string key = JobKey(job.namespace_, job.id);
+  AssignVersion(job, Bump(Table::kJobs));
   auto stored = std::make_shared<const model::Job>(std::move(job));
   jobs_[key] = stored;
   auto& versions = job_versions_[key];
   if (versions.empty() || versions.front()->version != stored->version) {
     versions.insert(versions.begin(), stored);
+    TrimVersions(versions);
   } else {
     versions.front() = stored;
   }
   Save(stored);
   RefreshJobStatus(stored->namespace_, stored->id);
   return jobs_[key];
+}
+
+void StateStore::TrimVersions(std::vector<JobPtr>& versions) {
+  if (versions.size() <= tracked_versions_)
+    return;
+  // The newest stable version is what a revert to the last good one goes back to: it
+  // stays beyond the count.
+  const auto keep_end = versions.begin() + static_cast<std::ptrdiff_t>(tracked_versions_);
+  auto stable =
+      std::find_if(versions.begin(), versions.end(), [](const JobPtr& j) { return j->stable; });
+  const JobPtr extra = stable != versions.end() && stable >= keep_end ? *stable : nullptr;
+  for (auto it = keep_end; it != versions.end(); ++it) {
+    if (*it != extra)
+      ForgetJobVersion(**it);
+  }
+  versions.erase(keep_end, versions.end());
+  if (extra)
+    versions.push_back(extra);
+}
+
+absl::StatusOr<JobPtr> StateStore::SetJobStability(const std::string& ns, const std::string& id,
+                                                   uint64_t version, bool stable) {
+  const std::string key = JobKey(ns, id);
+  auto versions = job_versions_.find(key);
+  auto it = versions == job_versions_.end()
+                ? std::vector<JobPtr>::iterator{}
+                : std::find_if(versions->second.begin(), versions->second.end(),
+                               [&](const JobPtr& j) { return j->version == version; });
+  if (versions == job_versions_.end() || it == versions->second.end()) {
+    return absl::NotFoundError("job \"" + id + "\" at version " + std::to_string(version) +
+                               " not found");
+  }
+  model::Job updated = **it;
+  updated.stable = stable;
+  updated.modify_index = Bump(Table::kJobs);
+  *it = std::make_shared<const model::Job>(std::move(updated));
+  if (it == versions->second.begin())
+    jobs_[key] = *it;
+  Save(*it);
+  return *it;
 }
 
 JobPtr StateStore::GetJob(const std::string& ns, const std::string& id) const {

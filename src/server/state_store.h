@@ -22,6 +22,7 @@
 // what the leader wrote as it arrives from a watch (ApplyRecords).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -112,8 +113,16 @@ class StateStore {
                                        common::Duration max_wait);
 
   // Jobs. UpsertJob assigns Version (previous + 1 when the spec changed), indexes and
-  // SubmitTime; returns the stored job.
+  // SubmitTime; returns the stored job. The newest tracked_versions() versions are kept,
+  // and the newest stable one besides (server.job_tracked_versions).
   JobPtr UpsertJob(model::Job job);
+  // What UpsertJob would store for `job` now, without storing it (a plan's view).
+  model::Job PreviewJob(model::Job job) const;
+  // Marks one version stable or not (JobStability). NotFound when it is not kept.
+  absl::StatusOr<JobPtr> SetJobStability(const std::string& ns, const std::string& id,
+                                         uint64_t version, bool stable);
+  void set_tracked_versions(size_t n) { tracked_versions_ = std::max<size_t>(n, 1); }
+  size_t tracked_versions() const { return tracked_versions_; }
   JobPtr GetJob(const std::string& ns, const std::string& id) const;
   // `ns` "*" lists every namespace. Sorted by ID.
   std::vector<JobPtr> ListJobs(const std::string& ns, const std::string& prefix) const;
@@ -185,6 +194,8 @@ class StateStore {
  private:
   static std::string JobKey(const std::string& ns, const std::string& id) { return ns + '\0' + id; }
   uint64_t Bump(Table t);
+  // Sets the server-managed fields UpsertJob sets, for a write at `index`.
+  void AssignVersion(model::Job& job, uint64_t index) const;
   // Write-through (no-ops without a store).
   void Save(const JobPtr& job);
   void Save(const EvalPtr& eval);
@@ -192,6 +203,10 @@ class StateStore {
   void Save(const NodePtr& node);
   void SaveIndexes();
   void ForgetJob(const std::string& ns, const std::string& id);
+  void ForgetJobVersion(const model::Job& version);
+  // Drops the oldest of `versions` (newest first) beyond tracked_versions_, except the
+  // newest stable one.
+  void TrimVersions(std::vector<JobPtr>& versions);
   void ForgetEval(const std::string& id);
   void ForgetAlloc(const std::string& id);
   void ForgetNode(const std::string& id);
@@ -231,7 +246,8 @@ class StateStore {
   asio::steady_timer changed_;
 
   std::map<std::string, JobPtr> jobs_;
-  std::map<std::string, std::vector<JobPtr>> job_versions_;
+  std::map<std::string, std::vector<JobPtr>> job_versions_;  // newest first
+  size_t tracked_versions_ = 6;
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
   // Secondary indexes (ids, sorted like the primary tables). An allocation's job and

@@ -46,16 +46,22 @@ std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
       // Moved off by a drain (or alloc stop): a serving node gets a new one below.
       plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
       ++plan.stopped;
+      ++plan.desired_tg_updates[a->task_group].migrate;
       continue;
     }
-    if (job.FindGroup(a->task_group) != nullptr && keeping.contains(a->node_id))
+    if (job.FindGroup(a->task_group) != nullptr && keeping.contains(a->node_id)) {
+      ++plan.desired_tg_updates[a->task_group].ignore;
       continue;  // neither placed again nor stopped
+    }
     if (auto d = disconnected.find(a->node_id); d != disconnected.end() && !a->ClientTerminal()) {
       // Unknown (and kept) within the window: a system allocation has no other node.
       const model::TaskGroup* g = job.FindGroup(a->task_group);
       if (g == nullptr || !KeepUnknown(in, *g, a, d->second, plan)) {
         plan.upserts.push_back(LostCopy(*a));
         ++plan.lost;
+        ++plan.desired_tg_updates[a->task_group].stop;
+      } else {
+        ++plan.desired_tg_updates[a->task_group].ignore;
       }
       continue;
     }
@@ -63,10 +69,12 @@ std::map<std::pair<std::string, std::string>, std::vector<AllocPtr>> LiveSlots(
       if (lost_nodes.contains(a->node_id) && !a->ClientTerminal()) {
         plan.upserts.push_back(LostCopy(*a));
         ++plan.lost;
+        ++plan.desired_tg_updates[a->task_group].stop;
       } else if (!a->ClientTerminal()) {
         plan.upserts.push_back(StopCopy(
             *a, job.FindGroup(a->task_group) == nullptr ? kAllocNotNeeded : kNodeNotServing));
         ++plan.stopped;
+        ++plan.desired_tg_updates[a->task_group].stop;
       }
       continue;
     }
@@ -85,6 +93,7 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
   auto slots = LiveSlots(in, serving, plan);
   SystemWork w;
   for (const model::TaskGroup& g : job.task_groups) {
+    model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
     for (const std::string& node : serving) {
       std::vector<AllocPtr>& allocs = slots[{g.name, node}];
       std::sort(allocs.begin(), allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {
@@ -94,16 +103,22 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
         if (!allocs[i]->ClientTerminal()) {
           plan.upserts.push_back(StopCopy(*allocs[i], kAllocNotNeeded));
           ++plan.stopped;
+          ++updates.stop;
         }
       }
       if (allocs.empty()) {
-        w.to_place[g.name].insert(node);
+        w.to_place[g.name].insert(node);  // counted once pass 2 knows it is the job's
         continue;
       }
       const AllocPtr& kept = allocs.front();
-      if (CurrentVersion(*kept, job) || kept->ClientTerminal())
+      if (CurrentVersion(*kept, job) || kept->ClientTerminal()) {
+        ++updates.ignore;
         continue;
-      if (!UpdateInPlaceOrStop(in, g, kept, plan)) {
+      }
+      if (UpdateInPlaceOrStop(in, g, kept, plan)) {
+        ++updates.in_place_update;
+      } else {
+        ++updates.destructive_update;
         w.to_place[g.name].insert(node);
         w.replaces[{g.name, node}] = kept->id;
       }
@@ -142,6 +157,18 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       ++metric.nodes_evaluated;
       ++metric.nodes_available;
       std::optional<Fit> fit = FitOnNode(job, g, node, usage[node_id], ask, rng, metric);
+      const auto replaced = w.replaces.find({g.name, node_id});
+      // A node the job no longer fits (a constraint or a driver) is not the job's: what
+      // ran there was stopped, not replaced. One without room is a placement that fails.
+      model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
+      if (!fit && metric.nodes_exhausted == 0) {
+        if (replaced != w.replaces.end()) {
+          --updates.destructive_update;
+          ++updates.stop;
+        }
+      } else if (replaced == w.replaces.end()) {
+        ++updates.place;
+      }
       if (!fit) {
         if (metric.nodes_exhausted > 0) {
           if (failed++ == 0) {
@@ -156,8 +183,8 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
         continue;
       }
       model::Allocation a = NewAlloc(in, g, 0, node, *std::move(fit), ask, metric);
-      if (auto it = w.replaces.find({g.name, node_id}); it != w.replaces.end())
-        a.previous_allocation = it->second;
+      if (replaced != w.replaces.end())
+        a.previous_allocation = replaced->second;
       AddUsage(usage[node_id], a);
       plan.upserts.push_back(std::move(a));
       ++plan.placed;

@@ -73,6 +73,29 @@ TEST_F(SystemSchedulerTest, ANodeWithoutRoomIsAFailedPlacementAndAConstraintIsNo
   ASSERT_EQ(plan.failed_tg_allocs.count("web"), 1u);
   EXPECT_EQ(plan.failed_tg_allocs.at("web").nodes_exhausted, 1);
   EXPECT_EQ(plan.queued.at("web"), 1);
+  // A plan counts the placement that fits and the one without room, not the node the
+  // constraint filters out.
+  EXPECT_EQ(plan.desired_tg_updates.at("web"), (model::DesiredUpdates{.place = 2}));
+}
+
+TEST_F(SystemSchedulerTest, AnUpdateCountsInPlaceDestructiveAndNodesItNoLongerFits) {
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2")};
+  model::Job job = SystemJob();
+  Apply(Pass(job));
+  EXPECT_EQ(Pass(job).desired_tg_updates.at("web"), (model::DesiredUpdates{.ignore = 2}));
+
+  model::Job newer = job;
+  newer.version = 1;
+  newer.task_groups[0].reschedule_policy = model::ReschedulePolicy{.attempts = 1};
+  EXPECT_EQ(Pass(newer).desired_tg_updates.at("web"),
+            (model::DesiredUpdates{.in_place_update = 2}));
+
+  // A task change replaces both; where the new version no longer fits, it is a stop.
+  newer.task_groups[0].tasks[0].env["X"] = "1";
+  newer.task_groups[0].constraints.push_back(
+      {.ltarget = "${node.unique.id}", .rtarget = "n1", .operand = "="});
+  EXPECT_EQ(Pass(newer).desired_tg_updates.at("web"),
+            (model::DesiredUpdates{.stop = 1, .destructive_update = 1}));
 }
 
 TEST_F(SystemSchedulerTest, CompletedSysbatchWorkIsNotRunAgain) {
