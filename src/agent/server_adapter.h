@@ -65,6 +65,29 @@ class ServerAdapter final : public api::ServerApi {
       std::string node_id, std::optional<model::DrainSpec> spec, bool mark_eligible,
       std::map<std::string, std::string> meta) override;
 
+  std::vector<model::JobPtr> JobVersions(const std::string& ns,
+                                         const std::string& id) const override {
+    return server_.state().JobVersions(ns, id);
+  }
+  asio::awaitable<absl::StatusOr<uint64_t>> SetJobStabilityDurably(std::string ns, std::string id,
+                                                                   uint64_t version,
+                                                                   bool stable) override {
+    return server_.SetJobStabilityDurably(std::move(ns), std::move(id), version, stable);
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> RevertJobDurably(
+      std::string ns, std::string id, uint64_t version,
+      std::optional<uint64_t> enforce_prior_version) override {
+    return server_.RevertJobDurably(std::move(ns), std::move(id), version, enforce_prior_version);
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> EvaluateJobDurably(
+      std::string ns, std::string id, bool force_reschedule) override {
+    return server_.EvaluateJobDurably(std::move(ns), std::move(id), force_reschedule);
+  }
+  asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob job,
+                                                          bool diff) override {
+    return server_.PlanJob(std::move(job), diff);
+  }
+
   absl::StatusOr<common::Duration> RegisterNode(model::Node node) override;
   absl::StatusOr<common::Duration> Heartbeat(const std::string& node_id) override;
   absl::Status AuthenticateNode(const std::string& node_id,

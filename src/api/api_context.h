@@ -70,6 +70,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx);
 // Per-resource registration (one file each).
 void RegisterAgentRoutes(Router& router, ApiContext& ctx);
 void RegisterJobRoutes(Router& router, ApiContext& ctx);
+void RegisterJobVersionRoutes(Router& router, ApiContext& ctx);
 void RegisterJobspecRoutes(Router& router, ApiContext& ctx);
 void RegisterAllocRoutes(Router& router, ApiContext& ctx);
 void RegisterEvalRoutes(Router& router, ApiContext& ctx);

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
+#include "api/job_request.h"
 #include "api/query.h"
-#include "codec/unsupported_fields.h"
 #include "common/offload.h"
 
 namespace drover::api {
@@ -14,96 +14,10 @@ namespace {
 
 using model::Table;
 
-codec::Json RegisterResponseJson(const model::EvalResponse& r) {
-  std::string warnings;
-  for (const auto& w : r.warnings)
-    warnings += (warnings.empty() ? "" : "\n") + w;
-  return {{"EvalID", r.eval_id},
-          {"EvalCreateIndex", r.eval_create_index},
-          {"JobModifyIndex", r.job_modify_index},
-          {"Warnings", warnings},
-          {"Index", r.index},
-          {"LastContact", 0},
-          {"KnownLeader", false}};
-}
-
-Response WriteResponse(const Request& req, const codec::Json& body, uint64_t index) {
-  Response r = JsonResponse(req, body, index);
-  r.headers.erase("X-Nomad-KnownLeader");
-  r.headers.erase("X-Nomad-LastContact");
-  return r;
-}
-
-// What a register request says, decoded, canonicalized and validated.
-struct RegisterRequest {
-  std::optional<codec::PreparedJob> job;
-  std::vector<std::string> warnings;  // accepted but not carried out (unsupported_fields.h)
-  bool enforce_index = false;
-  uint64_t job_modify_index = 0;
-};
-
-// Pool work for PUT/POST /v1/jobs and /v1/job/:id: everything that needs only the
-// request (parsing, refusing unsupported fields, decoding, canonicalizing and
-// validating), so a large body never holds the control loop. `path_id` is empty for
-// /v1/jobs. Errors are 400s.
-absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const std::string& path_id,
-                                               const std::string& ns, const std::string& region,
-                                               const std::string& server_region) {
-  if (body.empty()) {
-    return absl::InvalidArgumentError("Request body is empty");
-  }
-  auto parsed = codec::ParseJson(body);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError("Failed to decode request body: " +
-                                      std::string(parsed.status().message()));
-  }
-  if (!parsed->is_object() || !parsed->contains("Job") || (*parsed)["Job"].is_null()) {
-    return absl::InvalidArgumentError("Job must be specified");
-  }
-  if (absl::Status s = codec::CheckSupportedJobFields((*parsed)["Job"]); !s.ok()) {
-    return absl::InvalidArgumentError(s.message());
-  }
-  auto job = codec::JobFromJson((*parsed)["Job"]);
-  if (!job.ok()) {
-    return absl::InvalidArgumentError(job.status().message());
-  }
-  if (job->id.empty()) {
-    return absl::InvalidArgumentError("Job ID hasn't been provided");
-  }
-  if (!path_id.empty() && job->id != path_id) {
-    return absl::InvalidArgumentError("Job ID does not match name");
-  }
-  if (job->namespace_.empty())
-    job->namespace_ = ns;
-  if (job->region.empty() && !region.empty())
-    job->region = region;
-  RegisterRequest out;
-  out.warnings = codec::UnusedJobFieldWarnings((*parsed)["Job"]);
-  out.enforce_index = parsed->value("EnforceIndex", false);
-  out.job_modify_index = parsed->value("JobModifyIndex", uint64_t{0});
-  auto prepared = codec::PrepareJob(*std::move(job), server_region);
-  if (!prepared.ok()) {
-    // Validation problems are Nomad's 500s; the request itself was readable.
-    return absl::Status(absl::IsInvalidArgument(prepared.status()) ? absl::StatusCode::kUnknown
-                                                                   : prepared.status().code(),
-                        prepared.status().message());
-  }
-  out.job.emplace(*std::move(prepared));
-  return out;
-}
-
 asio::awaitable<Response> Register(ApiContext& ctx, Request& req, std::string path_id) {
-  // The body moves to the pool (nothing reads it here again): never held twice.
-  auto work = [body = std::move(req.body), path_id, ns = NamespaceOf(req),
-               region = req.Query("region"), server_region = ctx.server->region()] {
-    return DecodeRegister(body, path_id, ns, region, server_region);
-  };
-  auto decoded = co_await OffloadRequestWork(ctx, std::move(work));  // named: see Offload
-  if (!decoded.ok()) {
-    co_return absl::IsInvalidArgument(decoded.status())
-        ? Response::Error(400, std::string(decoded.status().message()))
-        : ErrorResponse(decoded.status(), /*invalid_is_500=*/true);
-  }
+  auto decoded = co_await DecodeRegisterOffloaded(ctx, req, std::move(path_id));
+  if (!decoded.ok())
+    co_return DecodeErrorResponse(decoded.status());
   // Answered once durable; a job that could not be made durable is not registered.
   std::optional<uint64_t> enforce;
   if (decoded->enforce_index)

@@ -113,6 +113,32 @@ class FakeServer final : public ServerApi {
     co_return Refused<model::EvalResponse>();
   }
 
+  std::vector<model::JobPtr> JobVersions(const std::string&, const std::string&) const override {
+    return {};
+  }
+  asio::awaitable<absl::StatusOr<uint64_t>> SetJobStabilityDurably(std::string, std::string id,
+                                                                   uint64_t version,
+                                                                   bool stable) override {
+    version_calls.push_back("stable " + id + " " + std::to_string(version) +
+                            (stable ? " true" : " false"));
+    co_return uint64_t{9};
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> RevertJobDurably(
+      std::string, std::string id, uint64_t version, std::optional<uint64_t> enforce) override {
+    version_calls.push_back("revert " + id + " " + std::to_string(version) +
+                            (enforce ? " enforce " + std::to_string(*enforce) : ""));
+    co_return model::EvalResponse{.eval_id = "e3", .index = 10};
+  }
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> EvaluateJobDurably(std::string,
+                                                                          std::string id,
+                                                                          bool force) override {
+    version_calls.push_back("evaluate " + id + (force ? " force" : ""));
+    co_return model::EvalResponse{.eval_id = "e4", .index = 11};
+  }
+  asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob, bool) override {
+    co_return Refused<model::JobPlan>();
+  }
+
   absl::StatusOr<common::Duration> RegisterNode(model::Node) override {
     return Refused<common::Duration>();
   }
@@ -144,6 +170,7 @@ class FakeServer final : public ServerApi {
   std::vector<model::Job> registered;
   std::optional<uint64_t> enforced;
   std::vector<std::string> deregistered;
+  std::vector<std::string> version_calls;  // stability, revert and evaluate, as made
   std::vector<model::Table> blocked_on;
   uint64_t blocked_index = 0;
   common::Duration blocked_wait{0};
@@ -247,6 +274,55 @@ TEST_F(JobEndpointsTest, ReadsComeFromTheServerAndBlockingQueriesAskItToWait) {
             (std::vector<model::Table>{model::Table::kJobs, model::Table::kAllocs,
                                        model::Table::kEvals}));
   EXPECT_EQ(Call("GET", "/v1/jobs?index=x").status, 400);
+}
+
+// Stability, revert and evaluate bodies: Nomad's 400s for what cannot be read or names
+// another job, before anything reaches the server.
+TEST_F(JobEndpointsTest, VersionWritesDecodeTheirBodiesAndRefuseBadOnes) {
+  EXPECT_EQ(
+      Call("PUT", "/v1/job/web/stable", R"({"JobID":"web","JobVersion":2,"Stable":true})").status,
+      200);
+  Response r = Call("PUT", "/v1/job/web/revert",
+                    R"({"JobID":"web","JobVersion":1,"EnforcePriorVersion":2})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body)["EvalID"], "e3");
+  EXPECT_EQ(Call("PUT", "/v1/job/web/evaluate", "").status, 200);
+  EXPECT_EQ(
+      Call("POST", "/v1/job/web/evaluate", R"({"EvalOptions":{"ForceReschedule":true}})").status,
+      200);
+  EXPECT_EQ(server_.version_calls,
+            (std::vector<std::string>{"stable web 2 true", "revert web 1 enforce 2", "evaluate web",
+                                      "evaluate web force"}));
+  server_.version_calls.clear();
+
+  struct Bad {
+    const char* path;
+    std::string body;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {"/v1/job/web/stable", "", "Request body is empty"},
+      {"/v1/job/web/stable", R"({"JobVersion":1})", "JobID must be specified"},
+      {"/v1/job/web/stable", R"({"JobID":"db"})", "Job ID does not match"},
+      {"/v1/job/web/stable", R"({"JobID":"web","Stable":"yes"})", "Stable: expected a boolean"},
+      {"/v1/job/web/revert", R"({"JobID":"web","JobVersion":-1})",
+       "JobVersion: expected a non-negative integer"},
+      {"/v1/job/web/revert", "[1]", "Failed to decode request body: expected an object"},
+      {"/v1/job/web/evaluate", R"({"JobID":"db"})", "Job ID does not match"},
+      {"/v1/job/web/evaluate", R"({"EvalOptions":{"ForceReschedule":1}})",
+       "ForceReschedule: expected a boolean"},
+      {"/v1/job/web/evaluate", std::string(70'000, ' '),
+       "Request body too large: at most 65536 bytes here"},
+  };
+  for (const Bad& b : bad) {
+    r = Call("PUT", b.path, b.body);
+    EXPECT_EQ(r.status, 400) << b.path << " " << b.body.substr(0, 80);
+    EXPECT_EQ(r.body, b.message) << b.path;
+  }
+  EXPECT_TRUE(server_.version_calls.empty());
+  EXPECT_EQ(Call("GET", "/v1/job/web/versions?diff_tag=prod").status, 400);
+  EXPECT_EQ(Call("GET", "/v1/job/web/versions?diff_version=x").status, 400);
+  EXPECT_EQ(Call("GET", "/v1/job/web/versions").status, 404);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   // What only a server can answer; a client-only agent forwards it (forward.h).
   if (ctx.server != nullptr) {
     RegisterJobRoutes(router, ctx);
+    RegisterJobVersionRoutes(router, ctx);
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);
     RegisterNodeRoutes(router, ctx);

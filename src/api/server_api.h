@@ -108,6 +108,27 @@ class ServerApi {
       std::string node_id, std::optional<model::DrainSpec> spec, bool mark_eligible,
       std::map<std::string, std::string> meta) = 0;
 
+  // Job versions (docs/jobs.md). Every kept version of a job, newest first (empty for
+  // none).
+  virtual std::vector<model::JobPtr> JobVersions(const std::string& ns,
+                                                 const std::string& id) const = 0;
+  // Marks a kept version stable (or not); answers with the write's index.
+  virtual asio::awaitable<absl::StatusOr<uint64_t>> SetJobStabilityDurably(std::string ns,
+                                                                           std::string id,
+                                                                           uint64_t version,
+                                                                           bool stable) = 0;
+  // Registers a kept earlier version again; with `enforce_prior_version`, only while
+  // the job is at that version.
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> RevertJobDurably(
+      std::string ns, std::string id, uint64_t version,
+      std::optional<uint64_t> enforce_prior_version) = 0;
+  // A new evaluation of the job; `force_reschedule` replaces failed allocations now.
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> EvaluateJobDurably(
+      std::string ns, std::string id, bool force_reschedule) = 0;
+  // What registering `job` would do; stores nothing. `diff`: with the annotated diff.
+  virtual asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob job,
+                                                                  bool diff) = 0;
+
   // The node-facing calls (rpc/protocol.h). Registration and heartbeats answer with the
   // node's next heartbeat TTL; NotFound tells a node to register (again).
   virtual absl::StatusOr<common::Duration> RegisterNode(model::Node node) = 0;

@@ -129,6 +129,59 @@ void AddOperatorCommands(CLI::App& app, ApiFlags* flags, const Dependencies& dep
   });
 }
 
+// What the job-version commands parse into; outlives the parse.
+struct JobVersionOptions {
+  JobPlanOptions plan;
+  JobHistoryOptions history;
+  JobRevertOptions revert;
+  JobEvalOptions eval;
+};
+
+// drover job plan, history, revert and eval. `action` gets what runs the chosen one.
+void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& deps, Ui& ui,
+                           std::function<int()>& action, JobVersionOptions* o) {
+  Ui* out = &ui;
+  const Dependencies* d = &deps;
+  std::function<int()>* act = &action;
+  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
+    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  };
+  CLI::App* plan = job->add_subcommand("plan", "Show what running a job file would change");
+  plan->add_flag("--diff", o->plan.diff, "Show the diff to the registered job (--diff=false: not)");
+  plan->add_flag("--verbose", o->plan.verbose, "Show unchanged fields too");
+  AddJobFileFlags(plan, &o->plan.job_file);
+  AddApiFlags(plan, flags);
+  plan->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobPlan(o->plan, c, u); }));
+
+  CLI::App* history = job->add_subcommand("history", "Display the kept versions of a job");
+  history->add_flag("-p", o->history.diff, "Show each version's changes");
+  history->add_flag("--full", o->history.full, "Show each version's whole job");
+  history->add_flag("--json", o->history.json, "Print the versions as JSON");
+  history->add_option("--version", o->history.version, "Only this version");
+  history->add_option("id", o->history.id, "Job ID or prefix")->required();
+  AddApiFlags(history, flags);
+  history->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunJobHistory(o->history, c, u); }));
+
+  CLI::App* revert = job->add_subcommand("revert", "Register an earlier version of a job again");
+  revert->add_flag("--detach", o->revert.detach, "Print the evaluation ID and return");
+  revert->add_flag("--verbose", o->revert.verbose, "Print full IDs");
+  revert->add_option("id", o->revert.id, "Job ID or prefix")->required();
+  revert->add_option("version", o->revert.version, "The version to go back to")->required();
+  AddApiFlags(revert, flags);
+  revert->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunJobRevert(o->revert, c, u); }));
+
+  CLI::App* eval = job->add_subcommand("eval", "Create a new evaluation of a job");
+  eval->add_flag("--force-reschedule", o->eval.force_reschedule,
+                 "Replace failed allocations now, whatever their reschedule policy's delay");
+  eval->add_flag("--detach", o->eval.detach, "Print the evaluation ID and return");
+  eval->add_flag("--verbose", o->eval.verbose, "Print full IDs");
+  eval->add_option("id", o->eval.id, "Job ID or prefix")->required();
+  AddApiFlags(eval, flags);
+  eval->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobEval(o->eval, c, u); }));
+}
+
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,
                  std::ostream& out, std::ostream& err) {
   CLI::App app{"Drover: a Nomad-compatible workload orchestrator", "drover"};
@@ -180,6 +233,9 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   run->add_flag("--verbose", run_options.verbose, "Print full IDs");
   run->add_flag("--output", run_options.output,
                 "Print the job's JSON (API form) instead of submitting it");
+  run->add_option_function<uint64_t>(
+      "--check-index", [&run_options](const uint64_t& index) { run_options.check_index = index; },
+      "Run only if the job's modify index is this one (as `job plan` printed it)");
   AddJobFileFlags(run, &run_options.job_file);
   AddApiFlags(run, &api);
   run->callback([&] {
@@ -188,6 +244,9 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
                         [&](HttpClient& c, Ui& u) { return RunJobRun(run_options, c, u); });
     };
   });
+
+  JobVersionOptions job_version_options;
+  AddJobVersionCommands(job, &api, deps, ui, action, &job_version_options);
 
   JobFileOptions validate_options;
   CLI::App* validate = job->add_subcommand("validate", "Check a job file for errors");

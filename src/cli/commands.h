@@ -24,8 +24,52 @@ struct JobRunOptions {
   bool detach = false;
   bool verbose = false;
   bool output = false;  // print the job's API JSON and do not submit it
+  // -check-index N: register only if the job's JobModifyIndex is N (0: the job must
+  // not exist), as a plan printed it.
+  std::optional<uint64_t> check_index;
 };
 int RunJobRun(const JobRunOptions& options, HttpClient& client, Ui& ui);
+
+// drover job plan [-diff=false] [-verbose] FILE: what running the job would do. Exit
+// codes are Nomad's: 0 nothing would be created or destroyed, 1 something would, 255
+// an error.
+struct JobPlanOptions {
+  JobFileOptions job_file;
+  bool diff = true;
+  bool verbose = false;
+};
+inline constexpr int kExitPlanChanges = 1;
+inline constexpr int kExitPlanError = 255;
+int RunJobPlan(const JobPlanOptions& options, HttpClient& client, Ui& ui);
+
+// drover job history [-p] [-full] [-version N] [-json] ID: the kept versions, newest
+// first.
+struct JobHistoryOptions {
+  std::string id;
+  bool diff = false;  // -p
+  bool full = false;
+  bool json = false;
+  std::string version;  // only this one
+};
+int RunJobHistory(const JobHistoryOptions& options, HttpClient& client, Ui& ui);
+
+// drover job revert [-detach] [-verbose] ID VERSION.
+struct JobRevertOptions {
+  std::string id;
+  std::string version;
+  bool detach = false;
+  bool verbose = false;
+};
+int RunJobRevert(const JobRevertOptions& options, HttpClient& client, Ui& ui);
+
+// drover job eval [-force-reschedule] [-detach] [-verbose] ID.
+struct JobEvalOptions {
+  std::string id;
+  bool force_reschedule = false;
+  bool detach = false;
+  bool verbose = false;
+};
+int RunJobEval(const JobEvalOptions& options, HttpClient& client, Ui& ui);
 
 // drover job validate [-var ...] [-var-file ...] [-json] FILE: parse locally, then ask
 // the agent (PUT /v1/validate/job).

@@ -30,9 +30,24 @@ int RunJobRun(const JobRunOptions& options, HttpClient& client, Ui& ui) {
 
   codec::Json request = codec::Json::object();
   request["Job"] = *job;
+  if (options.check_index) {
+    request["EnforceIndex"] = true;
+    request["JobModifyIndex"] = *options.check_index;
+  }
   absl::StatusOr<HttpResponse> response = client.Do("PUT", "/v1/jobs", codec::Dump(request));
   if (!response.ok()) {
-    ui.Error(absl::StrCat("Error submitting job: ", response.status().message()));
+    const std::string message(response.status().message());
+    // A stale -check-index: the servers' reason, then that nothing changed.
+    if (const size_t at = message.find("Enforcing job modify index");
+        options.check_index && at != std::string::npos) {
+      std::string reason = message.substr(at);
+      if (!reason.empty() && reason.back() == ')')
+        reason.pop_back();
+      ui.Error(reason);
+      ui.Error("Job not updated");
+      return kExitError;
+    }
+    ui.Error(absl::StrCat("Error submitting job: ", message));
     return kExitError;
   }
   absl::StatusOr<codec::Json> result = codec::ParseJson(response->body);
