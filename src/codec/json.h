@@ -22,6 +22,7 @@
 #include "model/evaluation.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/server_types.h"
 #include "model/value.h"
 
 namespace drover::codec {
@@ -79,6 +80,17 @@ absl::StatusOr<model::AllocClientUpdate> AllocClientUpdateFromJson(const Json& j
 // Evaluations.
 Json ToJson(const model::Evaluation& e);
 absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j);
+
+// Nomad's SchedulerConfiguration: SchedulerAlgorithm, PreemptionConfig {System, SysBatch,
+// Batch, Service SchedulerEnabled}, MemoryOversubscriptionEnabled, RejectJobRegistration,
+// PauseEvalBroker, CreateIndex, ModifyIndex. Decoding takes what a PUT sends: fields
+// left out keep their values in `base`. A preemption flag set true, or an algorithm other
+// than "binpack", is InvalidArgument naming it (Drover does neither yet).
+Json ToJson(const model::SchedulerConfig& c);
+absl::StatusOr<model::SchedulerConfig> SchedulerConfigFromJson(const Json& j,
+                                                               model::SchedulerConfig base);
+// The server state's record of it (with its indexes).
+absl::StatusOr<model::SchedulerConfig> StoredSchedulerConfigFromJson(const Json& j);
 
 // Nodes: the full object and NodeListStub.
 Json ToJson(const model::Node& n);

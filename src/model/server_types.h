@@ -54,6 +54,28 @@ struct EvalResponse {
   uint64_t index = 0;
 };
 
+inline constexpr char kSchedulerAlgorithmBinpack[] = "binpack";
+
+// The cluster's scheduler configuration (Nomad's SchedulerConfiguration), changed at
+// run time through /v1/operator/scheduler/configuration and kept in the server state.
+// Drover schedules by bin packing and does not preempt: `algorithm` is "binpack" and
+// every preemption flag false.
+struct SchedulerConfig {
+  std::string algorithm = kSchedulerAlgorithmBinpack;
+  // Whether a task's memory_max raises its hard memory limit above its memory.
+  bool memory_oversubscription = false;
+  // Nomad refuses registrations from tokens that are not management ones; without
+  // ACLs every request is, so it is kept and shown but refuses nothing (as Nomad
+  // without ACLs).
+  bool reject_job_registration = false;
+  // Evaluations wait, pending, until the broker is unpaused; evaluations may then be
+  // deleted (DELETE /v1/evaluations).
+  bool pause_eval_broker = false;
+  uint64_t create_index = 0;
+  uint64_t modify_index = 0;
+  friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
+};
+
 // What registering a job would do (PUT /v1/job/:id/plan), decided by the scheduler
 // against the state now and applied nowhere.
 struct JobPlan {

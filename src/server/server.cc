@@ -35,7 +35,7 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
 
 absl::StatusOr<std::vector<std::string>> Server::CheckRegistration(const model::Job& job) const {
   std::vector<std::string> warnings;
-  if (!config_.memory_oversubscription) {
+  if (!SchedulerConfiguration().memory_oversubscription) {
     for (const model::TaskGroup& g : job.task_groups) {
       for (const model::Task& t : g.tasks) {
         if (t.resources.memory_max_mb > 0) {
@@ -268,7 +268,8 @@ asio::awaitable<void> Server::EnqueueAt(std::string eval_id, common::Time at,
 
 asio::awaitable<void> Server::EvalWorker(common::CancellationScopePtr term) {
   while (!term->cancelled()) {
-    while (queue_.empty() && !term->cancelled()) {
+    // A paused broker (the scheduler configuration's PauseEvalBroker) leaves them pending.
+    while ((queue_.empty() || SchedulerConfiguration().pause_eval_broker) && !term->cancelled()) {
       co_await (queue_changed_.Wait() || term->Wait());
     }
     if (term->cancelled()) {
@@ -299,7 +300,7 @@ SchedulerInput Server::MakeSchedulerInput(const model::Evaluation& eval, JobPtr 
   input.node_allocs = state_.ListAllocs("*", "");
   input.now = clock_.Now();
   input.seed = seed_++;
-  input.memory_oversubscription = config_.memory_oversubscription;
+  input.memory_oversubscription = SchedulerConfiguration().memory_oversubscription;
   input.score_every_node = config_.score_every_node;
   return input;
 }

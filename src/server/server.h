@@ -170,6 +170,24 @@ class Server {
   // job's diff to it, annotated (plan_annotate.h). Any server may plan.
   asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(PreparedJob job, bool diff);
 
+  // The scheduler configuration (scheduler_config.cc): what an operator set, else the
+  // default (memory oversubscription from server.default_scheduler_config).
+  model::SchedulerConfig SchedulerConfiguration() const;
+  // PUT /v1/operator/scheduler/configuration: stores `config` durably. With `cas`, only
+  // if the configuration's ModifyIndex is that (0: none was set); `updated` says whether
+  // it was. Unpausing the eval broker lets the worker run what waited.
+  struct SchedulerConfigUpdate {
+    bool updated = false;
+    uint64_t index = 0;
+  };
+  asio::awaitable<absl::StatusOr<SchedulerConfigUpdate>> SetSchedulerConfigDurably(
+      model::SchedulerConfig config, std::optional<uint64_t> cas);
+  // DELETE /v1/evaluations: removes the evaluations, durably, as Nomad allows it: only
+  // while the eval broker is paused (FailedPrecondition otherwise), and only evaluations
+  // whose allocations no longer need them (EvalDeleteSafe; FailedPrecondition naming
+  // the first that is not, and nothing is deleted). NotFound "eval not found".
+  asio::awaitable<absl::StatusOr<uint64_t>> DeleteEvalsDurably(std::vector<std::string> ids);
+
   // PUT /v1/system/gc: collects now everything that may go, whatever its age, and
   // completes once that is durable. The leader only.
   asio::awaitable<absl::Status> CollectGarbageDurably();

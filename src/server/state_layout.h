@@ -18,6 +18,7 @@ namespace drover::server::layout {
 inline constexpr int kSchemaVersion = 1;
 inline constexpr char kVersionKey[] = "meta/version";
 inline constexpr char kIndexKey[] = "meta/index";
+inline constexpr char kSchedulerConfigKey[] = "meta/scheduler";
 inline constexpr char kJobPrefix[] = "jobs/";
 inline constexpr char kEvalPrefix[] = "evals/";
 inline constexpr char kAllocPrefix[] = "allocs/";

@@ -96,6 +96,17 @@ void StateStore::SaveIndexes() {
               LogFailure());
 }
 
+void StateStore::SaveSchedulerConfig() {
+  if (!store_)
+    return;
+  if (scheduler_config_) {
+    store_->Put(layout::kSchedulerConfigKey,
+                state::Encode("SchedulerConfig", codec::ToJson(*scheduler_config_)), LogFailure());
+  } else {
+    store_->Delete(layout::kSchedulerConfigKey, LogFailure());
+  }
+}
+
 void StateStore::ForgetJob(const std::string& ns, const std::string& id) {
   if (store_)
     store_->DeletePrefix(JobRecordPrefix(ns, id), LogFailure());
@@ -160,6 +171,14 @@ absl::Status StateStore::Load() {
     }
   }
 
+  auto scheduler = store_->Get(layout::kSchedulerConfigKey);
+  if (!scheduler.ok())
+    return scheduler.status();
+  if (absl::Status s = ApplySchedulerConfigRecord(*scheduler); !s.ok()) {
+    return absl::DataLossError("server state record 'meta/scheduler' cannot be decoded: " +
+                               std::string(s.message()));
+  }
+
   auto jobs = LoadAll<model::Job>(*store_, kJobPrefix, "Job", codec::JobFromJson);
   if (!jobs.ok())
     return jobs.status();
@@ -210,6 +229,8 @@ absl::Status StateStore::Load() {
     raise(Table::kAllocs, std::max({a->modify_index, a->alloc_modify_index, a->create_index}));
   for (const auto& [id, n] : nodes_)
     raise(Table::kNodes, std::max(n->modify_index, n->create_index));
+  if (scheduler_config_)
+    index_ = std::max(index_, scheduler_config_->modify_index);
   DROVER_LOG_INFO("server: loaded {} jobs, {} evaluations, {} allocations, {} nodes (index {})",
                   jobs_.size(), evals_.size(), allocs_.size(), nodes_.size(), index_);
   return absl::OkStatus();
@@ -226,6 +247,8 @@ void StateStore::SaveAll() {
     Save(a);
   for (const auto& [id, n] : nodes_)
     Save(n);
+  if (scheduler_config_)
+    SaveSchedulerConfig();
   SaveIndexes();
 }
 

@@ -57,6 +57,7 @@ void StateStore::ClearObjects() {
   allocs_by_job_.clear();
   allocs_by_node_.clear();
   nodes_.clear();
+  scheduler_config_.reset();
 }
 
 std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store> store) {
@@ -209,6 +210,22 @@ absl::Status StateStore::ApplyJobRecordBytes(const Record& r) {
   return absl::OkStatus();
 }
 
+absl::Status StateStore::ApplySchedulerConfigRecord(const std::optional<std::string>& value) {
+  if (!value) {
+    scheduler_config_.reset();
+    return absl::OkStatus();
+  }
+  auto j = state::Decode("SchedulerConfig", *value);
+  if (!j.ok())
+    return j.status();
+  auto config = codec::StoredSchedulerConfigFromJson(*j);
+  if (!config.ok())
+    return config.status();
+  index_ = std::max(index_, config->modify_index);
+  scheduler_config_ = *std::move(config);
+  return absl::OkStatus();
+}
+
 bool StateStore::ApplyRecord(const Record& r) {
   absl::Status applied;
   const auto id = [&r](std::string_view prefix) { return r.key.substr(prefix.size()); };
@@ -223,6 +240,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     applied = ApplyAllocRecord(id(layout::kAllocPrefix), r.value);
   } else if (StartsWith(r.key, layout::kNodePrefix)) {
     applied = ApplyNodeRecord(id(layout::kNodePrefix), r.value);
+  } else if (r.key == layout::kSchedulerConfigKey) {
+    applied = ApplySchedulerConfigRecord(r.value);
   } else if (!StartsWith(r.key, "meta/")) {  // meta/version, meta/cluster: checked on connect
     applied = absl::InvalidArgumentError("not a key of the server state's layout");
   }

@@ -28,10 +28,14 @@ std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() c
     tables[layout::TableName(t)] = index;
   codec::Json meta = {{"Index", index_}, {"Tables", tables}};
   return [jobs = std::move(jobs), evals = std::move(evals), allocs = std::move(allocs),
-          nodes = std::move(nodes), meta = std::move(meta)] {
+          nodes = std::move(nodes), meta = std::move(meta), scheduler = scheduler_config_] {
     std::vector<model::StateRecord> out;
-    out.reserve(jobs.size() + evals.size() + allocs.size() + nodes.size() + 1);
+    out.reserve(jobs.size() + evals.size() + allocs.size() + nodes.size() + 2);
     out.push_back({layout::kIndexKey, state::Encode("Index", meta)});
+    if (scheduler) {
+      out.push_back({layout::kSchedulerConfigKey,
+                     state::Encode("SchedulerConfig", codec::ToJson(*scheduler))});
+    }
     for (const JobPtr& j : jobs)
       out.push_back(
           {layout::JobRecordKey(j->namespace_, j->id, j->version), layout::EncodeRecord(*j)});
@@ -76,6 +80,8 @@ absl::Status StateStore::Restore(const std::vector<model::StateRecord>& snapshot
   }
   for (const auto& [id, n] : nodes_)
     stale.insert(layout::kNodePrefix + id);
+  if (scheduler_config_)
+    stale.insert(layout::kSchedulerConfigKey);
   for (const Record& r : records)
     stale.erase(r.key);
 

@@ -118,6 +118,28 @@ void StateStore::AssignVersion(model::Job& job, uint64_t index) const {
   job.submit_time = common::ToUnixNanos(clock_.Now());
 }
 
+uint64_t StateStore::BumpGlobal() {
+  ++index_;
+  changed_.cancel();
+  SaveIndexes();
+  return index_;
+}
+
+model::SchedulerConfig StateStore::SetSchedulerConfig(model::SchedulerConfig config) {
+  const uint64_t index = BumpGlobal();
+  config.create_index = scheduler_config_ ? scheduler_config_->create_index : index;
+  config.modify_index = index;
+  scheduler_config_ = config;
+  SaveSchedulerConfig();
+  return config;
+}
+
+void StateStore::RestoreSchedulerConfig(std::optional<model::SchedulerConfig> before) {
+  scheduler_config_ = std::move(before);
+  BumpGlobal();
+  SaveSchedulerConfig();
+}
+
 JobPtr StateStore::UpsertJob(model::Job job) {
   const std::string key = JobKey(job.namespace_, job.id);
   AssignVersion(job, Bump(Table::kJobs));

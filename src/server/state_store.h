@@ -12,6 +12,7 @@
 //
 //   meta/version                     "1" (raw)
 //   meta/index                       {Index, Tables}
+//   meta/scheduler                   {SchedulerConfig}  once an operator set one
 //   jobs/<ns>\0<id>\0<version:020>   {Job}   every version; the highest is the job
 //   evals/<id>                       {Evaluation}
 //   allocs/<id>                      {Allocation}
@@ -131,6 +132,15 @@ class StateStore {
   bool DeleteJob(const std::string& ns, const std::string& id);
   model::JobSummary JobSummary(const model::Job& job) const;
 
+  // The scheduler configuration an operator set (none until then).
+  const std::optional<model::SchedulerConfig>& scheduler_config() const {
+    return scheduler_config_;
+  }
+  // Stores `config` with its indexes (CreateIndex the first time); returns it.
+  model::SchedulerConfig SetSchedulerConfig(model::SchedulerConfig config);
+  // Puts back what scheduler_config() was (undoing a write that was not durable).
+  void RestoreSchedulerConfig(std::optional<model::SchedulerConfig> before);
+
   // Evaluations.
   void UpsertEvals(std::vector<model::Evaluation> evals);
   EvalPtr GetEval(const std::string& id) const;
@@ -194,6 +204,8 @@ class StateStore {
  private:
   static std::string JobKey(const std::string& ns, const std::string& id) { return ns + '\0' + id; }
   uint64_t Bump(Table t);
+  // A write outside the tables (the scheduler configuration): the global index only.
+  uint64_t BumpGlobal();
   // Sets the server-managed fields UpsertJob sets, for a write at `index`.
   void AssignVersion(model::Job& job, uint64_t index) const;
   // Write-through (no-ops without a store).
@@ -202,6 +214,8 @@ class StateStore {
   void Save(const AllocPtr& alloc);
   void Save(const NodePtr& node);
   void SaveIndexes();
+  void SaveSchedulerConfig();
+  absl::Status ApplySchedulerConfigRecord(const std::optional<std::string>& value);
   void ForgetJob(const std::string& ns, const std::string& id);
   void ForgetJobVersion(const model::Job& version);
   // Drops the oldest of `versions` (newest first) beyond tracked_versions_, except the
@@ -248,6 +262,7 @@ class StateStore {
   std::map<std::string, JobPtr> jobs_;
   std::map<std::string, std::vector<JobPtr>> job_versions_;  // newest first
   size_t tracked_versions_ = 6;
+  std::optional<model::SchedulerConfig> scheduler_config_;
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
   // Secondary indexes (ids, sorted like the primary tables). An allocation's job and
