@@ -24,6 +24,14 @@ std::vector<api::ServerPeer> ServerAdapter::Peers() const {
   return out;
 }
 
+asio::awaitable<absl::StatusOr<std::pair<bool, uint64_t>>> ServerAdapter::SetSchedulerConfigDurably(
+    model::SchedulerConfig config, std::optional<uint64_t> cas) {
+  auto done = co_await server_.SetSchedulerConfigDurably(std::move(config), cas);
+  if (!done.ok())
+    co_return done.status();
+  co_return std::make_pair(done->updated, done->index);
+}
+
 model::JobPtr ServerAdapter::GetJob(const std::string& ns, const std::string& id) const {
   return server_.state().GetJob(ns, id);
 }

@@ -27,6 +27,16 @@ class ServerAdapter final : public api::ServerApi {
     return server_.CollectGarbageDurably();
   }
 
+  model::SchedulerConfig SchedulerConfiguration() const override {
+    return server_.SchedulerConfiguration();
+  }
+  asio::awaitable<absl::StatusOr<std::pair<bool, uint64_t>>> SetSchedulerConfigDurably(
+      model::SchedulerConfig config, std::optional<uint64_t> cas) override;
+  asio::awaitable<absl::StatusOr<uint64_t>> DeleteEvalsDurably(
+      std::vector<std::string> ids) override {
+    return server_.DeleteEvalsDurably(std::move(ids));
+  }
+
   const std::string& region() const override { return server_.config().region; }
 
   model::JobPtr GetJob(const std::string& ns, const std::string& id) const override;

@@ -8,7 +8,61 @@ namespace drover::api {
 
 using model::Table;
 
+namespace {
+
+// Nomad's bound on the IDs one write may name (structs.MaxUUIDsPerWriteRequest).
+constexpr size_t kMaxEvalIds = 7281;
+// Room for that many IDs, quoted and separated.
+constexpr size_t kMaxDeleteBodyBytes = 512 << 10;
+
+// DELETE /v1/evaluations {"EvalIDs": [...]}: 200 with no body once they are gone.
+asio::awaitable<Response> DeleteEvals(ApiContext& ctx, Request& req) {
+  if (req.body.size() > kMaxDeleteBodyBytes) {
+    co_return Response::Error(400, "Request body too large: at most " +
+                                       std::to_string(kMaxDeleteBodyBytes) + " bytes here");
+  }
+  auto parsed = codec::ParseJson(req.body.empty() ? "{}" : req.body);
+  if (!parsed.ok() || !parsed->is_object()) {
+    co_return Response::Error(400, "Failed to decode request body: " +
+                                       (parsed.ok() ? std::string("expected an object")
+                                                    : std::string(parsed.status().message())));
+  }
+  std::vector<std::string> ids;
+  if (auto it = parsed->find("EvalIDs"); it != parsed->end() && !it->is_null()) {
+    if (!it->is_array())
+      co_return Response::Error(400, "EvalIDs: expected a list of strings");
+    for (const codec::Json& id : *it) {
+      if (!id.is_string())
+        co_return Response::Error(400, "EvalIDs: expected a list of strings");
+      ids.push_back(id.get<std::string>());
+    }
+  }
+  std::string filter;
+  if (auto it = parsed->find("Filter"); it != parsed->end() && it->is_string())
+    filter = it->get<std::string>();
+  if (!filter.empty() && !ids.empty())
+    co_return Response::Error(400, "evals cannot be deleted by both ID and filter");
+  if (filter.empty() && ids.empty())
+    co_return Response::Error(400, "evals must be deleted by either ID or filter");
+  if (!filter.empty())
+    co_return Response::Error(400, "Filter: filter expressions are not supported by Drover yet");
+  if (ids.size() > kMaxEvalIds) {
+    co_return Response::Error(400, "request includes " + std::to_string(ids.size()) +
+                                       " evaluation IDs, must be " + std::to_string(kMaxEvalIds) +
+                                       " or fewer");
+  }
+  auto index = co_await ctx.server->DeleteEvalsDurably(std::move(ids));
+  if (!index.ok())
+    co_return ErrorResponse(index.status());
+  Response r;
+  r.headers["X-Nomad-Index"] = std::to_string(*index);
+  co_return r;
+}
+
+}  // namespace
+
 void RegisterEvalRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"DELETE"}, "/v1/evaluations", [&ctx](Request& req) { return DeleteEvals(ctx, req); });
   router.Add({"GET"}, "/v1/evaluations", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kEvals);
     if (!index.ok())

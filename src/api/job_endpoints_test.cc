@@ -34,6 +34,20 @@ class FakeServer final : public ServerApi {
   asio::awaitable<absl::Status> CollectGarbage() override {
     co_return absl::UnimplementedError("not in this fake");
   }
+  model::SchedulerConfig SchedulerConfiguration() const override { return scheduler; }
+  asio::awaitable<absl::StatusOr<std::pair<bool, uint64_t>>> SetSchedulerConfigDurably(
+      model::SchedulerConfig config, std::optional<uint64_t> cas) override {
+    if (cas && *cas != scheduler.modify_index)
+      co_return std::make_pair(false, uint64_t{12});
+    scheduler = config;
+    scheduler.modify_index = 12;
+    co_return std::make_pair(true, uint64_t{12});
+  }
+  asio::awaitable<absl::StatusOr<uint64_t>> DeleteEvalsDurably(
+      std::vector<std::string> ids) override {
+    deleted_evals = ids;
+    co_return uint64_t{13};
+  }
 
   model::JobPtr GetJob(const std::string& ns, const std::string& id) const override {
     auto it = jobs.find(ns + "/" + id);
@@ -171,6 +185,8 @@ class FakeServer final : public ServerApi {
   std::optional<uint64_t> enforced;
   std::vector<std::string> deregistered;
   std::vector<std::string> version_calls;  // stability, revert and evaluate, as made
+  model::SchedulerConfig scheduler;
+  std::vector<std::string> deleted_evals;
   std::vector<model::Table> blocked_on;
   uint64_t blocked_index = 0;
   common::Duration blocked_wait{0};
@@ -323,6 +339,53 @@ TEST_F(JobEndpointsTest, VersionWritesDecodeTheirBodiesAndRefuseBadOnes) {
   EXPECT_EQ(Call("GET", "/v1/job/web/versions?diff_tag=prod").status, 400);
   EXPECT_EQ(Call("GET", "/v1/job/web/versions?diff_version=x").status, 400);
   EXPECT_EQ(Call("GET", "/v1/job/web/versions").status, 404);
+}
+
+TEST_F(JobEndpointsTest, SchedulerConfigurationAndEvalDeleteAsNomadsApi) {
+  Response r = Call("GET", "/v1/operator/scheduler/configuration");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body)["SchedulerConfig"]["SchedulerAlgorithm"], "binpack");
+  EXPECT_EQ(Json(r.body)["SchedulerConfig"]["PreemptionConfig"]["SystemSchedulerEnabled"], false);
+  // The body is the whole configuration: what it leaves out is zero.
+  server_.scheduler.memory_oversubscription = true;
+  r = Call("PUT", "/v1/operator/scheduler/configuration", R"({"PauseEvalBroker": true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body), (codec::Json{{"Updated", true}, {"Index", 12}}));
+  EXPECT_TRUE(server_.scheduler.pause_eval_broker);
+  EXPECT_FALSE(server_.scheduler.memory_oversubscription);
+  r = Call("PUT", "/v1/operator/scheduler/configuration?cas=3", "{}");
+  EXPECT_EQ(Json(r.body)["Updated"], false);
+  EXPECT_EQ(Call("PUT", "/v1/operator/scheduler/configuration?cas=x", "{}").status, 400);
+  r = Call("PUT", "/v1/operator/scheduler/configuration", R"({"SchedulerAlgorithm": "spread"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body,
+            "Invalid scheduler configuration: SchedulerAlgorithm: \"spread\" is not supported by "
+            "Drover yet (only \"binpack\")");
+  EXPECT_EQ(Call("PUT", "/v1/operator/scheduler/configuration", R"({"PauseEvalBroker": 1})").status,
+            400);
+
+  r = Call("DELETE", "/v1/evaluations", R"({"EvalIDs": ["a", "b"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.headers.at("X-Nomad-Index"), "13");
+  EXPECT_EQ(server_.deleted_evals, (std::vector<std::string>{"a", "b"}));
+  const std::pair<std::string, const char*> bad[] = {
+      {"{}", "evals must be deleted by either ID or filter"},
+      {R"({"EvalIDs": ["a"], "Filter": "x"})", "evals cannot be deleted by both ID and filter"},
+      {R"({"Filter": "ID == \"a\""})",
+       "Filter: filter expressions are not supported by Drover yet"},
+      {R"({"EvalIDs": [1]})", "EvalIDs: expected a list of strings"},
+  };
+  for (const auto& [body, message] : bad) {
+    r = Call("DELETE", "/v1/evaluations", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(r.body, message);
+  }
+  codec::Json many = {{"EvalIDs", codec::Json::array()}};
+  for (int i = 0; i < 7282; ++i)
+    many["EvalIDs"].push_back("e");
+  r = Call("DELETE", "/v1/evaluations", codec::Dump(many));
+  EXPECT_EQ(r.body, "request includes 7282 evaluation IDs, must be 7281 or fewer");
 }
 
 }  // namespace

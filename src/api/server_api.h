@@ -56,6 +56,18 @@ class ServerApi {
   // down node that the garbage collection may take, whatever its age.
   virtual asio::awaitable<absl::Status> CollectGarbage() = 0;
 
+  // The scheduler configuration (/v1/operator/scheduler/configuration): the stored one,
+  // else the default.
+  virtual model::SchedulerConfig SchedulerConfiguration() const = 0;
+  // Stores it durably; with `cas`, only if its ModifyIndex is that. Answers whether it
+  // was stored, and the index.
+  virtual asio::awaitable<absl::StatusOr<std::pair<bool, uint64_t>>> SetSchedulerConfigDurably(
+      model::SchedulerConfig config, std::optional<uint64_t> cas) = 0;
+  // DELETE /v1/evaluations: only while the eval broker is paused, and only evaluations
+  // that are safe to delete; answers with the index.
+  virtual asio::awaitable<absl::StatusOr<uint64_t>> DeleteEvalsDurably(
+      std::vector<std::string> ids) = 0;
+
   // The region the server serves (jobs of another are refused).
   virtual const std::string& region() const = 0;
 

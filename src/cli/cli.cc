@@ -182,6 +182,91 @@ void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& d
   eval->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobEval(o->eval, c, u); }));
 }
 
+// What the scheduler and eval commands parse into; outlives the parse.
+struct SchedulerCommandOptions {
+  bool json = false;
+  SchedulerSetConfigOptions set;
+  EvalDeleteOptions eval_delete;
+};
+
+// A flag that takes true or false (Go's ParseBool spellings), for set-config.
+bool ParseBoolFlag(const std::string& flag, const std::string& value) {
+  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) {
+    if (value == t)
+      return true;
+  }
+  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) {
+    if (value == f)
+      return false;
+  }
+  throw CLI::ValidationError(flag, "must be true or false, not \"" + value + "\"");
+}
+
+// drover operator scheduler get-config|set-config and drover eval delete. REQUIRES: the
+// operator command was added (AddOperatorCommands).
+void AddSchedulerCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
+                          std::function<int()>& action, SchedulerCommandOptions* o) {
+  Ui* out = &ui;
+  const Dependencies* d = &deps;
+  std::function<int()>* act = &action;
+  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
+    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  };
+  CLI::App* scheduler =
+      app.get_subcommand("operator")->add_subcommand("scheduler", "The scheduler configuration");
+  scheduler->require_subcommand(1);
+  CLI::App* get = scheduler->add_subcommand("get-config", "Show the scheduler configuration");
+  get->add_flag("--json", o->json, "Print it as JSON");
+  AddApiFlags(get, flags);
+  get->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunSchedulerGetConfig(o->json, c, u); }));
+  CLI::App* set = scheduler->add_subcommand("set-config", "Change the scheduler configuration");
+  set->add_option_function<std::string>(
+      "--scheduler-algorithm", [o](const std::string& v) { o->set.algorithm = v; },
+      "binpack (the only one Drover has)");
+  const std::pair<const char*, std::optional<bool>*> bools[] = {
+      {"--memory-oversubscription", &o->set.memory_oversubscription},
+      {"--reject-job-registration", &o->set.reject_job_registration},
+      {"--pause-eval-broker", &o->set.pause_eval_broker}};
+  for (const auto& [flag, field] : bools) {
+    std::optional<bool>* f = field;
+    std::string name = flag;
+    set->add_option_function<std::string>(
+        flag, [f, name](const std::string& v) { *f = ParseBoolFlag(name, v); }, "true or false");
+  }
+  const std::pair<const char*, const char*> preempt[] = {
+      {"--preempt-system-scheduler", "SystemSchedulerEnabled"},
+      {"--preempt-sysbatch-scheduler", "SysBatchSchedulerEnabled"},
+      {"--preempt-batch-scheduler", "BatchSchedulerEnabled"},
+      {"--preempt-service-scheduler", "ServiceSchedulerEnabled"}};
+  for (const auto& [flag, field] : preempt) {
+    std::string name = flag;
+    std::string json_field = field;
+    set->add_option_function<std::string>(
+        flag,
+        [o, name, json_field](const std::string& v) {
+          o->set.preemption.emplace_back(json_field, ParseBoolFlag(name, v));
+        },
+        "Drover does not preempt: only false is taken");
+  }
+  set->add_option_function<uint64_t>(
+      "--check-index", [o](const uint64_t& v) { o->set.check_index = v; },
+      "Change it only if its modify index is this one");
+  AddApiFlags(set, flags);
+  set->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunSchedulerSetConfig(o->set, c, u); }));
+
+  CLI::App* eval = app.add_subcommand("eval", "Interact with evaluations");
+  eval->require_subcommand(1);
+  CLI::App* del = eval->add_subcommand("delete", "Delete an evaluation (the broker paused)");
+  del->add_option("--filter", o->eval_delete.filter, "Delete the evaluations a filter matches");
+  del->add_flag("--yes,-y", o->eval_delete.yes, "Do not ask for confirmation");
+  del->add_option("id", o->eval_delete.id, "The evaluation's ID");
+  AddApiFlags(del, flags);
+  del->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunEvalDelete(o->eval_delete, c, u); }));
+}
+
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,
                  std::ostream& out, std::ostream& err) {
   CLI::App app{"Drover: a Nomad-compatible workload orchestrator", "drover"};
@@ -517,6 +602,8 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   // drover operator ...
   std::string operator_arg;
   AddOperatorCommands(app, &api, deps, ui, action, operator_arg);
+  SchedulerCommandOptions scheduler_options;
+  AddSchedulerCommands(app, &api, deps, ui, action, &scheduler_options);
 
   // drover version
   CLI::App* version = app.add_subcommand("version", "Prints the Drover version");

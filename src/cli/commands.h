@@ -267,4 +267,29 @@ int RunOperatorSnapshotInspect(const std::string& file, Ui& ui);
 // drover system gc: the servers' garbage collection, now (PUT /v1/system/gc).
 int RunSystemGc(HttpClient& client, Ui& ui);
 
+// drover operator scheduler get-config [-json]: the scheduler configuration.
+int RunSchedulerGetConfig(bool json, HttpClient& client, Ui& ui);
+
+// drover operator scheduler set-config [-pause-eval-broker=BOOL] ...: changes what the
+// flags name (the rest stays as it is); -check-index makes it a check-and-set.
+struct SchedulerSetConfigOptions {
+  std::optional<std::string> algorithm;
+  std::optional<bool> memory_oversubscription;
+  std::optional<bool> reject_job_registration;
+  std::optional<bool> pause_eval_broker;
+  // -preempt-{system,sysbatch,batch,service}-scheduler: refused when true.
+  std::vector<std::pair<std::string, bool>> preemption;
+  std::optional<uint64_t> check_index;
+};
+int RunSchedulerSetConfig(const SchedulerSetConfigOptions& options, HttpClient& client, Ui& ui);
+
+// drover eval delete [-filter EXPR] [-yes] [EVAL_ID]: deletes an evaluation while the
+// eval broker is paused (Nomad's command/eval_delete.go).
+struct EvalDeleteOptions {
+  std::string id;
+  std::string filter;
+  bool yes = false;
+};
+int RunEvalDelete(const EvalDeleteOptions& options, HttpClient& client, Ui& ui);
+
 }  // namespace drover::cli
