@@ -1,6 +1,7 @@
 #include "codec/canonicalize.h"
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -99,6 +100,18 @@ void CanonicalizeTask(model::Task& task, const model::TaskGroup& group) {
 }
 
 void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
+  if (group.scaling) {
+    // As Nomad's api: an unset minimum is the group's count (or 1 without one), and an
+    // unset count the minimum.
+    model::ScalingPolicy& s = *group.scaling;
+    if (s.type.empty())
+      s.type = model::kScalingHorizontal;
+    if (s.min == model::ScalingPolicy::kUnset)
+      s.min = group.count == model::TaskGroup::kUnsetCount ? 1 : group.count;
+    if (group.count == model::TaskGroup::kUnsetCount && s.min >= 0 &&
+        s.min <= std::numeric_limits<int>::max())
+      group.count = static_cast<int>(s.min);
+  }
   if (group.count == model::TaskGroup::kUnsetCount) {
     group.count = 1;
   }

@@ -201,6 +201,20 @@ Json TaskJson(const model::Task& t) {
   return j;
 }
 
+Json ScalingPolicyJson(const model::ScalingPolicy& s) {
+  Json j = Json::object();
+  j["ID"] = s.id;
+  j["Type"] = s.type;
+  j["Target"] = nullptr;  // filled in with the job (ToJson(Job))
+  j["Min"] = s.min == model::ScalingPolicy::kUnset ? Json(nullptr) : Json(s.min);
+  j["Max"] = s.max == model::ScalingPolicy::kUnset ? Json(nullptr) : Json(s.max);
+  j["Policy"] = ToJson(s.policy);
+  j["Enabled"] = s.enabled;
+  j["CreateIndex"] = s.create_index;
+  j["ModifyIndex"] = s.modify_index;
+  return j;
+}
+
 Json TaskGroupJson(const model::TaskGroup& g) {
   Json j = Json::object();
   j["Name"] = g.name;
@@ -227,7 +241,7 @@ Json TaskGroupJson(const model::TaskGroup& g) {
   j["MaxClientDisconnect"] =
       g.max_client_disconnect ? Json(g.max_client_disconnect->count()) : Json();
   j["Disconnect"] = nullptr;
-  j["Scaling"] = nullptr;
+  j["Scaling"] = g.scaling ? ScalingPolicyJson(*g.scaling) : Json();
   j["Consul"] = nullptr;
   return j;
 }
@@ -431,6 +445,29 @@ absl::StatusOr<model::Task> DecodeTask(const Json& j, const std::string& path) {
   return t;
 }
 
+absl::StatusOr<model::ScalingPolicy> DecodeScalingPolicy(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::ScalingPolicy s;
+  if (!r.ExpectObject())
+    return r.status();
+  r.Read("ID", s.id);
+  s.type.clear();  // canonicalization defaults it
+  r.Read("Type", s.type);
+  r.Read("Min", s.min);
+  r.Read("Max", s.max);
+  r.Read("Enabled", s.enabled);
+  r.Read("Policy", s.policy);
+  if (s.policy.is_null())
+    s.policy = model::Value::Object{};
+  r.Read("CreateIndex", s.create_index);
+  r.Read("ModifyIndex", s.modify_index);
+  if (!r.ok())
+    return r.status();
+  if (!s.policy.is_object())
+    return absl::InvalidArgumentError(absl::StrCat(r.Path("Policy"), ": expected an object"));
+  return s;
+}
+
 absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::string& path) {
   Reader r(j, path);
   model::TaskGroup g;
@@ -453,6 +490,7 @@ absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::strin
   r.Read("Meta", g.meta);
   r.Read("ShutdownDelay", g.shutdown_delay);
   r.Read("MaxClientDisconnect", g.max_client_disconnect);
+  r.ReadOptional("Scaling", g.scaling, DecodeScalingPolicy);
   if (!r.ok()) {
     return r.status();
   }
@@ -589,6 +627,14 @@ Json ToJson(const model::Job& job) {
   j["ModifyIndex"] = job.modify_index;
   j["JobModifyIndex"] = job.job_modify_index;
   j["VersionTag"] = nullptr;
+  // A scaling policy's target is its job's group.
+  for (Json& g : j["TaskGroups"]) {
+    if (g["Scaling"].is_object()) {
+      g["Scaling"]["Target"] = {
+          {"Namespace", job.namespace_}, {"Job", job.id}, {"Group", g["Name"]}};
+      g["Scaling"]["Namespace"] = job.namespace_;
+    }
+  }
   return j;
 }
 

@@ -89,6 +89,16 @@ absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j);
 Json ToJson(const model::SchedulerConfig& c);
 absl::StatusOr<model::SchedulerConfig> SchedulerConfigFromJson(const Json& j,
                                                                model::SchedulerConfig base);
+// Scaling (POST/GET /v1/job/:id/scale, /v1/scaling/...): an event as Nomad's
+// ScalingEvent; a job's events ({Namespace, JobID, ScalingEvents: {group: [...]},
+// ModifyIndex}, the server state's record); a group's policy as Nomad's ScalingPolicy
+// and its list stub (ID, Enabled, Type, Target, CreateIndex, ModifyIndex).
+Json ToJson(const model::ScalingEvent& e);
+Json ToJson(const model::JobScalingEvents& events);
+absl::StatusOr<model::JobScalingEvents> JobScalingEventsFromJson(const Json& j);
+Json ScalingPolicyJson(const model::Job& job, const model::TaskGroup& group);
+Json ScalingPolicyStubJson(const model::Job& job, const model::TaskGroup& group);
+
 // The server state's record of it (with its indexes).
 absl::StatusOr<model::SchedulerConfig> StoredSchedulerConfigFromJson(const Json& j);
 

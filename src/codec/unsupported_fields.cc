@@ -48,7 +48,6 @@ const Fields kGroupFields = {
     {"Spreads", "spread blocks are"},
     {"Volumes", "volumes are"},
     {"Services", "services are"},
-    {"Scaling", "scaling policies are"},
     {"StopAfterClientDisconnect", "stop_after_client_disconnect is"},
     {"Disconnect", "disconnect blocks are"},
 };
@@ -57,10 +56,15 @@ const Fields kNetworkFields = {
     {"DNS", "network dns blocks are"},
 };
 const Fields kTaskFields = {
-    {"Affinities", "affinities are"},       {"Services", "services are"},
-    {"Templates", "template blocks are"},   {"Artifacts", "artifact blocks are"},
-    {"VolumeMounts", "volume mounts are"},  {"Vault", "Vault integration is"},
-    {"CSIPluginConfig", "CSI plugins are"}, {"Kind", "task kinds are"},
+    {"Affinities", "affinities are"},
+    {"Services", "services are"},
+    {"Templates", "template blocks are"},
+    {"Artifacts", "artifact blocks are"},
+    {"VolumeMounts", "volume mounts are"},
+    {"Vault", "Vault integration is"},
+    {"CSIPluginConfig", "CSI plugins are"},
+    {"Kind", "task kinds are"},
+    {"ScalingPolicies", "task scaling policies (vertical autoscaling) are"},
 };
 
 }  // namespace

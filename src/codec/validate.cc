@@ -637,6 +637,26 @@ Errors GroupErrors(const model::TaskGroup& group, const model::Job& job) {
   if (group.max_client_disconnect && *group.max_client_disconnect < Duration::zero()) {
     errs.push_back("max_client_disconnect cannot be negative");
   }
+  if (const auto& s = group.scaling) {
+    if (s->type != model::kScalingHorizontal) {
+      errs.push_back(absl::StrCat("Scaling policy invalid: type \"", s->type,
+                                  "\" is not supported by Drover (only \"horizontal\")"));
+    } else if (s->max < 0) {
+      errs.push_back("Scaling policy invalid: maximum count must be specified and non-negative");
+    } else if (s->min < 0) {
+      errs.push_back("Scaling policy invalid: minimum count must be specified and non-negative");
+    } else if (s->max < s->min) {
+      errs.push_back("Scaling policy invalid: maximum count must not be less than minimum count");
+    } else if (group.count < s->min) {
+      errs.push_back(
+          "Scaling policy invalid: task group count must not be less than minimum count in "
+          "scaling policy");
+    } else if (s->max < group.count) {
+      errs.push_back(
+          "Scaling policy invalid: task group count must not be greater than maximum count in "
+          "scaling policy");
+    }
+  }
   if (group.shutdown_delay && *group.shutdown_delay < Duration::zero()) {
     errs.push_back("ShutdownDelay must be a positive value");
   }

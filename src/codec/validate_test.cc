@@ -547,3 +547,41 @@ TEST(ValidateKillSignalTest, UnknownOrOutOfRangeSignalsAreRejected) {
 
 }  // namespace
 }  // namespace drover::codec
+
+namespace drover::codec {
+namespace {
+
+TEST(ValidateJobTest, ScalingPolicyBoundsTheCount) {
+  model::Job job = ValidJob();
+  job.task_groups[0].scaling = model::ScalingPolicy{.min = 1, .max = 3};
+  EXPECT_TRUE(ValidateJob(job).ok());
+  job.task_groups[0].scaling->max = model::ScalingPolicy::kUnset;
+  EXPECT_EQ(ErrorText(job),
+            GroupError("Scaling policy invalid: maximum count must be specified and non-negative"));
+  job.task_groups[0].scaling->max = 0;
+  EXPECT_EQ(
+      ErrorText(job),
+      GroupError("Scaling policy invalid: maximum count must not be less than minimum count"));
+  job.task_groups[0].scaling = model::ScalingPolicy{.min = 2, .max = 3};
+  EXPECT_EQ(ErrorText(job), GroupError("Scaling policy invalid: task group count must not be "
+                                       "less than minimum count in scaling policy"));
+  job.task_groups[0].scaling = model::ScalingPolicy{.type = "vertical_cpu", .min = 1, .max = 3};
+  EXPECT_EQ(ErrorText(job), GroupError("Scaling policy invalid: type \"vertical_cpu\" is not "
+                                       "supported by Drover (only \"horizontal\")"));
+}
+
+TEST(CanonicalizeTest, AScalingMinimumDefaultsToTheCountAndACountToTheMinimum) {
+  model::Job job = ValidJob();
+  job.task_groups[0].count = 2;
+  job.task_groups[0].scaling = model::ScalingPolicy{.type = "", .max = 5};
+  CanonicalizeJob(job);
+  EXPECT_EQ(job.task_groups[0].scaling->min, 2);
+  EXPECT_EQ(job.task_groups[0].scaling->type, "horizontal");
+  job.task_groups[0].count = model::TaskGroup::kUnsetCount;
+  job.task_groups[0].scaling = model::ScalingPolicy{.min = 3, .max = 5};
+  CanonicalizeJob(job);
+  EXPECT_EQ(job.task_groups[0].count, 3);
+}
+
+}  // namespace
+}  // namespace drover::codec

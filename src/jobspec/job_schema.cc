@@ -366,6 +366,13 @@ const BlockSpec kTask{"task",
                           {"service", "Services", F::kBlockList, &kService},
                       }};
 
+const BlockSpec kScaling{"scaling",
+                         {{"min", "Min", F::kInt},
+                          {"max", "Max", F::kInt},
+                          {"enabled", "Enabled", F::kBool},
+                          {"type", "Type", F::kString},
+                          {"policy", "Policy", F::kAny}}};
+
 const BlockSpec kGroup{
     "group",
     {
@@ -386,6 +393,7 @@ const BlockSpec kGroup{
         {"network", "Networks", F::kBlockList, &kNetwork},
         {"volume", "Volumes", F::kLabeledMap, &kVolume, "Name"},
         {"service", "Services", F::kBlockList, &kService},
+        {"scaling", "Scaling", F::kBlock, &kScaling},
         {"task", "Tasks", F::kLabeledList, &kTask, "Name"},
     }};
 

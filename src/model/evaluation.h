@@ -17,6 +17,7 @@ inline constexpr char kEvalCanceled[] = "canceled";
 
 inline constexpr char kTriggerJobRegister[] = "job-register";
 inline constexpr char kTriggerJobDeregister[] = "job-deregister";
+inline constexpr char kTriggerScaling[] = "job-scaling";
 inline constexpr char kTriggerAllocStop[] = "alloc-stop";
 inline constexpr char kTriggerNodeUpdate[] = "node-update";
 inline constexpr char kTriggerNodeDrain[] = "node-drain";

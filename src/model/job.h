@@ -182,6 +182,24 @@ struct Task {
   bool IsSidecar() const { return lifecycle && !lifecycle->hook.empty() && lifecycle->sidecar; }
 };
 
+inline constexpr char kScalingHorizontal[] = "horizontal";
+
+// A group's `scaling` block (Nomad's ScalingPolicy): the bounds of its count, and a
+// policy for an external autoscaler, which Drover stores and serves but does not act
+// on. Its ID is the servers': kept across versions of the job while the group stays.
+struct ScalingPolicy {
+  static constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+  std::string id;
+  std::string type = kScalingHorizontal;
+  int64_t min = kUnset;  // canonicalization makes it the group's count
+  int64_t max = kUnset;  // required
+  bool enabled = true;
+  Value policy = Value::Object{};
+  uint64_t create_index = 0;
+  uint64_t modify_index = 0;
+  friend bool operator==(const ScalingPolicy&, const ScalingPolicy&) = default;
+};
+
 struct TaskGroup {
   // A decoded group without a Count has this one; canonicalization makes it 1. Any
   // other negative count is the user's, and validation refuses it.
@@ -200,6 +218,7 @@ struct TaskGroup {
   // How long the allocations of a node that stops heartbeating stay `unknown` (and keep
   // running if the node comes back) before they are lost; unset: lost at once.
   std::optional<Duration> max_client_disconnect;
+  std::optional<ScalingPolicy> scaling;
   friend bool operator==(const TaskGroup&, const TaskGroup&) = default;
 
   const Task* FindTask(const std::string& task_name) const;

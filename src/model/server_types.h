@@ -76,6 +76,30 @@ struct SchedulerConfig {
   friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 
+// One change of a group's count through the scaling API (Nomad's ScalingEvent), or a
+// report an autoscaler made without one (`error`).
+struct ScalingEvent {
+  int64_t time = 0;  // Unix nanoseconds
+  std::optional<int64_t> count;
+  int64_t previous_count = 0;
+  std::string message;
+  bool error = false;
+  std::map<std::string, Value> meta;
+  std::string eval_id;
+  uint64_t create_index = 0;
+  friend bool operator==(const ScalingEvent&, const ScalingEvent&) = default;
+};
+
+// A job's scaling events per group, newest first, the last kMaxScalingEvents of each.
+struct JobScalingEvents {
+  static constexpr size_t kMaxScalingEvents = 20;  // Nomad's JobTrackedScalingEvents
+  std::string namespace_;
+  std::string job_id;
+  std::map<std::string, std::vector<ScalingEvent>> events;
+  uint64_t modify_index = 0;
+  friend bool operator==(const JobScalingEvents&, const JobScalingEvents&) = default;
+};
+
 // What registering a job would do (PUT /v1/job/:id/plan), decided by the scheduler
 // against the state now and applied nowhere.
 struct JobPlan {

@@ -170,6 +170,23 @@ class Server {
   // job's diff to it, annotated (plan_annotate.h). Any server may plan.
   asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(PreparedJob job, bool diff);
 
+  // POST /v1/job/:id/scale (job_scaling.cc): sets a group's count (a new version of the
+  // job and a "job-scaling" evaluation), or with no count only records the event (an
+  // autoscaler's report, `error` for a failure). Every call records a scaling event.
+  // Nomad's refusals, changing nothing: NotFound `job "x" not found`; InvalidArgument for a
+  // group the job does not have, a negative count, a count with `error`, or a count
+  // outside the group's scaling policy.
+  struct ScaleRequest {
+    std::string ns;
+    std::string job_id;
+    std::string group;
+    std::optional<int64_t> count;
+    std::string message;
+    bool error = false;
+    std::map<std::string, model::Value> meta;
+  };
+  asio::awaitable<absl::StatusOr<EvalResponse>> ScaleJobDurably(ScaleRequest request);
+
   // The scheduler configuration (scheduler_config.cc): what an operator set, else the
   // default (memory oversubscription from server.default_scheduler_config).
   model::SchedulerConfig SchedulerConfiguration() const;

@@ -45,6 +45,7 @@ void StateStore::Remove(const Removal& removal) {
       continue;
     job_versions_.erase(key);
     ForgetJob(ns, id);
+    DropScalingEvents(ns, id);
     jobs = true;
   }
   bool nodes = false;

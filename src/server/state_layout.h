@@ -23,6 +23,8 @@ inline constexpr char kJobPrefix[] = "jobs/";
 inline constexpr char kEvalPrefix[] = "evals/";
 inline constexpr char kAllocPrefix[] = "allocs/";
 inline constexpr char kNodePrefix[] = "nodes/";
+// scaling/<ns>\0<job id>: the job's scaling events.
+inline constexpr char kScalingPrefix[] = "scaling/";
 
 // Namespaces and ids may hold '/', never NUL.
 inline std::string JobRecordPrefix(const std::string& ns, const std::string& id) {

@@ -107,6 +107,18 @@ void StateStore::SaveSchedulerConfig() {
   }
 }
 
+void StateStore::SaveScalingEvents(const std::string& key) {
+  if (!store_)
+    return;
+  auto it = scaling_events_.find(key);
+  if (it != scaling_events_.end()) {
+    store_->Put(layout::kScalingPrefix + key,
+                state::Encode("JobScalingEvents", codec::ToJson(*it->second)), LogFailure());
+  } else {
+    store_->Delete(layout::kScalingPrefix + key, LogFailure());
+  }
+}
+
 void StateStore::ForgetJob(const std::string& ns, const std::string& id) {
   if (store_)
     store_->DeletePrefix(JobRecordPrefix(ns, id), LogFailure());
@@ -189,6 +201,15 @@ absl::Status StateStore::Load() {
     versions.insert(versions.begin(), job);
     jobs_[key] = versions.front();
   }
+  auto scaling = store_->Scan(layout::kScalingPrefix);
+  if (!scaling.ok())
+    return scaling.status();
+  for (const auto& [key, bytes] : *scaling) {
+    if (absl::Status s = ApplyScalingRecord(Record{key, bytes}); !s.ok()) {
+      return absl::DataLossError("server state record '" + layout::Printable(key) +
+                                 "' cannot be decoded: " + std::string(s.message()));
+    }
+  }
   auto evals =
       LoadAll<model::Evaluation>(*store_, kEvalPrefix, "Evaluation", codec::EvaluationFromJson);
   if (!evals.ok())
@@ -249,6 +270,8 @@ void StateStore::SaveAll() {
     Save(n);
   if (scheduler_config_)
     SaveSchedulerConfig();
+  for (const auto& [key, events] : scaling_events_)
+    SaveScalingEvents(key);
   SaveIndexes();
 }
 

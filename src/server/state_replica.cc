@@ -58,6 +58,7 @@ void StateStore::ClearObjects() {
   allocs_by_node_.clear();
   nodes_.clear();
   scheduler_config_.reset();
+  scaling_events_.clear();
 }
 
 std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store> store) {
@@ -226,6 +227,25 @@ absl::Status StateStore::ApplySchedulerConfigRecord(const std::optional<std::str
   return absl::OkStatus();
 }
 
+absl::Status StateStore::ApplyScalingRecord(const Record& r) {
+  const std::string key = r.key.substr(std::string_view(layout::kScalingPrefix).size());
+  if (!r.value) {
+    scaling_events_.erase(key);
+    return absl::OkStatus();
+  }
+  auto j = state::Decode("JobScalingEvents", *r.value);
+  if (!j.ok())
+    return j.status();
+  auto events = codec::JobScalingEventsFromJson(*j);
+  if (!events.ok())
+    return events.status();
+  if (JobKey(events->namespace_, events->job_id) != key)
+    return absl::InvalidArgumentError("the key does not name the job whose events it holds");
+  index_ = std::max(index_, events->modify_index);
+  scaling_events_[key] = std::make_shared<const model::JobScalingEvents>(*std::move(events));
+  return absl::OkStatus();
+}
+
 bool StateStore::ApplyRecord(const Record& r) {
   absl::Status applied;
   const auto id = [&r](std::string_view prefix) { return r.key.substr(prefix.size()); };
@@ -240,6 +260,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     applied = ApplyAllocRecord(id(layout::kAllocPrefix), r.value);
   } else if (StartsWith(r.key, layout::kNodePrefix)) {
     applied = ApplyNodeRecord(id(layout::kNodePrefix), r.value);
+  } else if (StartsWith(r.key, layout::kScalingPrefix)) {
+    applied = ApplyScalingRecord(r);
   } else if (r.key == layout::kSchedulerConfigKey) {
     applied = ApplySchedulerConfigRecord(r.value);
   } else if (!StartsWith(r.key, "meta/")) {  // meta/version, meta/cluster: checked on connect

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/ids.h"
+
 namespace drover::server {
 
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
@@ -94,6 +96,32 @@ model::Job StateStore::PreviewJob(model::Job job) const {
 
 void StateStore::AssignVersion(model::Job& job, uint64_t index) const {
   auto existing = jobs_.find(JobKey(job.namespace_, job.id));
+  const model::Job* prev_job = existing != jobs_.end() ? existing->second.get() : nullptr;
+  // A scaling policy keeps its ID while its group stays (server-managed: carried over
+  // before the specs are compared).
+  std::map<std::string, const model::ScalingPolicy*> prev_policies;
+  if (prev_job != nullptr) {
+    for (const model::TaskGroup& g : prev_job->task_groups) {
+      if (g.scaling)
+        prev_policies[g.name] = &*g.scaling;
+    }
+  }
+  for (model::TaskGroup& g : job.task_groups) {
+    auto prev = prev_policies.find(g.name);
+    if (!g.scaling || prev == prev_policies.end())
+      continue;
+    g.scaling->id = prev->second->id;
+    g.scaling->create_index = prev->second->create_index;
+    g.scaling->modify_index = prev->second->modify_index;
+    if (*g.scaling != *prev->second)
+      g.scaling->modify_index = index;
+  }
+  for (model::TaskGroup& g : job.task_groups) {
+    if (g.scaling && g.scaling->id.empty()) {
+      g.scaling->id = common::NewUuid();
+      g.scaling->create_index = g.scaling->modify_index = index;
+    }
+  }
   if (existing != jobs_.end()) {
     const model::Job& prev = *existing->second;
     job.create_index = prev.create_index;
@@ -197,6 +225,50 @@ absl::StatusOr<JobPtr> StateStore::SetJobStability(const std::string& ns, const 
   return *it;
 }
 
+model::ScalingEvent StateStore::AddScalingEvent(const std::string& ns, const std::string& job_id,
+                                                const std::string& group,
+                                                model::ScalingEvent event) {
+  const std::string key = JobKey(ns, job_id);
+  const uint64_t index = BumpGlobal();
+  event.create_index = index;
+  auto it = scaling_events_.find(key);
+  model::JobScalingEvents updated =
+      it != scaling_events_.end()
+          ? *it->second
+          : model::JobScalingEvents{.namespace_ = ns, .job_id = job_id, .events = {}};
+  std::vector<model::ScalingEvent>& list = updated.events[group];
+  list.insert(list.begin(), event);
+  if (list.size() > model::JobScalingEvents::kMaxScalingEvents)
+    list.resize(model::JobScalingEvents::kMaxScalingEvents);
+  updated.modify_index = index;
+  scaling_events_[key] = std::make_shared<const model::JobScalingEvents>(std::move(updated));
+  SaveScalingEvents(key);
+  return event;
+}
+
+std::shared_ptr<const model::JobScalingEvents> StateStore::ScalingEvents(
+    const std::string& ns, const std::string& job_id) const {
+  auto it = scaling_events_.find(JobKey(ns, job_id));
+  return it == scaling_events_.end() ? nullptr : it->second;
+}
+
+void StateStore::RestoreScalingEvents(const std::string& ns, const std::string& job_id,
+                                      std::shared_ptr<const model::JobScalingEvents> before) {
+  const std::string key = JobKey(ns, job_id);
+  if (before)
+    scaling_events_[key] = std::move(before);
+  else
+    scaling_events_.erase(key);
+  BumpGlobal();
+  SaveScalingEvents(key);
+}
+
+void StateStore::DropScalingEvents(const std::string& ns, const std::string& id) {
+  const std::string key = JobKey(ns, id);
+  if (scaling_events_.erase(key) > 0)
+    SaveScalingEvents(key);
+}
+
 JobPtr StateStore::GetJob(const std::string& ns, const std::string& id) const {
   auto it = jobs_.find(JobKey(ns, id));
   return it == jobs_.end() ? nullptr : it->second;
@@ -225,6 +297,7 @@ bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
   }
   job_versions_.erase(key);
   ForgetJob(ns, id);
+  DropScalingEvents(ns, id);
   Bump(Table::kJobs);
   return true;
 }

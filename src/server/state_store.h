@@ -17,6 +17,7 @@
 //   evals/<id>                       {Evaluation}
 //   allocs/<id>                      {Allocation}
 //   nodes/<id>                       {Node}
+//   scaling/<ns>\0<id>               {JobScalingEvents}  a job's scaling events
 //
 // With several servers (docs/ha.md) the same records live in etcd: the leader writes
 // through to an etcd-backed state::Store (SetWriter), and every other server applies
@@ -132,6 +133,18 @@ class StateStore {
   bool DeleteJob(const std::string& ns, const std::string& id);
   model::JobSummary JobSummary(const model::Job& job) const;
 
+  // Scaling events (POST /v1/job/:id/scale): each group keeps its newest
+  // JobScalingEvents::kMaxScalingEvents. They go with the job (purge, collection).
+  // Returns the event as stored (CreateIndex set).
+  model::ScalingEvent AddScalingEvent(const std::string& ns, const std::string& job_id,
+                                      const std::string& group, model::ScalingEvent event);
+  // Null when the job has none.
+  std::shared_ptr<const model::JobScalingEvents> ScalingEvents(const std::string& ns,
+                                                               const std::string& job_id) const;
+  // Puts back what ScalingEvents() was (undoing a write that was not durable).
+  void RestoreScalingEvents(const std::string& ns, const std::string& job_id,
+                            std::shared_ptr<const model::JobScalingEvents> before);
+
   // The scheduler configuration an operator set (none until then).
   const std::optional<model::SchedulerConfig>& scheduler_config() const {
     return scheduler_config_;
@@ -215,6 +228,10 @@ class StateStore {
   void Save(const NodePtr& node);
   void SaveIndexes();
   void SaveSchedulerConfig();
+  void SaveScalingEvents(const std::string& key);  // JobKey; deletes the record when none
+  // Drops a job's scaling events (the job went).
+  void DropScalingEvents(const std::string& ns, const std::string& id);
+  absl::Status ApplyScalingRecord(const Record& r);
   absl::Status ApplySchedulerConfigRecord(const std::optional<std::string>& value);
   void ForgetJob(const std::string& ns, const std::string& id);
   void ForgetJobVersion(const model::Job& version);
@@ -263,6 +280,7 @@ class StateStore {
   std::map<std::string, std::vector<JobPtr>> job_versions_;  // newest first
   size_t tracked_versions_ = 6;
   std::optional<model::SchedulerConfig> scheduler_config_;
+  std::map<std::string, std::shared_ptr<const model::JobScalingEvents>> scaling_events_;  // JobKey
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
   // Secondary indexes (ids, sorted like the primary tables). An allocation's job and
