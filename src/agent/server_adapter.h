@@ -98,6 +98,22 @@ class ServerAdapter final : public api::ServerApi {
     return server_.PlanJob(std::move(job), diff);
   }
 
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(
+      ScaleRequest request) override {
+    return server_.ScaleJobDurably(
+        server::Server::ScaleRequest{.ns = std::move(request.ns),
+                                     .job_id = std::move(request.job_id),
+                                     .group = std::move(request.group),
+                                     .count = request.count,
+                                     .message = std::move(request.message),
+                                     .error = request.error,
+                                     .meta = std::move(request.meta)});
+  }
+  std::shared_ptr<const model::JobScalingEvents> ScalingEvents(
+      const std::string& ns, const std::string& job_id) const override {
+    return server_.state().ScalingEvents(ns, job_id);
+  }
+
   absl::StatusOr<common::Duration> RegisterNode(model::Node node) override;
   absl::StatusOr<common::Duration> Heartbeat(const std::string& node_id) override;
   absl::Status AuthenticateNode(const std::string& node_id,

@@ -71,6 +71,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx);
 void RegisterAgentRoutes(Router& router, ApiContext& ctx);
 void RegisterJobRoutes(Router& router, ApiContext& ctx);
 void RegisterJobVersionRoutes(Router& router, ApiContext& ctx);
+void RegisterScalingRoutes(Router& router, ApiContext& ctx);
 void RegisterJobspecRoutes(Router& router, ApiContext& ctx);
 void RegisterAllocRoutes(Router& router, ApiContext& ctx);
 void RegisterEvalRoutes(Router& router, ApiContext& ctx);

@@ -153,6 +153,14 @@ class FakeServer final : public ServerApi {
     co_return Refused<model::JobPlan>();
   }
 
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(ScaleRequest) override {
+    co_return Refused<model::EvalResponse>();
+  }
+  std::shared_ptr<const model::JobScalingEvents> ScalingEvents(const std::string&,
+                                                               const std::string&) const override {
+    return nullptr;
+  }
+
   absl::StatusOr<common::Duration> RegisterNode(model::Node) override {
     return Refused<common::Duration>();
   }

@@ -21,6 +21,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
   if (ctx.server != nullptr) {
     RegisterJobRoutes(router, ctx);
     RegisterJobVersionRoutes(router, ctx);
+    RegisterScalingRoutes(router, ctx);
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);
     RegisterNodeRoutes(router, ctx);

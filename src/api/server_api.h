@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -140,6 +141,22 @@ class ServerApi {
   // What registering `job` would do; stores nothing. `diff`: with the annotated diff.
   virtual asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob job,
                                                                   bool diff) = 0;
+
+  // Scaling (docs/jobs.md#scaling): a group's count set through the API, or an event
+  // recorded; and a job's scaling events (null for none).
+  struct ScaleRequest {
+    std::string ns;
+    std::string job_id;
+    std::string group;
+    std::optional<int64_t> count;
+    std::string message;
+    bool error = false;
+    std::map<std::string, model::Value> meta;
+  };
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(
+      ScaleRequest request) = 0;
+  virtual std::shared_ptr<const model::JobScalingEvents> ScalingEvents(
+      const std::string& ns, const std::string& job_id) const = 0;
 
   // The node-facing calls (rpc/protocol.h). Registration and heartbeats answer with the
   // node's next heartbeat TTL; NotFound tells a node to register (again).

@@ -135,6 +135,7 @@ struct JobVersionOptions {
   JobHistoryOptions history;
   JobRevertOptions revert;
   JobEvalOptions eval;
+  JobScaleOptions scale;
 };
 
 // drover job plan, history, revert and eval. `action` gets what runs the chosen one.
@@ -180,6 +181,14 @@ void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& d
   eval->add_option("id", o->eval.id, "Job ID or prefix")->required();
   AddApiFlags(eval, flags);
   eval->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobEval(o->eval, c, u); }));
+
+  CLI::App* scale = job->add_subcommand("scale", "Change the count of a job's group");
+  scale->add_flag("--detach", o->scale.detach, "Print the evaluation ID and return");
+  scale->add_flag("--verbose", o->scale.verbose, "Print full IDs");
+  scale->add_option("id", o->scale.id, "Job ID or prefix")->required();
+  scale->add_option("args", o->scale.args, "[GROUP] COUNT")->required();
+  AddApiFlags(scale, flags);
+  scale->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobScale(o->scale, c, u); }));
 }
 
 // What the scheduler and eval commands parse into; outlives the parse.

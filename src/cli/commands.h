@@ -62,6 +62,16 @@ struct JobRevertOptions {
 };
 int RunJobRevert(const JobRevertOptions& options, HttpClient& client, Ui& ui);
 
+// drover job scale [-detach] [-verbose] ID [GROUP] COUNT: the group may be left out
+// when the job has one (`args` are what follows ID).
+struct JobScaleOptions {
+  std::string id;
+  std::vector<std::string> args;
+  bool detach = false;
+  bool verbose = false;
+};
+int RunJobScale(const JobScaleOptions& options, HttpClient& client, Ui& ui);
+
 // drover job eval [-force-reschedule] [-detach] [-verbose] ID.
 struct JobEvalOptions {
   std::string id;

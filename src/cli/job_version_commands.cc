@@ -1,5 +1,5 @@
-// drover job history, job revert and job eval (Nomad's command/job_history.go,
-// job_revert.go and job_eval.go).
+// drover job history, job revert, job eval and job scale (Nomad's
+// command/job_history.go, job_revert.go, job_eval.go and job_scale.go).
 #include <charconv>
 #include <optional>
 #include <string>
@@ -137,6 +137,66 @@ int RunJobRevert(const JobRevertOptions& options, HttpClient& client, Ui& ui) {
     eval_id = JsonString(*result, "EvalID");
   if (eval_id.empty())
     return kExitOk;  // nothing to evaluate
+  if (options.detach) {
+    ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
+    return kExitOk;
+  }
+  EvalMonitor monitor(client, ui, id_length);
+  return monitor.Monitor(eval_id);
+}
+
+int RunJobScale(const JobScaleOptions& options, HttpClient& client, Ui& ui) {
+  const size_t id_length = options.verbose ? kFullIdLength : kShortIdLength;
+  if (options.args.empty() || options.args.size() > 2) {
+    ui.Error("This command takes two or three arguments: <job> [<group>] <count>");
+    return kExitError;
+  }
+  const std::string& count_text = options.args.back();
+  int64_t count = 0;
+  auto [end, ec] = std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
+  if (count_text.empty() || ec != std::errc() || end != count_text.data() + count_text.size()) {
+    ui.Error(absl::StrCat("Failed to convert count string to int: ", Quote(count_text)));
+    return kExitError;
+  }
+  std::optional<std::string> job_id = LookupJobId(client, ui, options.id);
+  if (!job_id)
+    return kExitError;
+  std::string group;
+  if (options.args.size() == 2) {
+    group = options.args[0];
+  } else {
+    absl::StatusOr<codec::Json> job =
+        GetJson(client, absl::StrCat("/v1/job/", PathEscape(*job_id)));
+    if (!job.ok()) {
+      ui.Error(absl::StrCat("Error querying job: ", job.status().message()));
+      return kExitError;
+    }
+    const codec::Json* groups = JsonMember(*job, "TaskGroups");
+    if (groups == nullptr || !groups->is_array() || groups->size() != 1) {
+      ui.Error("Group name required");
+      return kExitError;
+    }
+    group = JsonString((*groups)[0], "Name");
+  }
+  codec::Json request = {{"Count", count},
+                         {"Target", {{"Job", *job_id}, {"Group", group}}},
+                         {"Message", "submitted using the Drover CLI"}};
+  absl::StatusOr<HttpResponse> response = client.Do(
+      "PUT", absl::StrCat("/v1/job/", PathEscape(*job_id), "/scale"), codec::Dump(request));
+  if (!response.ok()) {
+    ui.Error(absl::StrCat("Error submitting scaling request: ", response.status().message()));
+    return kExitError;
+  }
+  absl::StatusOr<codec::Json> result = codec::ParseJson(response->body);
+  if (!result.ok()) {
+    ui.Error("Error submitting scaling request: malformed response");
+    return kExitError;
+  }
+  if (const std::string warnings = JsonString(*result, "Warnings"); !warnings.empty())
+    ui.Output(absl::StrCat("Job Warnings:\n", warnings, "\n"));
+  const std::string eval_id = JsonString(*result, "EvalID");
+  if (eval_id.empty())
+    return kExitOk;
   if (options.detach) {
     ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
     return kExitOk;
