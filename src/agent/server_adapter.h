@@ -100,14 +100,7 @@ class ServerAdapter final : public api::ServerApi {
 
   asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(
       ScaleRequest request) override {
-    return server_.ScaleJobDurably(
-        server::Server::ScaleRequest{.ns = std::move(request.ns),
-                                     .job_id = std::move(request.job_id),
-                                     .group = std::move(request.group),
-                                     .count = request.count,
-                                     .message = std::move(request.message),
-                                     .error = request.error,
-                                     .meta = std::move(request.meta)});
+    return server_.ScaleJobDurably(std::move(request));
   }
   std::shared_ptr<const model::JobScalingEvents> ScalingEvents(
       const std::string& ns, const std::string& job_id) const override {

@@ -396,5 +396,23 @@ TEST_F(JobEndpointsTest, SchedulerConfigurationAndEvalDeleteAsNomadsApi) {
   EXPECT_EQ(r.body, "request includes 7282 evaluation IDs, must be 7281 or fewer");
 }
 
+TEST_F(JobEndpointsTest, ScaleRequestsAreBoundedAndNameTheirGroup) {
+  const std::pair<std::string, const char*> bad[] = {
+      {R"({"Count": 2})", "missing task group name for scaling action"},
+      {R"({"Count": 2, "Target": {"Job": "db", "Group": "g"}})",
+       "job ID in payload did not match URL"},
+      {R"({"Count": "2", "Target": {"Group": "g"}})", "Count: expected an integer"},
+      {R"({"Target": {"Group": "g"}, "Message": ")" + std::string(2000, 'm') + R"("})",
+       "Message: at most 1024 bytes"},
+      {R"({"Target": {"Group": "g"}, "Meta": {"k": ")" + std::string(5000, 'v') + R"("}})",
+       "Meta: at most 4096 bytes encoded"},
+  };
+  for (const auto& [body, message] : bad) {
+    Response r = Call("PUT", "/v1/job/web/scale", body);
+    EXPECT_EQ(r.status, 400) << body.substr(0, 80);
+    EXPECT_EQ(r.body, message);
+  }
+}
+
 }  // namespace
 }  // namespace drover::api

@@ -15,6 +15,10 @@ using model::Table;
 
 // A scaling request names a group, a count and a message: parsed on the loop, so small.
 constexpr size_t kMaxScaleBodyBytes = 64 << 10;
+// What one event may hold: each group keeps 20 in the job's scaling record, which must
+// stay well within one etcd request.
+constexpr size_t kMaxMessageBytes = 1 << 10;
+constexpr size_t kMaxMetaBytes = 4 << 10;
 
 absl::StatusOr<ServerApi::ScaleRequest> DecodeScale(const Request& req) {
   if (req.body.size() > kMaxScaleBodyBytes) {
@@ -56,6 +60,9 @@ absl::StatusOr<ServerApi::ScaleRequest> DecodeScale(const Request& req) {
     if (!message->is_string())
       return absl::InvalidArgumentError("Message: expected a string");
     out.message = message->get<std::string>();
+    if (out.message.size() > kMaxMessageBytes)
+      return absl::InvalidArgumentError("Message: at most " + std::to_string(kMaxMessageBytes) +
+                                        " bytes");
   }
   if (const codec::Json* error = member("Error")) {
     if (!error->is_boolean())
@@ -65,6 +72,9 @@ absl::StatusOr<ServerApi::ScaleRequest> DecodeScale(const Request& req) {
   if (const codec::Json* meta = member("Meta")) {
     if (!meta->is_object())
       return absl::InvalidArgumentError("Meta: expected an object");
+    if (meta->dump().size() > kMaxMetaBytes)
+      return absl::InvalidArgumentError("Meta: at most " + std::to_string(kMaxMetaBytes) +
+                                        " bytes encoded");
     for (const auto& [key, value] : meta->items())
       out.meta[key] = codec::ValueFromJson(value);
   }

@@ -144,15 +144,7 @@ class ServerApi {
 
   // Scaling (docs/jobs.md#scaling): a group's count set through the API, or an event
   // recorded; and a job's scaling events (null for none).
-  struct ScaleRequest {
-    std::string ns;
-    std::string job_id;
-    std::string group;
-    std::optional<int64_t> count;
-    std::string message;
-    bool error = false;
-    std::map<std::string, model::Value> meta;
-  };
+  using ScaleRequest = model::ScaleRequest;
   virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(
       ScaleRequest request) = 0;
   virtual std::shared_ptr<const model::JobScalingEvents> ScalingEvents(

@@ -56,6 +56,20 @@ std::string FormatVersion(const codec::Json& job, const codec::Json* diff, bool 
   return out;
 }
 
+// After a write that may have created an evaluation: nothing without one; its ID with
+// -detach; otherwise the evaluation monitored to its end.
+int FollowEval(const std::string& eval_id, bool detach, size_t id_length, HttpClient& client,
+               Ui& ui) {
+  if (eval_id.empty())
+    return kExitOk;
+  if (detach) {
+    ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
+    return kExitOk;
+  }
+  EvalMonitor monitor(client, ui, id_length);
+  return monitor.Monitor(eval_id);
+}
+
 }  // namespace
 
 int RunJobHistory(const JobHistoryOptions& options, HttpClient& client, Ui& ui) {
@@ -135,14 +149,7 @@ int RunJobRevert(const JobRevertOptions& options, HttpClient& client, Ui& ui) {
   std::string eval_id;
   if (absl::StatusOr<codec::Json> result = codec::ParseJson(response->body); result.ok())
     eval_id = JsonString(*result, "EvalID");
-  if (eval_id.empty())
-    return kExitOk;  // nothing to evaluate
-  if (options.detach) {
-    ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
-    return kExitOk;
-  }
-  EvalMonitor monitor(client, ui, id_length);
-  return monitor.Monitor(eval_id);
+  return FollowEval(eval_id, options.detach, id_length, client, ui);
 }
 
 int RunJobScale(const JobScaleOptions& options, HttpClient& client, Ui& ui) {
@@ -194,15 +201,7 @@ int RunJobScale(const JobScaleOptions& options, HttpClient& client, Ui& ui) {
   }
   if (const std::string warnings = JsonString(*result, "Warnings"); !warnings.empty())
     ui.Output(absl::StrCat("Job Warnings:\n", warnings, "\n"));
-  const std::string eval_id = JsonString(*result, "EvalID");
-  if (eval_id.empty())
-    return kExitOk;
-  if (options.detach) {
-    ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
-    return kExitOk;
-  }
-  EvalMonitor monitor(client, ui, id_length);
-  return monitor.Monitor(eval_id);
+  return FollowEval(JsonString(*result, "EvalID"), options.detach, id_length, client, ui);
 }
 
 int RunJobEval(const JobEvalOptions& options, HttpClient& client, Ui& ui) {

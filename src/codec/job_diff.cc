@@ -423,8 +423,19 @@ Json ObjectsJson(const std::vector<ObjectDiff>& objects) {
 }  // namespace
 
 model::JobDiff DiffJobs(const model::Job* old_job, const model::Job* new_job, bool contextual) {
-  const Json o = old_job != nullptr ? ToJson(*old_job) : Json();
-  const Json n = new_job != nullptr ? ToJson(*new_job) : Json();
+  Json o = old_job != nullptr ? ToJson(*old_job) : Json();
+  Json n = new_job != nullptr ? ToJson(*new_job) : Json();
+  // A scaling policy's ID, indexes and target are the servers', not the user's.
+  for (Json* side : {&o, &n}) {
+    if (!side->is_object())
+      continue;
+    for (Json& g : (*side)["TaskGroups"]) {
+      if (Json& s = g["Scaling"]; s.is_object()) {
+        for (const char* key : {"ID", "CreateIndex", "ModifyIndex", "Target", "Namespace"})
+          s.erase(key);
+      }
+    }
+  }
   // Server-managed, or diffed below.
   static const std::set<std::string> kSkip = {
       "ID",           "Status",      "StatusDescription", "Version",    "Stable",

@@ -90,6 +90,18 @@ struct ScalingEvent {
   friend bool operator==(const ScalingEvent&, const ScalingEvent&) = default;
 };
 
+// POST /v1/job/:id/scale: a group's new count (none: only an event is recorded), and
+// what the event says.
+struct ScaleRequest {
+  std::string ns;
+  std::string job_id;
+  std::string group;
+  std::optional<int64_t> count;
+  std::string message;
+  bool error = false;
+  std::map<std::string, Value> meta;
+};
+
 // A job's scaling events per group, newest first, the last kMaxScalingEvents of each.
 struct JobScalingEvents {
   static constexpr size_t kMaxScalingEvents = 20;  // Nomad's JobTrackedScalingEvents

@@ -8,10 +8,8 @@ namespace drover::server {
 
 asio::awaitable<absl::StatusOr<EvalResponse>> Server::ScaleJobDurably(ScaleRequest request) {
   StateStore::JobSnapshot before;
-  std::shared_ptr<const model::JobScalingEvents> events_before;
   std::function<absl::StatusOr<EvalResponse>()> write = [&]() -> absl::StatusOr<EvalResponse> {
     before = state_.SnapshotJob(request.ns, request.job_id);
-    events_before = state_.ScalingEvents(request.ns, request.job_id);
     if (!before.job)
       return absl::NotFoundError("job \"" + request.job_id + "\" not found");
     const model::Job& current = *before.job;
@@ -67,10 +65,7 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::ScaleJobDurably(ScaleReque
       resp.index = recorded.create_index;
     return resp;
   };
-  std::function<void()> undo = [&] {
-    state_.RestoreJob(before);
-    state_.RestoreScalingEvents(request.ns, request.job_id, events_before);
-  };
+  std::function<void()> undo = [&] { state_.RestoreJob(before); };
   co_return co_await Durably(write, undo);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "server/server.h"
+#include "server/server_fixture.h"
 #include "server/state_store.h"
 #include "server/state_test_util.h"
 #include "server/test_fixtures.h"
@@ -14,18 +15,9 @@
 namespace drover::server {
 namespace {
 
-class JobScalingTest : public ::testing::Test {
+class JobScalingTest : public test::ServerFixture {
  protected:
-  JobScalingTest() {
-    server_.Start();
-    EXPECT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
-  }
-  ~JobScalingTest() override {
-    server_.Stop();
-    io_.restart();
-    io_.poll();
-    pool_.join();
-  }
+  JobScalingTest() { EXPECT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok()); }
   static model::Job ScalableJob() {
     model::Job job = test::MakeJob("web", 2);
     job.task_groups[0].scaling = model::ScalingPolicy{.min = 1, .max = 4};
@@ -41,11 +33,6 @@ class JobScalingTest : public ::testing::Test {
                                                                        .message = "by test",
                                                                        .error = error}));
   }
-
-  common::FakeClock clock_;
-  asio::io_context io_;
-  asio::thread_pool pool_{1};
-  Server server_{io_.get_executor(), pool_, clock_, ServerConfig{}};
 };
 
 TEST_F(JobScalingTest, ACountMakesAVersionAndAScalingEvaluationAndIsRecorded) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/server.h"
+#include "server/server_fixture.h"
 #include "server/test_fixtures.h"
 #include "testing/await.h"
 #include "testing/test_util.h"
@@ -13,24 +14,9 @@ namespace {
 
 using ::testing::ElementsAre;
 
-class JobVersionsTest : public ::testing::Test {
+class JobVersionsTest : public test::ServerFixture {
  protected:
-  JobVersionsTest() {
-    server_.Start();
-    EXPECT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
-  }
-  ~JobVersionsTest() override {
-    server_.Stop();
-    io_.restart();
-    io_.poll();
-    pool_.join();
-  }
-  bool EvalDone(const std::string& id) {
-    return testing::RunUntil(io_, [&] {
-      auto e = server_.state().GetEval(id);
-      return e && e->status != "pending";
-    });
-  }
+  JobVersionsTest() { EXPECT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok()); }
   // Registers and waits for the evaluation; returns the stored version.
   uint64_t Register(const model::Job& job) {
     auto resp = server_.RegisterJob(job);
@@ -53,11 +39,6 @@ class JobVersionsTest : public ::testing::Test {
     EXPECT_TRUE(plan.ok()) << plan.status();
     return plan.ok() ? *plan : model::JobPlan{};
   }
-
-  common::FakeClock clock_;
-  asio::io_context io_;
-  asio::thread_pool pool_{1};
-  Server server_{io_.get_executor(), pool_, clock_, ServerConfig{}};
 };
 
 TEST_F(JobVersionsTest, KeepsTheNewestSixAndTheNewestStableOneBesides) {

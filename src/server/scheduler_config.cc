@@ -54,6 +54,7 @@ asio::awaitable<absl::StatusOr<Server::SchedulerConfigUpdate>> Server::SetSchedu
   const model::SchedulerConfig stored = state_.SetSchedulerConfig(std::move(config));
   if (absl::Status s = co_await state_.Flush(); !s.ok()) {
     state_.RestoreSchedulerConfig(before);
+    queue_changed_.Notify();  // what waited on the refused value looks again
     co_return s;
   }
   DROVER_LOG_INFO("server: scheduler configuration set: eval broker {}, memory oversubscription {}",
@@ -72,14 +73,13 @@ asio::awaitable<absl::StatusOr<uint64_t>> Server::DeleteEvalsDurably(std::vector
     co_return absl::FailedPreconditionError(
         "eval broker is enabled; eval broker must be paused to delete evals");
   }
-  std::set<std::string> unique;
-  for (const std::string& id : ids) {
+  const std::set<std::string> unique(ids.begin(), ids.end());
+  for (const std::string& id : unique) {
     const EvalPtr eval = state_.GetEval(id);
     if (!eval)
       co_return absl::NotFoundError("eval not found");
     if (!EvalDeleteSafe(state_, *eval))
       co_return absl::FailedPreconditionError("eval " + id + " is not safe to delete");
-    unique.insert(id);
   }
   StateStore::Removal removal;
   removal.evals.assign(unique.begin(), unique.end());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server/server.h"
+#include "server/server_fixture.h"
 #include "server/state_store.h"
 #include "server/state_test_util.h"
 #include "server/test_fixtures.h"
@@ -12,23 +13,10 @@
 namespace drover::server {
 namespace {
 
-class SchedulerConfigTest : public ::testing::Test {
+class SchedulerConfigTest : public test::ServerFixture {
  protected:
-  SchedulerConfigTest() {
-    server_.Start();
+  SchedulerConfigTest() : ServerFixture(ServerConfig{.memory_oversubscription = true}) {
     EXPECT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
-  }
-  ~SchedulerConfigTest() override {
-    server_.Stop();
-    io_.restart();
-    io_.poll();
-    pool_.join();
-  }
-  bool EvalDone(const std::string& id) {
-    return testing::RunUntil(io_, [&] {
-      auto e = server_.state().GetEval(id);
-      return e && e->status != "pending";
-    });
   }
   Server::SchedulerConfigUpdate Set(model::SchedulerConfig c,
                                     std::optional<uint64_t> cas = std::nullopt) {
@@ -39,11 +27,6 @@ class SchedulerConfigTest : public ::testing::Test {
   absl::StatusOr<uint64_t> Delete(std::vector<std::string> ids) {
     return testing::Await(io_, server_.DeleteEvalsDurably(std::move(ids)));
   }
-
-  common::FakeClock clock_;
-  asio::io_context io_;
-  asio::thread_pool pool_{1};
-  Server server_{io_.get_executor(), pool_, clock_, ServerConfig{.memory_oversubscription = true}};
 };
 
 TEST_F(SchedulerConfigTest, DefaultsComeFromTheAgentConfigurationUntilOneIsSet) {

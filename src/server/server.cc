@@ -287,6 +287,15 @@ asio::awaitable<void> Server::EvalWorker(common::CancellationScopePtr term) {
     auto guard = co_await durable_writes_.Lock();
     if (term->cancelled())
       break;
+    // What the write held meanwhile may have paused the broker or deleted the eval.
+    if (SchedulerConfiguration().pause_eval_broker) {
+      if (queued_.insert(id).second)
+        queue_.push_front(id);
+      continue;
+    }
+    eval = state_.GetEval(id);
+    if (!eval || eval->status != model::kEvalPending)
+      continue;
     co_await ProcessEval(*eval);
   }
 }

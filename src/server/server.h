@@ -176,15 +176,7 @@ class Server {
   // Nomad's refusals, changing nothing: NotFound `job "x" not found`; InvalidArgument for a
   // group the job does not have, a negative count, a count with `error`, or a count
   // outside the group's scaling policy.
-  struct ScaleRequest {
-    std::string ns;
-    std::string job_id;
-    std::string group;
-    std::optional<int64_t> count;
-    std::string message;
-    bool error = false;
-    std::map<std::string, model::Value> meta;
-  };
+  using ScaleRequest = model::ScaleRequest;
   asio::awaitable<absl::StatusOr<EvalResponse>> ScaleJobDurably(ScaleRequest request);
 
   // The scheduler configuration (scheduler_config.cc): what an operator set, else the

@@ -3,33 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "common/derived_token.h"
+#include "server/server_fixture.h"
 #include "server/test_fixtures.h"
 #include "testing/test_util.h"
 
 namespace drover::server {
 namespace {
 
-class ServerTest : public ::testing::Test {
- protected:
-  ServerTest() { server_.Start(); }
-  ~ServerTest() override {
-    server_.Stop();
-    io_.restart();
-    io_.poll();
-    pool_.join();
-  }
-  bool EvalDone(const std::string& id) {
-    return testing::RunUntil(io_, [&] {
-      auto e = server_.state().GetEval(id);
-      return e && e->status != "pending";
-    });
-  }
-
-  asio::io_context io_;
-  asio::thread_pool pool_{1};
-  common::FakeClock clock_;
-  Server server_{io_.get_executor(), pool_, clock_, ServerConfig{}};
-};
+using ServerTest = test::ServerFixture;
 
 TEST_F(ServerTest, RegisterCanonicalizesSchedulesAndCompletesEval) {
   ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());

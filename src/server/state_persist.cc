@@ -268,8 +268,7 @@ void StateStore::SaveAll() {
     Save(a);
   for (const auto& [id, n] : nodes_)
     Save(n);
-  if (scheduler_config_)
-    SaveSchedulerConfig();
+  SaveSchedulerConfig();  // or its delete, when none is set
   for (const auto& [key, events] : scaling_events_)
     SaveScalingEvents(key);
   SaveIndexes();
@@ -286,6 +285,13 @@ void StateStore::ResaveAll() {
     }
     for (const auto& [key, bytes] : *on_disk) {
       if (!live.contains(key))
+        store_->Delete(key, LogFailure());
+    }
+  }
+  // Scaling events of jobs that went, or whose delete failed.
+  if (auto on_disk = store_->Scan(layout::kScalingPrefix); on_disk.ok()) {
+    for (const auto& [key, bytes] : *on_disk) {
+      if (!scaling_events_.contains(key.substr(std::string_view(layout::kScalingPrefix).size())))
         store_->Delete(key, LogFailure());
     }
   }

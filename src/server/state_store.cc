@@ -117,7 +117,8 @@ void StateStore::AssignVersion(model::Job& job, uint64_t index) const {
       g.scaling->modify_index = index;
   }
   for (model::TaskGroup& g : job.task_groups) {
-    if (g.scaling && g.scaling->id.empty()) {
+    // A new policy: whatever ID and indexes the request carried, the servers' are used.
+    if (g.scaling && !prev_policies.contains(g.name)) {
       g.scaling->id = common::NewUuid();
       g.scaling->create_index = g.scaling->modify_index = index;
     }
@@ -229,7 +230,8 @@ model::ScalingEvent StateStore::AddScalingEvent(const std::string& ns, const std
                                                 const std::string& group,
                                                 model::ScalingEvent event) {
   const std::string key = JobKey(ns, job_id);
-  const uint64_t index = BumpGlobal();
+  // The jobs table's: GET /v1/job/:id/scale blocks on it.
+  const uint64_t index = Bump(Table::kJobs);
   event.create_index = index;
   auto it = scaling_events_.find(key);
   model::JobScalingEvents updated =
@@ -250,17 +252,6 @@ std::shared_ptr<const model::JobScalingEvents> StateStore::ScalingEvents(
     const std::string& ns, const std::string& job_id) const {
   auto it = scaling_events_.find(JobKey(ns, job_id));
   return it == scaling_events_.end() ? nullptr : it->second;
-}
-
-void StateStore::RestoreScalingEvents(const std::string& ns, const std::string& job_id,
-                                      std::shared_ptr<const model::JobScalingEvents> before) {
-  const std::string key = JobKey(ns, job_id);
-  if (before)
-    scaling_events_[key] = std::move(before);
-  else
-    scaling_events_.erase(key);
-  BumpGlobal();
-  SaveScalingEvents(key);
 }
 
 void StateStore::DropScalingEvents(const std::string& ns, const std::string& id) {
@@ -307,11 +298,19 @@ StateStore::JobSnapshot StateStore::SnapshotJob(const std::string& ns,
   JobSnapshot s{.ns = ns, .id = id, .job = GetJob(ns, id)};
   if (auto it = job_versions_.find(JobKey(ns, id)); it != job_versions_.end())
     s.versions = it->second;
+  s.scaling_events = ScalingEvents(ns, id);
   return s;
 }
 
 void StateStore::RestoreJob(const JobSnapshot& before) {
   const std::string key = JobKey(before.ns, before.id);
+  if (before.scaling_events != ScalingEvents(before.ns, before.id)) {
+    if (before.scaling_events)
+      scaling_events_[key] = before.scaling_events;
+    else
+      scaling_events_.erase(key);
+    SaveScalingEvents(key);
+  }
   ForgetJob(before.ns, before.id);
   if (before.job) {
     jobs_[key] = before.job;

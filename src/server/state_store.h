@@ -141,9 +141,6 @@ class StateStore {
   // Null when the job has none.
   std::shared_ptr<const model::JobScalingEvents> ScalingEvents(const std::string& ns,
                                                                const std::string& job_id) const;
-  // Puts back what ScalingEvents() was (undoing a write that was not durable).
-  void RestoreScalingEvents(const std::string& ns, const std::string& job_id,
-                            std::shared_ptr<const model::JobScalingEvents> before);
 
   // The scheduler configuration an operator set (none until then).
   const std::optional<model::SchedulerConfig>& scheduler_config() const {
@@ -189,6 +186,7 @@ class StateStore {
     std::string id;
     JobPtr job;  // null: there was none
     std::vector<JobPtr> versions;
+    std::shared_ptr<const model::JobScalingEvents> scaling_events;
   };
   JobSnapshot SnapshotJob(const std::string& ns, const std::string& id) const;
   void RestoreJob(const JobSnapshot& before);
