@@ -9,25 +9,6 @@
 namespace drover::api {
 namespace {
 
-// These bodies name a task or a signal: parsed on the loop, so kept small.
-constexpr size_t kMaxBodyBytes = 64 << 10;
-
-absl::StatusOr<codec::Json> BodyObject(const Request& req) {
-  if (req.body.empty())
-    return codec::Json::object();
-  if (req.body.size() > kMaxBodyBytes) {
-    return absl::InvalidArgumentError("Request body too large: at most " +
-                                      std::to_string(kMaxBodyBytes) + " bytes here");
-  }
-  auto parsed = codec::ParseJson(req.body);
-  if (!parsed.ok() || !parsed->is_object()) {
-    return absl::InvalidArgumentError(
-        "Failed to decode request body: " +
-        std::string(parsed.ok() ? "expected an object" : parsed.status().message()));
-  }
-  return *parsed;
-}
-
 std::string StringField(const codec::Json& j, const char* key) {
   auto it = j.find(key);
   return (it != j.end() && it->is_string()) ? it->get<std::string>() : "";
@@ -44,7 +25,7 @@ Response Ok(const Request& req, ApiContext& ctx) {
 void RegisterClientRoutes(Router& router, ApiContext& ctx) {
   router.Add({"PUT", "POST"}, "/v1/client/allocation/:id/restart",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto body = BodyObject(req);
+               auto body = SmallBodyObject(req);
                if (!body.ok())
                  co_return ErrorResponse(body.status());
                const std::string task = StringField(*body, "TaskName");
@@ -64,7 +45,7 @@ void RegisterClientRoutes(Router& router, ApiContext& ctx) {
              });
   router.Add({"PUT", "POST"}, "/v1/client/allocation/:id/signal",
              [&ctx](Request& req) -> asio::awaitable<Response> {
-               auto body = BodyObject(req);
+               auto body = SmallBodyObject(req);
                if (!body.ok())
                  co_return ErrorResponse(body.status());
                std::string signal = StringField(*body, "Signal");

@@ -17,16 +17,9 @@ constexpr size_t kMaxDeleteBodyBytes = 512 << 10;
 
 // DELETE /v1/evaluations {"EvalIDs": [...]}: 200 with no body once they are gone.
 asio::awaitable<Response> DeleteEvals(ApiContext& ctx, Request& req) {
-  if (req.body.size() > kMaxDeleteBodyBytes) {
-    co_return Response::Error(400, "Request body too large: at most " +
-                                       std::to_string(kMaxDeleteBodyBytes) + " bytes here");
-  }
-  auto parsed = codec::ParseJson(req.body.empty() ? "{}" : req.body);
-  if (!parsed.ok() || !parsed->is_object()) {
-    co_return Response::Error(400, "Failed to decode request body: " +
-                                       (parsed.ok() ? std::string("expected an object")
-                                                    : std::string(parsed.status().message())));
-  }
+  auto parsed = SmallBodyObject(req, kMaxDeleteBodyBytes);
+  if (!parsed.ok())
+    co_return ErrorResponse(parsed.status());
   std::vector<std::string> ids;
   if (auto it = parsed->find("EvalIDs"); it != parsed->end() && !it->is_null()) {
     if (!it->is_array())

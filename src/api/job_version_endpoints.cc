@@ -14,29 +14,12 @@ namespace {
 
 using model::Table;
 
-// Stability, revert and evaluate bodies name a job and a version: parsed on the loop,
-// so kept small.
-constexpr size_t kMaxBodyBytes = 64 << 10;
-
-// The request's body as a JSON object. An absent body is {} unless `required`.
+// The request's body as a JSON object (SmallBodyObject); an absent one is {} unless
+// `required`.
 absl::StatusOr<codec::Json> BodyObject(const Request& req, bool required) {
-  if (req.body.empty()) {
-    if (required)
-      return absl::InvalidArgumentError("Request body is empty");
-    return codec::Json::object();
-  }
-  if (req.body.size() > kMaxBodyBytes) {
-    return absl::InvalidArgumentError("Request body too large: at most " +
-                                      std::to_string(kMaxBodyBytes) + " bytes here");
-  }
-  auto parsed = codec::ParseJson(req.body);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError("Failed to decode request body: " +
-                                      std::string(parsed.status().message()));
-  }
-  if (!parsed->is_object())
-    return absl::InvalidArgumentError("Failed to decode request body: expected an object");
-  return *std::move(parsed);
+  if (req.body.empty() && required)
+    return absl::InvalidArgumentError("Request body is empty");
+  return SmallBodyObject(req);
 }
 
 const codec::Json& Member(const codec::Json& object, const char* key) {

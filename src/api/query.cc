@@ -139,6 +139,22 @@ bool QueryBool(const Request& req, const std::string& key, bool fallback) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
+absl::StatusOr<codec::Json> SmallBodyObject(const Request& req, size_t max_bytes) {
+  if (req.body.empty())
+    return codec::Json::object();
+  if (req.body.size() > max_bytes) {
+    return absl::InvalidArgumentError("Request body too large: at most " +
+                                      std::to_string(max_bytes) + " bytes here");
+  }
+  auto parsed = codec::ParseJson(req.body);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return absl::InvalidArgumentError(
+        "Failed to decode request body: " +
+        std::string(parsed.ok() ? "expected an object" : parsed.status().message()));
+  }
+  return *std::move(parsed);
+}
+
 Response ErrorResponse(const absl::Status& status, bool invalid_is_500) {
   const std::string msg(status.message());
   if (absl::IsNotFound(status))

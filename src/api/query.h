@@ -62,6 +62,15 @@ Response JsonTextResponse(const Request& req, std::string body, uint64_t index);
 asio::awaitable<Response> JsonResponseOffloaded(ApiContext& ctx, const Request& req,
                                                 std::function<codec::Json()> build, uint64_t index);
 
+// What most write bodies may be: they name a task, a job version or a group, and are
+// parsed on the control loop, so they are kept small.
+inline constexpr size_t kMaxSmallBodyBytes = 64 << 10;
+// The body as a JSON object, parsed here (on the loop): {} when empty; InvalidArgument
+// "Request body too large: at most N bytes here" past `max_bytes`, and "Failed to
+// decode request body: ..." for anything but an object.
+absl::StatusOr<codec::Json> SmallBodyObject(const Request& req,
+                                            size_t max_bytes = kMaxSmallBodyBytes);
+
 // Namespace from ?namespace=, default "default".
 std::string NamespaceOf(const Request& req);
 // ParseBool as Go does ("1", "t", "T", "TRUE", "true", "True", ...); `fallback` when

@@ -13,24 +13,15 @@ namespace {
 
 using model::Table;
 
-// A scaling request names a group, a count and a message: parsed on the loop, so small.
-constexpr size_t kMaxScaleBodyBytes = 64 << 10;
 // What one event may hold: each group keeps 20 in the job's scaling record, which must
 // stay well within one etcd request.
 constexpr size_t kMaxMessageBytes = 1 << 10;
 constexpr size_t kMaxMetaBytes = 4 << 10;
 
 absl::StatusOr<ServerApi::ScaleRequest> DecodeScale(const Request& req) {
-  if (req.body.size() > kMaxScaleBodyBytes) {
-    return absl::InvalidArgumentError("Request body too large: at most " +
-                                      std::to_string(kMaxScaleBodyBytes) + " bytes here");
-  }
-  auto parsed = codec::ParseJson(req.body.empty() ? "{}" : req.body);
-  if (!parsed.ok() || !parsed->is_object()) {
-    return absl::InvalidArgumentError(
-        "Failed to decode request body: " +
-        (parsed.ok() ? std::string("expected an object") : std::string(parsed.status().message())));
-  }
+  auto parsed = SmallBodyObject(req);
+  if (!parsed.ok())
+    return parsed.status();
   const codec::Json& body = *parsed;
   ServerApi::ScaleRequest out{.ns = NamespaceOf(req), .job_id = req.Param("id")};
   const auto member = [&body](const char* key) -> const codec::Json* {

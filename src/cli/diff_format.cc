@@ -55,6 +55,14 @@ Widths WidthsOf(const codec::Json& fields, const codec::Json& objects) {
   return w;
 }
 
+// WidthsOf, with the markers of the items (groups, tasks) listed below them too.
+Widths WidthsWith(const codec::Json& fields, const codec::Json& objects, const codec::Json& items) {
+  Widths w = WidthsOf(fields, objects);
+  for (const codec::Json& item : items)
+    w.marker = std::max(w.marker, Marker(JsonString(item, "Type")).size());
+  return w;
+}
+
 std::string Annotations(const codec::Json& j) {
   std::vector<std::string> notes = JsonStrings(j, "Annotations");
   return notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(notes, ", "), ")");
@@ -131,9 +139,7 @@ std::string FormatGroup(const codec::Json& group, size_t group_pad, bool verbose
   const codec::Json& fields = List(group, "Fields");
   const codec::Json& objects = List(group, "Objects");
   const codec::Json& tasks = List(group, "Tasks");
-  Widths w = WidthsOf(fields, objects);
-  for (const codec::Json& t : tasks)
-    w.marker = std::max(w.marker, Marker(JsonString(t, "Type")).size());
+  const Widths w = WidthsWith(fields, objects, tasks);
   const size_t start = group_pad + 2;
   if (type == "Edited" || verbose) {
     const std::string lines = FieldsAndObjects(fields, objects, start, w);
@@ -155,9 +161,7 @@ std::string FormatJobDiff(const codec::Json& diff, bool verbose) {
   const codec::Json& fields = List(diff, "Fields");
   const codec::Json& objects = List(diff, "Objects");
   const codec::Json& groups = List(diff, "TaskGroups");
-  Widths w = WidthsOf(fields, objects);
-  for (const codec::Json& g : groups)
-    w.marker = std::max(w.marker, Marker(JsonString(g, "Type")).size());
+  const Widths w = WidthsWith(fields, objects, groups);
   if (type == "Edited" || verbose) {
     const std::string lines = FieldsAndObjects(fields, objects, 0, w);
     if (!lines.empty())

@@ -122,6 +122,16 @@ bool AwayFromItsNode(const SchedulerInput& in, const model::TaskGroup& g, const 
   return true;
 }
 
+// The allocations whose replacement is still meant to run: not replaced again.
+std::set<std::string> StillReplaced(const std::vector<AllocPtr>& live) {
+  std::set<std::string> replaced;
+  for (const AllocPtr& a : live) {
+    if (!a->previous_allocation.empty() && !a->ServerTerminal() && !a->ClientTerminal())
+      replaced.insert(a->previous_allocation);
+  }
+  return replaced;
+}
+
 GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
                          std::vector<AllocPtr> live, const NodeStates& nodes, PlanResult& plan) {
   const model::Job& job = *in.job;
@@ -130,12 +140,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
   std::set<int> not_placements;  // slots refilled by a migration or a destructive update
   std::set<int> taken;
   std::map<int, std::string> taker;  // index -> the allocation that holds it
-  // Allocations whose replacement is still meant to run: not replaced again.
-  std::set<std::string> replaced;
-  for (const AllocPtr& a : live) {
-    if (!a->previous_allocation.empty() && !a->ServerTerminal() && !a->ClientTerminal())
-      replaced.insert(a->previous_allocation);
-  }
+  const std::set<std::string> replaced = StillReplaced(live);
   std::sort(live.begin(), live.end(),
             [](const AllocPtr& a, const AllocPtr& b) { return a->create_index < b->create_index; });
   auto replace = [&](const AllocPtr& a, int idx) {
@@ -211,12 +216,12 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     }
   }
   for (int i = 0; i < g.count; ++i) {
-    if (!taken.contains(i)) {
+    if (!taken.contains(i))
       w.to_place.push_back(i);
-      if (!not_placements.contains(i))
-        ++updates.place;
-    }
   }
+  // Refills of a migration or a destructive update are counted as those, not as places.
+  updates.place += std::count_if(w.to_place.begin(), w.to_place.end(),
+                                 [&](int i) { return !not_placements.contains(i); });
   return w;
 }
 

@@ -160,6 +160,27 @@ absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   return absl::OkStatus();
 }
 
+absl::Status StateStore::LoadOperatorRecords() {
+  auto scheduler = store_->Get(layout::kSchedulerConfigKey);
+  if (!scheduler.ok())
+    return scheduler.status();
+  if (absl::Status s = ApplySchedulerConfigRecord(*scheduler); !s.ok()) {
+    return absl::DataLossError("server state record 'meta/scheduler' cannot be decoded: " +
+                               std::string(s.message()));
+  }
+
+  auto scaling = store_->Scan(layout::kScalingPrefix);
+  if (!scaling.ok())
+    return scaling.status();
+  for (const auto& [key, bytes] : *scaling) {
+    if (absl::Status s = ApplyScalingRecord(Record{key, bytes}); !s.ok()) {
+      return absl::DataLossError("server state record '" + layout::Printable(key) +
+                                 "' cannot be decoded: " + std::string(s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status StateStore::Load() {
   auto index = store_->Get(kIndexKey);
   if (!index.ok())
@@ -183,14 +204,6 @@ absl::Status StateStore::Load() {
     }
   }
 
-  auto scheduler = store_->Get(layout::kSchedulerConfigKey);
-  if (!scheduler.ok())
-    return scheduler.status();
-  if (absl::Status s = ApplySchedulerConfigRecord(*scheduler); !s.ok()) {
-    return absl::DataLossError("server state record 'meta/scheduler' cannot be decoded: " +
-                               std::string(s.message()));
-  }
-
   auto jobs = LoadAll<model::Job>(*store_, kJobPrefix, "Job", codec::JobFromJson);
   if (!jobs.ok())
     return jobs.status();
@@ -201,15 +214,8 @@ absl::Status StateStore::Load() {
     versions.insert(versions.begin(), job);
     jobs_[key] = versions.front();
   }
-  auto scaling = store_->Scan(layout::kScalingPrefix);
-  if (!scaling.ok())
-    return scaling.status();
-  for (const auto& [key, bytes] : *scaling) {
-    if (absl::Status s = ApplyScalingRecord(Record{key, bytes}); !s.ok()) {
-      return absl::DataLossError("server state record '" + layout::Printable(key) +
-                                 "' cannot be decoded: " + std::string(s.message()));
-    }
-  }
+  if (absl::Status s = LoadOperatorRecords(); !s.ok())
+    return s;
   auto evals =
       LoadAll<model::Evaluation>(*store_, kEvalPrefix, "Evaluation", codec::EvaluationFromJson);
   if (!evals.ok())

@@ -248,6 +248,9 @@ class StateStore {
   // Queues every record and the indexes.
   void SaveAll();
   absl::Status Load();
+  // Load's part for what operators and the scaling API wrote: the scheduler
+  // configuration and the jobs' scaling events.
+  absl::Status LoadOperatorRecords();
   // Drops every object (indexes stay).
   void ClearObjects();
   // ApplyRecords for one record; false when it could not be decoded.
