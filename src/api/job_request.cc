@@ -49,7 +49,6 @@ absl::StatusOr<RegisterRequest> DecodeRegister(const std::string& body, const st
   if (job->region.empty() && !region.empty())
     job->region = region;
   RegisterRequest out;
-  out.warnings = codec::UnusedJobFieldWarnings((*parsed)["Job"]);
   for (const auto& [key, flag] :
        {std::pair{"EnforceIndex", &out.enforce_index}, std::pair{"Diff", &out.diff}}) {
     const codec::Json& v = MemberOrNull(*parsed, key);

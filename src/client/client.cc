@@ -385,7 +385,8 @@ asio::awaitable<void> Client::RestoreAllocs() {
     }
     // The health the servers acknowledged is known: not watched (and sent) again.
     if (auto ack = acknowledged_.find(alloc->id);
-        ack != acknowledged_.end() && ack->second.deployment_status && !alloc->deployment_status) {
+        ack != acknowledged_.end() && ack->second.deployment_status && !alloc->deployment_status &&
+        ack->second.deployment_id == alloc->deployment_id) {
       auto copy = std::make_shared<model::Allocation>(*alloc);
       copy->deployment_status = ack->second.deployment_status;
       alloc = std::move(copy);

@@ -425,7 +425,7 @@ Json ToJson(const model::Allocation& a) {
   j["ClientStatus"] = a.client_status;
   j["ClientDescription"] = a.client_description;
   j["TaskStates"] = TaskStatesJson(a.task_states);
-  j["DeploymentID"] = "";
+  j["DeploymentID"] = a.deployment_id;
   j["DeploymentStatus"] = DeploymentStatusJson(a.deployment_status);
   j["FollowupEvalID"] = a.followup_eval_id;
   j["PreviousAllocation"] = a.previous_allocation;
@@ -460,6 +460,7 @@ Json AllocStubJson(const model::Allocation& a, bool include_task_states) {
   j["ClientStatus"] = a.client_status;
   j["ClientDescription"] = a.client_description;
   j["TaskStates"] = include_task_states ? TaskStatesJson(a.task_states) : Json(nullptr);
+  j["DeploymentID"] = a.deployment_id;
   j["DeploymentStatus"] = DeploymentStatusJson(a.deployment_status);
   j["FollowupEvalID"] = a.followup_eval_id;
   j["NextAllocation"] = a.next_allocation;
@@ -497,6 +498,7 @@ absl::StatusOr<model::Allocation> AllocationFromJson(const Json& j) {
     r.Read("ClientStatus", a.client_status);
     r.Read("ClientDescription", a.client_description);
     r.ReadMap("TaskStates", a.task_states, internal::DecodeTaskState);
+    r.Read("DeploymentID", a.deployment_id);
     r.ReadOptional("DeploymentStatus", a.deployment_status, DecodeDeploymentStatus);
     r.Read("PreviousAllocation", a.previous_allocation);
     r.Read("NextAllocation", a.next_allocation);
@@ -522,10 +524,11 @@ Json ToJson(const model::AllocClientUpdate& u) {
   a.client_description = u.client_description;
   a.task_states = u.task_states;
   a.deployment_status = u.deployment_status;
+  a.deployment_id = u.deployment_id;
   const Json full = ToJson(a);
   Json out = Json::object();
-  for (const char* field :
-       {"ID", "NodeID", "ClientStatus", "ClientDescription", "TaskStates", "DeploymentStatus"}) {
+  for (const char* field : {"ID", "NodeID", "ClientStatus", "ClientDescription", "TaskStates",
+                            "DeploymentStatus", "DeploymentID"}) {
     out[field] = full[field];
   }
   return out;
@@ -540,7 +543,8 @@ absl::StatusOr<model::AllocClientUpdate> AllocClientUpdateFromJson(const Json& j
                                   .task_states = std::move(a->task_states),
                                   .client_status = std::move(a->client_status),
                                   .client_description = std::move(a->client_description),
-                                  .deployment_status = std::move(a->deployment_status)};
+                                  .deployment_status = std::move(a->deployment_status),
+                                  .deployment_id = std::move(a->deployment_id)};
 }
 
 }  // namespace drover::codec

@@ -99,6 +99,26 @@ void CanonicalizeTask(model::Task& task, const model::TaskGroup& group) {
   }
 }
 
+// api.DefaultUpdateStrategy under the fields the job and group set, except that
+// health_check defaults to "task_states": Drover has no service checks yet.
+void CanonicalizeUpdate(model::UpdateStrategy& u) {
+  using U = model::UpdateStrategy;
+  if (u.stagger == U::kUnsetDuration)
+    u.stagger = seconds(30);
+  if (u.max_parallel == U::kUnsetInt)
+    u.max_parallel = 1;
+  if (u.health_check.empty())
+    u.health_check = model::kUpdateHealthTaskStates;
+  if (u.min_healthy_time == U::kUnsetDuration)
+    u.min_healthy_time = seconds(10);
+  if (u.healthy_deadline == U::kUnsetDuration)
+    u.healthy_deadline = minutes(5);
+  if (u.progress_deadline == U::kUnsetDuration)
+    u.progress_deadline = minutes(10);
+  if (u.canary == U::kUnsetInt)
+    u.canary = 0;
+}
+
 void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
   if (group.scaling) {
     // As Nomad's api: an unset minimum is the group's count (or 1 without one), and an
@@ -145,6 +165,8 @@ void CanonicalizeGroup(model::TaskGroup& group, const model::Job& job) {
     if (m.healthy_deadline == model::MigrateStrategy::kUnsetDuration)
       m.healthy_deadline = minutes(5);
   }
+  if (group.update)
+    CanonicalizeUpdate(*group.update);
   for (model::Task& task : group.tasks) {
     CanonicalizeTask(task, group);
   }

@@ -139,6 +139,23 @@ Json MigrateJson(const model::MigrateStrategy& m) {
       {"HealthyDeadline", duration(m.healthy_deadline)}};
 }
 
+Json UpdateJson(const model::UpdateStrategy& u) {
+  using U = model::UpdateStrategy;
+  auto duration = [](model::Duration d) {
+    return d == U::kUnsetDuration ? Json() : DurationJson(d);
+  };
+  auto integer = [](int v) { return v == U::kUnsetInt ? Json() : Json(v); };
+  return Json{{"Stagger", duration(u.stagger)},
+              {"MaxParallel", integer(u.max_parallel)},
+              {"HealthCheck", u.health_check},
+              {"MinHealthyTime", duration(u.min_healthy_time)},
+              {"HealthyDeadline", duration(u.healthy_deadline)},
+              {"ProgressDeadline", duration(u.progress_deadline)},
+              {"Canary", integer(u.canary)},
+              {"AutoRevert", u.auto_revert},
+              {"AutoPromote", u.auto_promote}};
+}
+
 Json AffinitiesOrNull(const std::vector<model::Affinity>& as) {
   return ListOrNull(as, [](const model::Affinity& a) {
     return Json{{"LTarget", a.ltarget},
@@ -231,7 +248,7 @@ Json TaskGroupJson(const model::TaskGroup& g) {
                                                {"Migrate", g.ephemeral_disk->migrate},
                                                {"SizeMB", g.ephemeral_disk->size_mb}}
                                         : Json();
-  j["Update"] = nullptr;
+  j["Update"] = g.update ? UpdateJson(*g.update) : Json();
   j["Migrate"] = g.migrate ? MigrateJson(*g.migrate) : Json();
   j["Networks"] = NetworksOrNull(g.networks);
   j["Meta"] = StringMapOrNull(g.meta);
@@ -318,6 +335,27 @@ absl::StatusOr<model::MigrateStrategy> DecodeMigrate(const Json& j, const std::s
     return r.status();
   }
   return m;
+}
+
+absl::StatusOr<model::UpdateStrategy> DecodeUpdate(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::UpdateStrategy u;  // fields left out stay unset until canonicalization
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Stagger", u.stagger);
+  r.Read("MaxParallel", u.max_parallel);
+  r.Read("HealthCheck", u.health_check);
+  r.Read("MinHealthyTime", u.min_healthy_time);
+  r.Read("HealthyDeadline", u.healthy_deadline);
+  r.Read("ProgressDeadline", u.progress_deadline);
+  r.Read("Canary", u.canary);
+  r.Read("AutoRevert", u.auto_revert);
+  r.Read("AutoPromote", u.auto_promote);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return u;
 }
 
 absl::StatusOr<model::LogConfig> DecodeLogConfig(const Json& j, const std::string& path) {
@@ -486,6 +524,7 @@ absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::strin
   r.ReadOptional("ReschedulePolicy", g.reschedule_policy, DecodeReschedulePolicy);
   r.ReadOptional("EphemeralDisk", g.ephemeral_disk, DecodeEphemeralDisk);
   r.ReadOptional("Migrate", g.migrate, DecodeMigrate);
+  r.ReadOptional("Update", g.update, DecodeUpdate);
   r.ReadList("Networks", g.networks, DecodeNetwork);
   r.Read("Meta", g.meta);
   r.Read("ShutdownDelay", g.shutdown_delay);
@@ -521,10 +560,11 @@ absl::StatusOr<model::TaskGroupSummary> DecodeGroupSummary(const Json& j, const 
 namespace internal {
 
 absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
-  // A job-level Reschedule or Migrate applies to every group, under the group's own
-  // fields (as Nomad merges them): fold it into the groups before decoding them.
+  // A job-level Reschedule, Migrate or Update applies to every group, under the group's
+  // own fields (as Nomad merges them): fold it into the groups before decoding them.
   for (const auto& [job_key, group_key] :
-       {std::pair{"Reschedule", "ReschedulePolicy"}, std::pair{"Migrate", "Migrate"}}) {
+       {std::pair{"Reschedule", "ReschedulePolicy"}, std::pair{"Migrate", "Migrate"},
+        std::pair{"Update", "Update"}}) {
     if (j.is_object() && j.contains(job_key) && j[job_key].is_object() &&
         j.contains("TaskGroups") && j["TaskGroups"].is_array()) {
       Json merged = j;

@@ -19,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/allocation.h"
+#include "model/deployment.h"
 #include "model/evaluation.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -73,13 +74,18 @@ Json ToJson(const model::TaskState& s);
 absl::StatusOr<model::TaskState> TaskStateFromJson(const Json& j);
 Json ToJson(const model::TaskEvent& e);
 // A client's status update for one allocation: the allocation's JSON fields that it
-// sets (ID, NodeID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus).
+// sets (ID, NodeID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus, and
+// DeploymentID: the deployment that health is for).
 Json ToJson(const model::AllocClientUpdate& u);
 absl::StatusOr<model::AllocClientUpdate> AllocClientUpdateFromJson(const Json& j);
 
 // Evaluations.
 Json ToJson(const model::Evaluation& e);
 absl::StatusOr<model::Evaluation> EvaluationFromJson(const Json& j);
+
+// Deployments: the full object (also the server state's record).
+Json ToJson(const model::Deployment& d);
+absl::StatusOr<model::Deployment> DeploymentFromJson(const Json& j);
 
 // Nomad's SchedulerConfiguration: SchedulerAlgorithm, PreemptionConfig {System, SysBatch,
 // Batch, Service SchedulerEnabled}, MemoryOversubscriptionEnabled, RejectJobRegistration,

@@ -106,21 +106,4 @@ absl::Status CheckSupportedJobFields(const Json& job) {
   return absl::OkStatus();
 }
 
-std::vector<std::string> UnusedJobFieldWarnings(const Json& job) {
-  constexpr char kUpdate[] =
-      ": rolling updates are not carried out yet; changed allocations are replaced at once";
-  std::vector<std::string> out;
-  if (IsSet(job, "Update"))
-    out.push_back(absl::StrCat("Job.Update", kUpdate));
-  const Json* groups = job.is_object() && job.contains("TaskGroups") ? &job["TaskGroups"] : nullptr;
-  if (groups == nullptr || !groups->is_array())
-    return out;
-  for (size_t g = 0; g < groups->size(); ++g) {
-    const std::string path = absl::StrCat("Job.TaskGroups[", g, "]");
-    if (IsSet((*groups)[g], "Update"))
-      out.push_back(absl::StrCat(path, ".Update", kUpdate));
-  }
-  return out;
-}
-
 }  // namespace drover::codec

@@ -15,14 +15,7 @@ namespace drover::codec {
 
 // InvalidArgument naming the first unsupported field that is set (non-null, non-empty),
 // e.g. "Job.TaskGroups[0].Tasks[1].Templates: template blocks are not supported by
-// Drover yet"; OK otherwise. Update and Migrate are accepted: they only tune rolling
-// updates, and Drover replaces changed allocations at once (docs/jobspec.md).
+// Drover yet"; OK otherwise.
 absl::Status CheckSupportedJobFields(const Json& job);
-
-// Warnings for what is accepted but not carried out yet, returned with the
-// registration (Nomad's `Warnings`): the job's and groups' `Update` blocks (changed
-// allocations are replaced at once) and groups' `Migrate` blocks (there is no node
-// drain yet). Empty when the job sets neither.
-std::vector<std::string> UnusedJobFieldWarnings(const Json& job);
 
 }  // namespace drover::codec

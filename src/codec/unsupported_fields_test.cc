@@ -36,18 +36,5 @@ TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
       CheckSupportedJobFields(Json::parse(R"({"TaskGroups": [{"MaxClientDisconnect": 1}]})")).ok());
 }
 
-TEST(UnsupportedFieldsTest, UpdateBlocksComeBackAsWarnings) {
-  Json job = Json::parse(R"({"ID": "a", "Update": {"MaxParallel": 2},
-    "TaskGroups": [{"Name": "g", "Update": null}, {"Name": "h", "Update": {"Canary": 1},
-                    "Migrate": {"MaxParallel": 1}}]})");
-  EXPECT_EQ(UnusedJobFieldWarnings(job),
-            (std::vector<std::string>{
-                "Job.Update: rolling updates are not carried out yet; changed allocations are "
-                "replaced at once",
-                "Job.TaskGroups[1].Update: rolling updates are not carried out yet; changed "
-                "allocations are replaced at once"}));
-  EXPECT_TRUE(UnusedJobFieldWarnings(Json::parse(R"({"ID": "a", "TaskGroups": [{}]})")).empty());
-}
-
 }  // namespace
 }  // namespace drover::codec

@@ -239,6 +239,47 @@ void CheckMigrate(const model::MigrateStrategy& m, Errors& errs) {
     errs.push_back("MinHealthyTime must be less than HealthyDeadline");
 }
 
+// UpdateStrategy.Validate, and what Drover cannot carry out yet.
+void CheckUpdate(const model::UpdateStrategy& u, const model::Job& job, Errors& errs) {
+  const std::string& hc = u.health_check;
+  if (hc == model::kUpdateHealthChecks) {
+    errs.push_back(
+        "Update health_check \"checks\" is not supported by Drover yet: it has no service "
+        "checks; use \"task_states\" or \"manual\"");
+  } else if (hc != model::kUpdateHealthTaskStates && hc != model::kUpdateHealthManual) {
+    errs.push_back(absl::StrCat("Invalid health check given: ", common::GoQuote(hc)));
+  }
+  if (u.max_parallel < 0)
+    errs.push_back(
+        absl::StrCat("Max parallel can not be less than zero: ", u.max_parallel, " < 0"));
+  if (u.canary < 0)
+    errs.push_back(absl::StrCat("Canary count can not be less than zero: ", u.canary, " < 0"));
+  if (u.canary == 0 && u.auto_promote)
+    errs.push_back("Auto Promote requires a Canary count greater than zero");
+  if (u.canary > 0 && job.type == model::kJobTypeSystem)
+    errs.push_back("System jobs may not have canaries: canary must be 0");
+  if (u.min_healthy_time < Duration::zero())
+    errs.push_back(absl::StrCat("Minimum healthy time may not be less than zero: ",
+                                FormatGoDuration(u.min_healthy_time)));
+  if (u.healthy_deadline <= Duration::zero())
+    errs.push_back(absl::StrCat("Healthy deadline must be greater than zero: ",
+                                FormatGoDuration(u.healthy_deadline)));
+  if (u.progress_deadline < Duration::zero())
+    errs.push_back(absl::StrCat("Progress deadline must be zero or greater: ",
+                                FormatGoDuration(u.progress_deadline)));
+  if (u.min_healthy_time >= u.healthy_deadline)
+    errs.push_back(absl::StrCat("Minimum healthy time must be less than healthy deadline: ",
+                                FormatGoDuration(u.min_healthy_time), " > ",
+                                FormatGoDuration(u.healthy_deadline)));
+  if (u.progress_deadline != Duration::zero() && u.healthy_deadline >= u.progress_deadline)
+    errs.push_back(absl::StrCat("Healthy deadline must be less than progress deadline: ",
+                                FormatGoDuration(u.healthy_deadline), " > ",
+                                FormatGoDuration(u.progress_deadline)));
+  if (u.stagger <= Duration::zero())
+    errs.push_back(
+        absl::StrCat("Stagger must be greater than zero: ", FormatGoDuration(u.stagger)));
+}
+
 void CheckReschedulePolicy(const model::ReschedulePolicy& p, Errors& errs) {
   if (p.attempts <= 0 && !p.unlimited) {
     return;  // rescheduling disabled
@@ -598,6 +639,13 @@ void CheckGroupPolicies(const model::TaskGroup& group, const model::Job& job, Er
     } else {
       CheckMigrate(*group.migrate, errs);
     }
+  }
+
+  if (group.update) {
+    if (job.type == model::kJobTypeService || job.type == model::kJobTypeSystem)
+      CheckUpdate(*group.update, job, errs);
+    else if (job.type == model::kJobTypeBatch || job.type == model::kJobTypeSysbatch)
+      errs.push_back(absl::StrCat("Job type \"", job.type, "\" does not allow update block"));
   }
 }
 

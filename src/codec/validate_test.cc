@@ -357,6 +357,52 @@ TEST(ValidateJobTest, MigrateRules) {
   }
 }
 
+TEST(ValidateJobTest, UpdateRules) {
+  model::Job job = ValidJob();
+  model::UpdateStrategy u{.stagger = seconds(0),
+                          .max_parallel = -1,
+                          .health_check = "bogus",
+                          .min_healthy_time = seconds(-1),
+                          .healthy_deadline = seconds(0),
+                          .progress_deadline = seconds(-1),
+                          .auto_promote = true,
+                          .canary = -1};
+  job.task_groups[0].update = u;
+  std::string text = ErrorText(job);
+  EXPECT_THAT(text, HasSubstr("\t* Invalid health check given: \"bogus\"\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Max parallel can not be less than zero: -1 < 0\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Canary count can not be less than zero: -1 < 0\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Minimum healthy time may not be less than zero: -1s\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Healthy deadline must be greater than zero: 0s\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Progress deadline must be zero or greater: -1s\n"));
+  EXPECT_THAT(text, HasSubstr("\t* Stagger must be greater than zero: 0s\n"));
+  u = model::UpdateStrategy{.stagger = seconds(30),
+                            .max_parallel = 1,
+                            .health_check = "checks",
+                            .min_healthy_time = minutes(2),
+                            .healthy_deadline = minutes(1),
+                            .progress_deadline = seconds(30),
+                            .auto_promote = true,
+                            .canary = 0};
+  job.task_groups[0].update = u;
+  text = ErrorText(job);
+  EXPECT_THAT(text, HasSubstr("health_check \"checks\" is not supported by Drover yet"));
+  EXPECT_THAT(text, HasSubstr("Auto Promote requires a Canary count greater than zero"));
+  EXPECT_THAT(text,
+              HasSubstr("Minimum healthy time must be less than healthy deadline: 2m0s > 1m0s"));
+  EXPECT_THAT(text, HasSubstr("Healthy deadline must be less than progress deadline: 1m0s > 30s"));
+  u.health_check = "task_states";
+  u.min_healthy_time = seconds(10);
+  u.healthy_deadline = minutes(5);
+  u.progress_deadline = minutes(10);
+  u.canary = 1;
+  job.task_groups[0].update = u;
+  EXPECT_TRUE(ValidateJob(job).ok()) << ValidateJob(job);
+  model::Job batch = ValidJob("batch");
+  batch.task_groups[0].update = u;
+  EXPECT_THAT(ErrorText(batch), HasSubstr("Job type \"batch\" does not allow update block"));
+}
+
 TEST(ValidateJobTest, EphemeralDiskMinimum) {
   model::Job job = ValidJob();
   job.task_groups[0].ephemeral_disk->size_mb = 5;

@@ -133,6 +133,8 @@ struct Allocation {
   std::string client_status;
   std::string client_description;
   std::map<std::string, TaskState> task_states;
+  // The deployment that placed or updated it (empty: none).
+  std::string deployment_id;
   std::optional<AllocDeploymentStatus> deployment_status;
   std::string previous_allocation;
   std::string next_allocation;
@@ -162,6 +164,8 @@ struct AllocClientUpdate {
   std::string client_status;
   std::string client_description;
   std::optional<AllocDeploymentStatus> deployment_status;
+  // The deployment deployment_status judges the allocation for (empty: none).
+  std::string deployment_id;
   friend bool operator==(const AllocClientUpdate&, const AllocClientUpdate&) = default;
 };
 

@@ -133,6 +133,35 @@ struct MigrateStrategy {
   friend bool operator==(const MigrateStrategy&, const MigrateStrategy&) = default;
 };
 
+inline constexpr char kUpdateHealthChecks[] = "checks";
+inline constexpr char kUpdateHealthTaskStates[] = "task_states";
+inline constexpr char kUpdateHealthManual[] = "manual";
+
+// The group's update block (Nomad's UpdateStrategy): how a new version of a service
+// job rolls out through a deployment. The job's block applies to every group, under
+// the group's own fields. Canonicalization fills Nomad's defaults (stagger 30s,
+// max_parallel 1, min_healthy_time 10s, healthy_deadline 5m, progress_deadline 10m,
+// canary 0) into a block that is there; health_check defaults to "task_states" while
+// Drover has no service checks. A group without a block, or with max_parallel 0, has
+// no deployments: its changed allocations are replaced at once.
+struct UpdateStrategy {
+  static constexpr int kUnsetInt = std::numeric_limits<int>::min();
+  static constexpr Duration kUnsetDuration = Duration::min();
+  Duration stagger = kUnsetDuration;
+  int max_parallel = kUnsetInt;
+  std::string health_check;
+  Duration min_healthy_time = kUnsetDuration;
+  Duration healthy_deadline = kUnsetDuration;
+  Duration progress_deadline = kUnsetDuration;
+  bool auto_revert = false;
+  bool auto_promote = false;
+  int canary = kUnsetInt;
+  friend bool operator==(const UpdateStrategy&, const UpdateStrategy&) = default;
+
+  // Rolls out through deployments (Nomad's !IsEmpty()).
+  bool Rolling() const { return max_parallel > 0; }
+};
+
 struct LogConfig {
   int max_files = 0;
   int max_file_size_mb = 0;
@@ -212,6 +241,7 @@ struct TaskGroup {
   std::optional<ReschedulePolicy> reschedule_policy;
   std::optional<EphemeralDisk> ephemeral_disk;
   std::optional<MigrateStrategy> migrate;
+  std::optional<UpdateStrategy> update;
   std::vector<NetworkResource> networks;
   std::map<std::string, std::string> meta;
   std::optional<Duration> shutdown_delay;
@@ -222,6 +252,7 @@ struct TaskGroup {
   friend bool operator==(const TaskGroup&, const TaskGroup&) = default;
 
   const Task* FindTask(const std::string& task_name) const;
+  bool Rolling() const { return update && update->Rolling(); }
 };
 
 struct Job {

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "model/allocation.h"
+#include "model/deployment.h"
 #include "model/evaluation.h"
 #include "model/job.h"
 #include "model/job_diff.h"
@@ -20,13 +21,14 @@
 namespace drover::model {
 
 // The server state's tables; each has a modify index that blocking queries wait on.
-enum class Table { kJobs, kEvals, kAllocs, kNodes };
+enum class Table { kJobs, kEvals, kAllocs, kNodes, kDeployments };
 
 // Objects in the server state never change once stored: a write stores a new one.
 using JobPtr = std::shared_ptr<const Job>;
 using EvalPtr = std::shared_ptr<const Evaluation>;
 using AllocPtr = std::shared_ptr<const Allocation>;
 using NodePtr = std::shared_ptr<const Node>;
+using DeploymentPtr = std::shared_ptr<const Deployment>;
 
 // One record of the server state as it is stored (state_store.h's layout): what an
 // operator snapshot holds.
@@ -125,6 +127,15 @@ struct JobPlan {
   // decisions; only when asked for.
   std::optional<JobDiff> diff;
   std::vector<std::string> warnings;
+  uint64_t index = 0;
+};
+
+// The answer to a deployment write (Nomad's DeploymentUpdateResponse).
+struct DeploymentUpdateResponse {
+  std::string eval_id;  // empty: none (pause)
+  uint64_t eval_create_index = 0;
+  uint64_t deployment_modify_index = 0;
+  std::optional<uint64_t> reverted_job_version;
   uint64_t index = 0;
 };
 

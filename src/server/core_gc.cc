@@ -172,6 +172,13 @@ Garbage FindGarbage(const StateStore& state, const GcThresholds& thresholds, com
     }
   }
   pass.CollectNodes(going, out);
+  // Deployments that ended eval_gc_threshold ago (Nomad's deployment_gc_threshold has
+  // the same default), and every one of a job that goes.
+  for (const DeploymentPtr& d : state.ListDeployments("*", "")) {
+    if (collected_jobs.contains({d->namespace_, d->job_id}) ||
+        (!d->Active() && now - common::FromUnixNanos(d->modify_time) >= thresholds.eval))
+      out.deployments.push_back(d->id);
+  }
   return out;
 }
 

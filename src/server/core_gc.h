@@ -13,7 +13,9 @@
 //    they are its results;
 //  - a job that is dead and was last registered job_gc_threshold ago, with all of its
 //    evaluations and allocations by that threshold (all its versions go with it);
-//  - a node that has been down for node_gc_threshold and holds nothing that runs.
+//  - a node that has been down for node_gc_threshold and holds nothing that runs;
+//  - a deployment that ended eval_gc_threshold ago, and every deployment of a job
+//    that goes.
 #pragma once
 
 #include <string>

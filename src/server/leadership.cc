@@ -62,6 +62,7 @@ void Server::BeginTerm() {
   }
   common::SpawnDetached(executor_, EvalWorker(term_), "evaluation worker");
   common::SpawnDetached(executor_, DrainLoop(term_), "drain loop");
+  common::SpawnDetached(executor_, DeploymentLoop(term_), "deployment watcher");
   common::SpawnDetached(executor_, HeartbeatMonitor(term_), "heartbeat monitor");
   common::SpawnDetached(executor_, GcLoop(term_), "garbage collection");
 }
@@ -81,6 +82,7 @@ void Server::EndTermLoops() {
   queued_.clear();
   heartbeat_deadline_.clear();
   draining_.clear();
+  deployment_healthy_seen_.clear();
 }
 
 asio::awaitable<absl::Status> Server::RestoreSnapshotDurably(

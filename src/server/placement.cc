@@ -194,6 +194,7 @@ bool UpdatableInPlace(const model::Job& old_job, const model::TaskGroup& a,
   x.reschedule_policy = b.reschedule_policy;
   x.migrate = b.migrate;
   x.max_client_disconnect = b.max_client_disconnect;
+  x.update = b.update;
   return x == b;
 }
 
@@ -229,11 +230,16 @@ bool StillFitsItsNode(const SchedulerInput& in, const model::TaskGroup& g,
 
 }  // namespace
 
+bool CanUpdateInPlace(const SchedulerInput& in, const model::TaskGroup& g,
+                      const model::Allocation& a) {
+  const model::TaskGroup* old_group = a.job ? a.job->FindGroup(g.name) : nullptr;
+  return old_group != nullptr && UpdatableInPlace(*a.job, *old_group, *in.job, g) &&
+         StillFitsItsNode(in, g, a);
+}
+
 bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
                          PlanResult& plan) {
-  const model::TaskGroup* old_group = a->job ? a->job->FindGroup(g.name) : nullptr;
-  if (old_group != nullptr && UpdatableInPlace(*a->job, *old_group, *in.job, g) &&
-      StillFitsItsNode(in, g, *a)) {
+  if (CanUpdateInPlace(in, g, *a)) {
     model::Allocation updated = *a;
     updated.job = in.job;
     plan.upserts.push_back(std::move(updated));

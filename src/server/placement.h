@@ -67,13 +67,17 @@ model::Allocation NewAlloc(const SchedulerInput& in, const model::TaskGroup& g, 
                            const model::AllocMetric& metric);
 
 // Whether an allocation of group `a` of `old_job` can keep running as `b` of `new_job`:
-// only what the servers alone act on changed (the count, the reschedule and migrate
-// policies, max_client_disconnect, and job-level placement fields), and nothing that
+// only what the servers alone act on changed (the count, the reschedule, migrate and
+// update policies, max_client_disconnect, and job-level placement fields), and nothing that
 // reaches the tasks (the job's meta is in their environment). UpdateInPlaceOrStop also
 // checks that the allocation's node still fits the new placement fields.
 bool UpdatableInPlace(const model::Job& old_job, const model::TaskGroup& a,
                       const model::Job& new_job, const model::TaskGroup& b);
 model::Allocation StopCopy(const model::Allocation& a, const char* why);
+// Whether an allocation of an older version of the job may run the new one as it is:
+// UpdatableInPlace, and its node still fits the new placement fields.
+bool CanUpdateInPlace(const SchedulerInput& in, const model::TaskGroup& g,
+                      const model::Allocation& a);
 // An allocation of an older version of the job: updated in place when
 // UpdatableInPlace (true), else stopped for a replacement (false).
 bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,

@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "server/placement.h"
 #include "server/reschedule.h"
+#include "server/rollout.h"
 
 namespace drover::server {
 namespace {
@@ -26,6 +27,8 @@ struct GroupWork {
   std::map<int, std::string> replaces;       // index -> alloc replaced by a destructive update
   std::map<int, std::string> replaced_node;  // index -> node of that alloc
   std::map<int, Rescheduled> rescheduled;    // index -> failed alloc replaced by policy
+  std::vector<int> canaries;                 // canaries to place (indexes beside others)
+  std::string deployment_id;                 // what new allocations join
 };
 
 // For a failed allocation of the job's current version: true when the reschedule
@@ -132,17 +135,82 @@ std::set<std::string> StillReplaced(const std::vector<AllocPtr>& live) {
   return replaced;
 }
 
+// Canaries (rollout.h): those that will never be promoted are stopped; those waiting
+// for promotion are taken out of `live` (they hold no slot) and returned.
+std::vector<AllocPtr> SetCanariesAside(const Rollout& rollout, std::vector<AllocPtr>& live,
+                                       model::DesiredUpdates& updates, PlanResult& plan) {
+  std::vector<AllocPtr> pending;
+  std::erase_if(live, [&](const AllocPtr& a) {
+    if (rollout.StaleCanary(*a)) {
+      if (!a->ClientTerminal()) {
+        plan.upserts.push_back(StopCopy(*a, kAllocNotNeeded));
+        ++plan.stopped;
+        ++updates.stop;
+      }
+      return true;
+    }
+    if (rollout.PendingCanary(*a)) {
+      pending.push_back(a);
+      ++updates.ignore;
+      return true;
+    }
+    return false;
+  });
+  // The current deployment's promoted canaries keep their slots ahead of the
+  // allocations they were placed beside, which are then stopped.
+  std::sort(live.begin(), live.end(), [&](const AllocPtr& a, const AllocPtr& b) {
+    const bool ca = rollout.CurrentCanary(*a);
+    const bool cb = rollout.CurrentCanary(*b);
+    if (ca != cb)
+      return ca;
+    return a->create_index < b->create_index;
+  });
+  return pending;
+}
+
+// Slots for `wanted` canaries: those of allocations a destructive update replaces
+// (lowest first), then beyond the count; none that a canary holds already.
+std::vector<int> CanarySlots(const std::vector<std::pair<AllocPtr, int>>& destructive,
+                             const std::vector<AllocPtr>& existing, int count, int wanted) {
+  std::set<int> held;
+  for (const AllocPtr& c : existing)
+    held.insert(c->Index());
+  std::vector<int> candidates;
+  for (const auto& [a, idx] : destructive)
+    candidates.push_back(idx);
+  std::sort(candidates.begin(), candidates.end());
+  std::vector<int> out;
+  for (int idx : candidates) {
+    if (static_cast<int>(out.size()) < wanted && !held.contains(idx))
+      out.push_back(idx);
+  }
+  for (int i = count; static_cast<int>(out.size()) < wanted; ++i) {
+    if (!held.contains(i))
+      out.push_back(i);
+  }
+  return out;
+}
+
+bool HasCurrentVersion(const SchedulerInput& in, const model::TaskGroup& g) {
+  return std::any_of(in.job_allocs.begin(), in.job_allocs.end(), [&](const AllocPtr& a) {
+    return a->task_group == g.name && a->job && a->job->version == in.job->version &&
+           a->job->create_index == in.job->create_index;
+  });
+}
+
 GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
-                         std::vector<AllocPtr> live, const NodeStates& nodes, PlanResult& plan) {
+                         std::vector<AllocPtr> live, const NodeStates& nodes, Rollout& rollout,
+                         PlanResult& plan) {
   const model::Job& job = *in.job;
-  GroupWork w{&g, {}, {}, {}, {}};
+  GroupWork w{&g, {}, {}, {}, {}, {}, {}};
   model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
   std::set<int> not_placements;  // slots refilled by a migration or a destructive update
   std::set<int> taken;
   std::map<int, std::string> taker;  // index -> the allocation that holds it
   const std::set<std::string> replaced = StillReplaced(live);
-  std::sort(live.begin(), live.end(),
-            [](const AllocPtr& a, const AllocPtr& b) { return a->create_index < b->create_index; });
+  const std::vector<AllocPtr> canaries = SetCanariesAside(rollout, live, updates, plan);
+  std::vector<std::pair<AllocPtr, int>> destructive;
+  std::vector<model::Allocation> in_place;
   auto replace = [&](const AllocPtr& a, int idx) {
     w.replaces[idx] = a->id;
     w.replaced_node[idx] = a->node_id;
@@ -189,7 +257,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     const bool current_version =
         a->job && a->job->version == job.version && a->job->create_index == job.create_index;
     if (a->client_status == model::kClientFailed && current_version &&
-        Reschedule(in, g, a, idx, w, plan)) {
+        !rollout.FailedInDeployment(*a) && Reschedule(in, g, a, idx, w, plan)) {
       continue;
     }
     if (a->ClientTerminal() && !current_version) {
@@ -205,19 +273,61 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
       ++updates.ignore;
       continue;
     }
-    if (UpdateInPlaceOrStop(in, g, a, plan)) {
+    if (CanUpdateInPlace(in, g, *a)) {
+      model::Allocation updated = *a;
+      updated.job = in.job;
+      in_place.push_back(std::move(updated));
+      ++plan.updated_in_place;
       ++updates.in_place_update;
     } else {
-      ++updates.destructive_update;
-      not_placements.insert(idx);
-      taken.erase(idx);
-      taker.erase(idx);
-      replace(a, idx);
+      destructive.emplace_back(a, idx);
     }
   }
+  // Destructive updates: canaries first, then as many as the rollout allows now; the
+  // rest keep running (and their slots) until a later pass.
+  const int canaries_wanted = rollout.CanariesWanted(g, static_cast<int>(destructive.size()),
+                                                     static_cast<int>(canaries.size()));
+  const int limit = canaries_wanted > 0 ? 0 : rollout.DestructiveLimit(g, live);
+  int done = 0;
+  for (const auto& [a, idx] : destructive) {
+    if (done >= limit) {
+      ++updates.ignore;
+      continue;
+    }
+    plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
+    ++plan.stopped;
+    ++updates.destructive_update;
+    not_placements.insert(idx);
+    taken.erase(idx);
+    taker.erase(idx);
+    replace(a, idx);
+    ++done;
+  }
+  w.canaries = CanarySlots(destructive, canaries, g.count, canaries_wanted);
+  updates.canary += w.canaries.size();
+  // Paused, failed or waiting for promotion: only what replaces something is placed.
+  const bool blocked = rollout.PlacementsBlocked(g) || canaries_wanted > 0;
   for (int i = 0; i < g.count; ++i) {
-    if (!taken.contains(i))
-      w.to_place.push_back(i);
+    if (taken.contains(i))
+      continue;
+    if (blocked && !w.replaces.contains(i) && !w.rescheduled.contains(i))
+      continue;
+    w.to_place.push_back(i);
+  }
+  const GroupOutcome outcome{
+      .had_running = HasCurrentVersion(in, g),
+      .updating_spec = !destructive.empty() || !in_place.empty(),
+      .pending = static_cast<int>(destructive.size()) - done +
+                 static_cast<int>(w.to_place.size() + w.canaries.size() + in_place.size()),
+      .canaries_wanted = canaries_wanted};
+  w.deployment_id = rollout.AttachGroup(g, outcome);
+  for (model::Allocation& u : in_place) {
+    if (!w.deployment_id.empty() && u.deployment_id != w.deployment_id) {
+      // Into the new deployment: its health is judged again.
+      u.deployment_id = w.deployment_id;
+      u.deployment_status.reset();
+    }
+    plan.upserts.push_back(std::move(u));
   }
   // Refills of a migration or a destructive update are counted as those, not as places.
   updates.place += std::count_if(w.to_place.begin(), w.to_place.end(),
@@ -246,15 +356,21 @@ class Placer {
   void PlaceGroup(const GroupWork& w, PlanResult& plan) {
     const model::TaskGroup& g = *w.group;
     plan.queued[g.name] = 0;
-    if (w.to_place.empty())
+    if (w.to_place.empty() && w.canaries.empty())
       return;
+    // Slots, then canaries (true) beside them.
+    std::vector<std::pair<int, bool>> placements;
+    for (int idx : w.to_place)
+      placements.emplace_back(idx, false);
+    for (int idx : w.canaries)
+      placements.emplace_back(idx, true);
     const GroupAsk ask = AskOf(g);
     // A sticky or migrating ephemeral disk wants the replacement on the node that has
     // the data (reference §7); any other feasible node is the fallback.
     const bool sticky = g.ephemeral_disk && (g.ephemeral_disk->sticky || g.ephemeral_disk->migrate);
     int failed = 0;
     model::AllocMetric failed_metric;
-    for (int idx : w.to_place) {
+    for (const auto& [idx, canary] : placements) {
       if (failed > 0) {
         // Nothing fit one placement; usage only grew since, so nothing fits the rest of
         // the group either (Nomad coalesces these failures too). Counting them costs
@@ -262,11 +378,12 @@ class Placer {
         ++failed;
         continue;
       }
-      const auto resched = w.rescheduled.find(idx);
+      const auto resched = canary ? w.rescheduled.end() : w.rescheduled.find(idx);
       const std::set<std::string> avoid =
           resched == w.rescheduled.end() ? std::set<std::string>{} : NodesToAvoid(resched->second);
       const model::Node* home = nullptr;
-      if (auto prev = w.replaced_node.find(idx); sticky && prev != w.replaced_node.end()) {
+      if (auto prev = w.replaced_node.find(idx);
+          sticky && !canary && prev != w.replaced_node.end()) {
         auto it = serving_.find(prev->second);
         home = it == serving_.end() ? nullptr : it->second;
       }
@@ -280,7 +397,10 @@ class Placer {
       }
       const model::Node& node = *pick->first;
       model::Allocation a = NewAlloc(in_, g, idx, node, std::move(pick->second), ask, metric);
-      if (auto it = w.replaces.find(idx); it != w.replaces.end())
+      a.deployment_id = w.deployment_id;
+      if (canary)
+        a.deployment_status = model::AllocDeploymentStatus{.canary = true};
+      if (auto it = w.replaces.find(idx); !canary && it != w.replaces.end())
         a.previous_allocation = it->second;
       if (resched != w.rescheduled.end()) {
         const Rescheduled& r = resched->second;
@@ -359,6 +479,7 @@ PlanResult Schedule(const SchedulerInput& in) {
   PlanResult plan;
   std::mt19937_64 rng(in.seed);
   const bool stop_all = !in.job || in.job->stop;
+  Rollout rollout(in, plan);  // cancels what no longer applies
 
   // Live allocations of the job (desired run), grouped by task group.
   std::map<std::string, std::vector<AllocPtr>> live_by_group;
@@ -384,7 +505,8 @@ PlanResult Schedule(const SchedulerInput& in) {
   const NodeStates nodes{.lost = LostNodes(in), .disconnected = DisconnectedNodes(in)};
   std::vector<GroupWork> work;
   for (const model::TaskGroup& g : in.job->task_groups)
-    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), nodes, plan));
+    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), nodes, rollout, plan));
+  rollout.Finish();
   // Resource usage per node from everything that keeps running there.
   Placer placer(in, UsageAfter(in.node_allocs, plan), rng);
   for (const GroupWork& w : work)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,9 @@ struct SchedulerInput {
   model::Evaluation eval;
   JobPtr job;  // null when the job was purged
   std::vector<NodePtr> nodes;
-  std::vector<AllocPtr> job_allocs;   // every allocation of the job
-  std::vector<AllocPtr> node_allocs;  // every allocation on any node (for resource use)
+  std::vector<AllocPtr> job_allocs;        // every allocation of the job
+  std::vector<AllocPtr> node_allocs;       // every allocation on any node (for resource use)
+  std::vector<DeploymentPtr> deployments;  // the job's, newest first
   common::Time now{};
   uint64_t seed = 0;  // for dynamic port choice; fixed in tests
   // The scheduler configuration's memory_oversubscription_enabled: without it a task's
@@ -49,6 +51,20 @@ struct PlanResult {
   // Evaluations to run later: failed allocations to replace once their reschedule
   // delay has passed (WaitUntil).
   std::vector<model::Evaluation> followup_evals;
+
+  // Deployments (rollout.h). The deployment this pass worked for (empty: none), and
+  // what of it to store: a new deployment, or the groups' desired counts and states of
+  // the current one (the state store keeps the counters), set when changed.
+  std::string deployment_id;
+  std::optional<model::Deployment> deployment;
+  // Status changes: older deployments cancelled, the current one successful, or its
+  // description changed (waiting for promotion).
+  struct DeploymentUpdate {
+    std::string id;
+    std::string status;
+    std::string description;
+  };
+  std::vector<DeploymentUpdate> deployment_updates;
 };
 
 // Dispatches on the job's type: system and sysbatch jobs go to ScheduleSystem.

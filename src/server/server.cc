@@ -218,7 +218,8 @@ absl::StatusOr<EvalResponse> Server::StopAlloc(const std::string& alloc_id,
   return CreateEval(job, model::kTriggerAllocStop);
 }
 
-EvalResponse Server::CreateEval(const model::Job& job, const std::string& triggered_by) {
+EvalResponse Server::CreateEval(const model::Job& job, const std::string& triggered_by,
+                                const std::string& deployment_id) {
   model::Evaluation eval;
   eval.id = common::NewUuid();
   eval.namespace_ = job.namespace_;
@@ -227,6 +228,7 @@ EvalResponse Server::CreateEval(const model::Job& job, const std::string& trigge
   eval.triggered_by = triggered_by;
   eval.job_id = job.id;
   eval.job_modify_index = job.job_modify_index;
+  eval.deployment_id = deployment_id;
   eval.status = model::kEvalPending;
   const std::string id = eval.id;
   state_.UpsertEvals({std::move(eval)});
@@ -307,6 +309,7 @@ SchedulerInput Server::MakeSchedulerInput(const model::Evaluation& eval, JobPtr 
   input.nodes = state_.ListNodes("");
   input.job_allocs = state_.AllocsByJob(eval.namespace_, eval.job_id);
   input.node_allocs = state_.ListAllocs("*", "");
+  input.deployments = state_.DeploymentsByJob(eval.namespace_, eval.job_id);
   input.now = clock_.Now();
   input.seed = seed_++;
   input.memory_oversubscription = SchedulerConfiguration().memory_oversubscription;
@@ -339,6 +342,7 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
     co_return;  // the term ended meanwhile: the next leader evaluates it again
   const auto scheduled = std::chrono::steady_clock::now();
   const bool reconnected_meanwhile = MarksUnknownOnAReadyNode(plan);
+  ApplyPlanDeployments(plan);  // first: the allocations' counters go to their deployment
   if (!plan.upserts.empty()) {
     state_.UpsertAllocs(std::move(plan.upserts));
   }
@@ -351,6 +355,8 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   }
   DropCoveredFollowups(eval, plan);
   eval.status = model::kEvalComplete;
+  if (!plan.deployment_id.empty())
+    eval.deployment_id = plan.deployment_id;
   eval.failed_tg_allocs = plan.failed_tg_allocs;
   eval.queued_allocations = plan.queued;
   std::vector<model::Evaluation> evals;

@@ -179,6 +179,27 @@ class Server {
   using ScaleRequest = model::ScaleRequest;
   asio::awaitable<absl::StatusOr<EvalResponse>> ScaleJobDurably(ScaleRequest request);
 
+  // Deployments (deployment_ops.cc), Nomad's Deployment RPCs. Each is durable as
+  // RegisterJobDurably and answers NotFound "deployment not found", or
+  // FailedPrecondition "can't <op> terminal deployment" for one that finished.
+  using DeploymentUpdateResponse = model::DeploymentUpdateResponse;
+  // Promotes the canaries of every group (`all`) or of `groups`: each such group with
+  // canaries must have as many healthy as it wants (FailedPrecondition "Task group
+  // \"x\" has n/m healthy allocations" otherwise), and some group must have canaries
+  // ("no canaries to promote").
+  asio::awaitable<absl::StatusOr<DeploymentUpdateResponse>> PromoteDeploymentDurably(
+      std::string id, bool all, std::vector<std::string> groups);
+  // Fails the deployment ("Deployment marked as failed"), rolling back to the latest
+  // stable version when a group has auto_revert.
+  asio::awaitable<absl::StatusOr<DeploymentUpdateResponse>> FailDeploymentDurably(std::string id);
+  // Pauses (no evaluation) or resumes (an evaluation) the deployment.
+  asio::awaitable<absl::StatusOr<DeploymentUpdateResponse>> PauseDeploymentDurably(std::string id,
+                                                                                   bool pause);
+  // Sets the health of allocations of the deployment by hand (health_check "manual", or
+  // overriding the clients'). An unhealthy one fails the deployment.
+  asio::awaitable<absl::StatusOr<DeploymentUpdateResponse>> SetAllocHealthDurably(
+      std::string id, std::vector<std::string> healthy, std::vector<std::string> unhealthy);
+
   // The scheduler configuration (scheduler_config.cc): what an operator set, else the
   // default (memory oversubscription from server.default_scheduler_config).
   model::SchedulerConfig SchedulerConfiguration() const;
@@ -270,7 +291,37 @@ class Server {
   asio::awaitable<absl::StatusOr<EvalResponse>> Durably(
       const std::function<absl::StatusOr<EvalResponse>()>& write,
       const std::function<void()>& undo);
-  EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by);
+  EvalResponse CreateEval(const model::Job& job, const std::string& triggered_by,
+                          const std::string& deployment_id = "");
+  // Deployments (deployments.cc). Applies what a scheduler pass decided about
+  // deployments, before its allocations are stored.
+  void ApplyPlanDeployments(const PlanResult& plan);
+  // Stores a status change; a successful deployment marks its job version stable.
+  model::DeploymentPtr SetDeploymentStatus(const std::string& id, const std::string& status,
+                                           const std::string& description);
+  // Fails `d` with `description` and creates its evaluation: when `rollback` and a group
+  // auto-reverts, the latest stable version is registered again (a new version), and
+  // the description says so (Nomad's suffixes). The version is marked unstable.
+  absl::StatusOr<DeploymentUpdateResponse> FailDeployment(const model::Deployment& d,
+                                                          std::string description, bool rollback);
+  // Promotes the groups of `d` (every one when `groups` is empty); see
+  // PromoteDeploymentDurably.
+  absl::StatusOr<DeploymentUpdateResponse> PromoteDeployment(
+      const model::Deployment& d, const std::vector<std::string>& groups);
+  EvalResponse CreateDeploymentEval(const model::Deployment& d);
+  // Runs `op` on deployment `id` as a durable write, once it is found and active
+  // ("can't <verb> terminal deployment" otherwise).
+  using DeploymentOp =
+      std::function<absl::StatusOr<DeploymentUpdateResponse>(const model::Deployment&)>;
+  asio::awaitable<absl::StatusOr<DeploymentUpdateResponse>> DeploymentWrite(std::string id,
+                                                                            std::string verb,
+                                                                            DeploymentOp op);
+  // The deployment watcher: one pass whenever allocations or deployments change, or a
+  // progress deadline comes. Fails deployments with unhealthy allocations or past their
+  // deadline, promotes those whose groups auto-promote, and evaluates jobs whose
+  // deployments gained healthy allocations. Returns the next deadline.
+  asio::awaitable<void> DeploymentLoop(common::CancellationScopePtr term);
+  std::optional<common::Time> DeploymentPass();
   // Queues the evaluation for the worker; one with a WaitUntil ahead waits for it.
   void Enqueue(const std::string& eval_id);
   asio::awaitable<void> EnqueueAt(std::string eval_id, common::Time at,
@@ -326,6 +377,8 @@ class Server {
   // When each node is marked down unless it heartbeats first (TTL + grace).
   std::map<std::string, common::Time> heartbeat_deadline_;
   std::set<std::string> draining_;  // nodes with a drain strategy
+  // Per active deployment, its healthy allocations when the watcher last evaluated it.
+  std::map<std::string, int> deployment_healthy_seen_;
   common::Notifier drain_changed_;
   common::CancellationScopePtr stop_;  // the server's life
   common::CancellationScopePtr term_;  // the current term's (a child of stop_), or null

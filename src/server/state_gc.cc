@@ -57,6 +57,15 @@ void StateStore::Remove(const Removal& removal) {
     nodes_changed.erase(id);
     nodes = true;
   }
+  bool deployments = false;
+  for (const std::string& id : removal.deployments) {
+    if (!deployments_.contains(id))
+      continue;
+    EraseDeployment(id);
+    deployments = true;
+  }
+  if (deployments)
+    Bump(Table::kDeployments);
   if (jobs)
     Bump(Table::kJobs);
   if (evals)

@@ -40,6 +40,8 @@ const char* TableName(model::Table t) {
       return "allocs";
     case model::Table::kNodes:
       return "nodes";
+    case model::Table::kDeployments:
+      return "deployments";
   }
   return "unknown";
 }
@@ -54,6 +56,10 @@ std::string EncodeRecord(const model::Evaluation& eval) {
 
 std::string EncodeRecord(const model::Allocation& alloc) {
   return state::Encode("Allocation", codec::ToJson(alloc));
+}
+
+std::string EncodeRecord(const model::Deployment& deployment) {
+  return state::Encode("Deployment", codec::ToJson(deployment));
 }
 
 std::string EncodeRecord(const model::Node& node) {

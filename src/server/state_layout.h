@@ -25,6 +25,7 @@ inline constexpr char kAllocPrefix[] = "allocs/";
 inline constexpr char kNodePrefix[] = "nodes/";
 // scaling/<ns>\0<job id>: the job's scaling events.
 inline constexpr char kScalingPrefix[] = "scaling/";
+inline constexpr char kDeploymentPrefix[] = "deployments/";
 
 // Namespaces and ids may hold '/', never NUL.
 inline std::string JobRecordPrefix(const std::string& ns, const std::string& id) {
@@ -56,9 +57,18 @@ const char* TableName(model::Table t);
 std::string EncodeRecord(const model::Job& job);
 std::string EncodeRecord(const model::Evaluation& eval);
 std::string EncodeRecord(const model::Allocation& alloc);
+std::string EncodeRecord(const model::Deployment& deployment);
 // With its secret, which the API's encoding leaves out: a server must keep it to
 // recognise the node after a restart or a change of leader.
 std::string EncodeRecord(const model::Node& node);
+
+// List filters: an ID prefix, and a namespace ("*": every one).
+inline bool HasPrefix(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+inline bool NamespaceMatches(const std::string& want, const std::string& have) {
+  return want == "*" || want == have;
+}
 
 // The key with NULs shown as '/', for messages.
 std::string Printable(std::string_view key);

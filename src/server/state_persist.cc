@@ -86,6 +86,13 @@ void StateStore::Save(const NodePtr& node) {
     store_->Put(kNodePrefix + node->id, layout::EncodeRecord(*node), LogFailure());
 }
 
+void StateStore::Save(const DeploymentPtr& deployment) {
+  if (store_) {
+    store_->Put(layout::kDeploymentPrefix + deployment->id, layout::EncodeRecord(*deployment),
+                LogFailure());
+  }
+}
+
 void StateStore::SaveIndexes() {
   if (!store_)
     return;
@@ -139,6 +146,11 @@ void StateStore::ForgetAlloc(const std::string& id) {
     store_->Delete(kAllocPrefix + id, LogFailure());
 }
 
+void StateStore::ForgetDeployment(const std::string& id) {
+  if (store_)
+    store_->Delete(layout::kDeploymentPrefix + id, LogFailure());
+}
+
 void StateStore::ForgetNode(const std::string& id) {
   if (store_)
     store_->Delete(kNodePrefix + id, LogFailure());
@@ -167,6 +179,17 @@ absl::Status StateStore::LoadOperatorRecords() {
   if (absl::Status s = ApplySchedulerConfigRecord(*scheduler); !s.ok()) {
     return absl::DataLossError("server state record 'meta/scheduler' cannot be decoded: " +
                                std::string(s.message()));
+  }
+
+  auto deployments = store_->Scan(layout::kDeploymentPrefix);
+  if (!deployments.ok())
+    return deployments.status();
+  for (const auto& [key, bytes] : *deployments) {
+    const std::string id = key.substr(std::string_view(layout::kDeploymentPrefix).size());
+    if (absl::Status s = ApplyDeploymentRecord(id, bytes); !s.ok()) {
+      return absl::DataLossError("server state record '" + layout::Printable(key) +
+                                 "' cannot be decoded: " + std::string(s.message()));
+    }
   }
 
   auto scaling = store_->Scan(layout::kScalingPrefix);
@@ -198,6 +221,9 @@ absl::Status StateStore::Load() {
     index_ = (*meta)["Index"].get<uint64_t>();
     for (auto& [t, i] : table_index_) {
       const codec::Json& v = (*meta)["Tables"][TableName(t)];
+      // A state written before deployments existed has no index for them.
+      if (t == Table::kDeployments && v.is_null())
+        continue;
       if (!v.is_number_unsigned())
         return bad(std::string("no index for table ") + TableName(t));
       i = v.get<uint64_t>();
@@ -258,8 +284,9 @@ absl::Status StateStore::Load() {
     raise(Table::kNodes, std::max(n->modify_index, n->create_index));
   if (scheduler_config_)
     index_ = std::max(index_, scheduler_config_->modify_index);
-  DROVER_LOG_INFO("server: loaded {} jobs, {} evaluations, {} allocations, {} nodes (index {})",
-                  jobs_.size(), evals_.size(), allocs_.size(), nodes_.size(), index_);
+  DROVER_LOG_INFO(
+      "server: loaded {} jobs, {} evaluations, {} allocations, {} nodes, {} deployments (index {})",
+      jobs_.size(), evals_.size(), allocs_.size(), nodes_.size(), deployments_.size(), index_);
   return absl::OkStatus();
 }
 
@@ -274,6 +301,8 @@ void StateStore::SaveAll() {
     Save(a);
   for (const auto& [id, n] : nodes_)
     Save(n);
+  for (const auto& [id, d] : deployments_)
+    Save(d);
   SaveSchedulerConfig();  // or its delete, when none is set
   for (const auto& [key, events] : scaling_events_)
     SaveScalingEvents(key);
@@ -291,6 +320,13 @@ void StateStore::ResaveAll() {
     }
     for (const auto& [key, bytes] : *on_disk) {
       if (!live.contains(key))
+        store_->Delete(key, LogFailure());
+    }
+  }
+  // Deployments that went, or whose delete failed.
+  if (auto on_disk = store_->Scan(layout::kDeploymentPrefix); on_disk.ok()) {
+    for (const auto& [key, bytes] : *on_disk) {
+      if (!deployments_.contains(key.substr(std::string_view(layout::kDeploymentPrefix).size())))
         store_->Delete(key, LogFailure());
     }
   }

@@ -59,6 +59,8 @@ void StateStore::ClearObjects() {
   nodes_.clear();
   scheduler_config_.reset();
   scaling_events_.clear();
+  deployments_.clear();
+  deployments_by_job_.clear();
 }
 
 std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store> store) {
@@ -262,6 +264,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     applied = ApplyNodeRecord(id(layout::kNodePrefix), r.value);
   } else if (StartsWith(r.key, layout::kScalingPrefix)) {
     applied = ApplyScalingRecord(r);
+  } else if (StartsWith(r.key, layout::kDeploymentPrefix)) {
+    applied = ApplyDeploymentRecord(id(layout::kDeploymentPrefix), r.value);
   } else if (r.key == layout::kSchedulerConfigKey) {
     applied = ApplySchedulerConfigRecord(r.value);
   } else if (!StartsWith(r.key, "meta/")) {  // meta/version, meta/cluster: checked on connect

@@ -27,12 +27,15 @@ std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() c
   for (const auto& [t, index] : table_index_)
     tables[layout::TableName(t)] = index;
   codec::Json meta = {{"Index", index_}, {"Tables", tables}};
+  std::vector<DeploymentPtr> deployments;
+  for (const auto& [id, d] : deployments_)
+    deployments.push_back(d);
   std::vector<std::shared_ptr<const model::JobScalingEvents>> scaling;
   for (const auto& [key, events] : scaling_events_)
     scaling.push_back(events);
   return [jobs = std::move(jobs), evals = std::move(evals), allocs = std::move(allocs),
           nodes = std::move(nodes), meta = std::move(meta), scheduler = scheduler_config_,
-          scaling = std::move(scaling)] {
+          scaling = std::move(scaling), deployments = std::move(deployments)] {
     std::vector<model::StateRecord> out;
     out.reserve(jobs.size() + evals.size() + allocs.size() + nodes.size() + 2);
     out.push_back({layout::kIndexKey, state::Encode("Index", meta)});
@@ -49,6 +52,8 @@ std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() c
       out.push_back({layout::kAllocPrefix + a->id, layout::EncodeRecord(*a)});
     for (const NodePtr& n : nodes)
       out.push_back({layout::kNodePrefix + n->id, layout::EncodeRecord(*n)});
+    for (const DeploymentPtr& d : deployments)
+      out.push_back({layout::kDeploymentPrefix + d->id, layout::EncodeRecord(*d)});
     for (const auto& events : scaling) {
       out.push_back({layout::kScalingPrefix + events->namespace_ + '\0' + events->job_id,
                      state::Encode("JobScalingEvents", codec::ToJson(*events))});
@@ -92,6 +97,8 @@ absl::Status StateStore::Restore(const std::vector<model::StateRecord>& snapshot
     stale.insert(layout::kSchedulerConfigKey);
   for (const auto& [key, events] : scaling_events_)
     stale.insert(layout::kScalingPrefix + key);
+  for (const auto& [id, d] : deployments_)
+    stale.insert(layout::kDeploymentPrefix + id);
   for (const Record& r : records)
     stale.erase(r.key);
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "server/state_layout.h"
 
 namespace drover::server {
 
@@ -11,22 +12,17 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 
 namespace {
 
-bool HasPrefix(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-bool NamespaceMatches(const std::string& want, const std::string& have) {
-  return want == "*" || want == have;
-}
+using layout::HasPrefix;
+using layout::NamespaceMatches;
 
 bool EvalTerminal(const model::Evaluation& e) {
   return e.status == model::kEvalComplete || e.status == model::kEvalFailed ||
          e.status == model::kEvalCanceled;
 }
 
-// Whether two job versions differ in anything a user specified (server-managed fields
-// are ignored), i.e. whether registering `b` over `a` makes a new version.
-bool SpecChanged(const model::Job& a, const model::Job& b) {
+}  // namespace
+
+bool JobSpecChanged(const model::Job& a, const model::Job& b) {
   model::Job x = a;
   model::Job y = b;
   for (model::Job* j : {&x, &y}) {
@@ -40,13 +36,12 @@ bool SpecChanged(const model::Job& a, const model::Job& b) {
   return !(x == y);
 }
 
-}  // namespace
-
 StateStore::StateStore(asio::any_io_executor executor, common::Clock& clock)
     : executor_(executor),
       clock_(clock),
       changed_(executor, asio::steady_timer::time_point::max()) {
-  for (Table t : {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes}) {
+  for (Table t :
+       {Table::kJobs, Table::kEvals, Table::kAllocs, Table::kNodes, Table::kDeployments}) {
     table_index_[t] = 1;
   }
 }
@@ -126,7 +121,7 @@ void StateStore::AssignVersion(model::Job& job, uint64_t index) const {
   if (existing != jobs_.end()) {
     const model::Job& prev = *existing->second;
     job.create_index = prev.create_index;
-    if (SpecChanged(prev, job)) {
+    if (JobSpecChanged(prev, job)) {
       job.version = prev.version + 1;
       job.job_modify_index = index;
       job.stable = false;
@@ -290,6 +285,13 @@ bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
   ForgetJob(ns, id);
   DropScalingEvents(ns, id);
   Bump(Table::kJobs);
+  // Nomad's purge takes the job's deployments with it.
+  if (auto it = deployments_by_job_.find(key); it != deployments_by_job_.end()) {
+    const std::set<std::string> ids = it->second;
+    for (const std::string& d : ids)
+      EraseDeployment(d);
+    Bump(Table::kDeployments);
+  }
   return true;
 }
 
@@ -481,6 +483,7 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
   const int64_t now = common::ToUnixNanos(clock_.Now());
   // Each job once: its status is refreshed from all of its allocations.
   std::set<std::pair<std::string, std::string>> jobs;
+  bool deployments_changed = false;
   for (model::Allocation& a : allocs) {
     auto it = allocs_.find(a.id);
     if (it == allocs_.end()) {
@@ -503,8 +506,18 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
         a.client_description = stored.client_description;
       }
       a.task_states = stored.task_states;
-      a.deployment_status = stored.deployment_status;
+      // Moved into another deployment (an in-place update): its health there is the
+      // scheduler's (none yet); otherwise the client's report stands.
+      // The canary mark stays the servers' (promotion clears it).
+      if (a.deployment_id == stored.deployment_id) {
+        const bool canary = a.deployment_status && a.deployment_status->canary;
+        a.deployment_status = stored.deployment_status;
+        if (a.deployment_status)
+          a.deployment_status->canary = canary;
+      }
     }
+    const bool tracked = TrackDeploymentAlloc(it == allocs_.end() ? nullptr : it->second.get(), a);
+    deployments_changed = deployments_changed || tracked;
     a.modify_index = index;
     a.alloc_modify_index = index;
     a.modify_time = now;
@@ -518,6 +531,7 @@ void StateStore::UpsertAllocs(std::vector<model::Allocation> allocs) {
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
+  DeploymentsChanged(deployments_changed, index);
 }
 
 bool StateStore::NodeDisconnected(const std::string& node_id) const {
@@ -535,6 +549,7 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
   const int64_t now = common::ToUnixNanos(clock_.Now());
   // Each job once: its status is refreshed from all of its allocations.
   std::set<std::pair<std::string, std::string>> jobs;
+  bool deployments_changed = false;
   for (const model::AllocClientUpdate& u : updates) {
     auto it = allocs_.find(u.id);
     if (it == allocs_.end()) {
@@ -549,8 +564,14 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
       a->client_status = u.client_status;
       a->client_description = u.client_description;
     }
-    if (u.deployment_status)
+    // A health verdict for the deployment the allocation is in (a client still judging
+    // an earlier one does not overwrite it). The canary mark is the servers'.
+    if (u.deployment_status && u.deployment_id == a->deployment_id) {
+      const bool canary = a->deployment_status && a->deployment_status->canary;
       a->deployment_status = u.deployment_status;
+      a->deployment_status->canary = canary;
+    }
+    deployments_changed = TrackDeploymentAlloc(it->second.get(), *a) || deployments_changed;
     a->modify_index = index;
     a->modify_time = now;
     jobs.emplace(a->namespace_, a->job_id);
@@ -559,6 +580,7 @@ std::vector<std::string> StateStore::UpdateAllocsFromClient(
   }
   for (const auto& [ns, job] : jobs)
     RefreshJobStatus(ns, job);
+  DeploymentsChanged(deployments_changed, index);
   return unknown;
 }
 

@@ -18,6 +18,7 @@
 //   allocs/<id>                      {Allocation}
 //   nodes/<id>                       {Node}
 //   scaling/<ns>\0<id>               {JobScalingEvents}  a job's scaling events
+//   deployments/<id>                 {Deployment}
 //
 // With several servers (docs/ha.md) the same records live in etcd: the leader writes
 // through to an etcd-backed state::Store (SetWriter), and every other server applies
@@ -50,6 +51,7 @@
 namespace drover::server {
 
 using model::AllocPtr;
+using model::DeploymentPtr;
 using model::EvalPtr;
 using model::JobPtr;
 using model::NodePtr;
@@ -151,6 +153,25 @@ class StateStore {
   // Puts back what scheduler_config() was (undoing a write that was not durable).
   void RestoreSchedulerConfig(std::optional<model::SchedulerConfig> before);
 
+  // Deployments (state_deployments.cc). UpsertDeployment assigns the indexes and times
+  // and returns the stored deployment. The counters of each group's DeploymentState
+  // (PlacedAllocs, PlacedCanaries, HealthyAllocs, UnhealthyAllocs, RequireProgressBy)
+  // follow the deployment's allocations as they are upserted and as clients report
+  // their health: the state keeps them, whoever wrote the allocation.
+  DeploymentPtr UpsertDeployment(model::Deployment deployment);
+  DeploymentPtr GetDeployment(const std::string& id) const;
+  // `ns` "*" lists every namespace. Sorted by ID.
+  std::vector<DeploymentPtr> ListDeployments(const std::string& ns,
+                                             const std::string& prefix) const;
+  // Newest (highest CreateIndex) first.
+  std::vector<DeploymentPtr> DeploymentsByJob(const std::string& ns,
+                                              const std::string& job_id) const;
+  // The newest of DeploymentsByJob, or null.
+  DeploymentPtr LatestDeployment(const std::string& ns, const std::string& job_id) const;
+  // Puts `before` back for deployment `id` (null: removes it), undoing a write that
+  // could not be made durable.
+  void RestoreDeployment(const std::string& id, DeploymentPtr before);
+
   // Evaluations.
   void UpsertEvals(std::vector<model::Evaluation> evals);
   EvalPtr GetEval(const std::string& id) const;
@@ -202,7 +223,11 @@ class StateStore {
     std::vector<std::string> evals;
     std::vector<std::pair<std::string, std::string>> jobs;  // (namespace, id)
     std::vector<std::string> nodes;
-    bool empty() const { return allocs.empty() && evals.empty() && jobs.empty() && nodes.empty(); }
+    std::vector<std::string> deployments;
+    bool empty() const {
+      return allocs.empty() && evals.empty() && jobs.empty() && nodes.empty() &&
+             deployments.empty();
+    }
   };
   void Remove(const Removal& removal);
 
@@ -224,6 +249,7 @@ class StateStore {
   void Save(const EvalPtr& eval);
   void Save(const AllocPtr& alloc);
   void Save(const NodePtr& node);
+  void Save(const DeploymentPtr& deployment);
   void SaveIndexes();
   void SaveSchedulerConfig();
   void SaveScalingEvents(const std::string& key);  // JobKey; deletes the record when none
@@ -239,6 +265,18 @@ class StateStore {
   void ForgetEval(const std::string& id);
   void ForgetAlloc(const std::string& id);
   void ForgetNode(const std::string& id);
+  void ForgetDeployment(const std::string& id);
+  // Drops a deployment from memory and the store (no index bump).
+  void EraseDeployment(const std::string& id);
+  // Keeps the counters of `after`'s deployment (if it has one that is active) in step
+  // with the change from `before` (null: a new allocation). Returns whether it changed
+  // one.
+  bool TrackDeploymentAlloc(const model::Allocation* before, const model::Allocation& after);
+  // After a write at `index` whose allocations changed deployments (`changed`): the
+  // deployments table's index is that write's.
+  void DeploymentsChanged(bool changed, uint64_t index);
+  absl::Status ApplyDeploymentRecord(const std::string& id,
+                                     const std::optional<std::string>& value);
   // Drops `id` from index[key], and the key once its set is empty.
   static void Unindex(std::map<std::string, std::set<std::string>>& index, const std::string& key,
                       const std::string& id);
@@ -293,6 +331,8 @@ class StateStore {
   std::map<std::string, std::set<std::string>> allocs_by_node_;
   std::map<std::string, std::set<std::string>> evals_by_job_;
   std::map<std::string, NodePtr> nodes_;
+  std::map<std::string, DeploymentPtr> deployments_;
+  std::map<std::string, std::set<std::string>> deployments_by_job_;  // JobKey -> ids
   std::map<std::string, uint64_t> node_allocs_index_;
   // Set by the node's next change, then dropped: later waiters get a fresh one.
   std::map<std::string, std::shared_ptr<common::Event>> node_allocs_changed_;
@@ -308,6 +348,10 @@ class StateStore {
   uint64_t skipped_records_ = 0;
   std::set<std::string> logged_bad_keys_;  // each bad record is logged once
 };
+
+// Whether two job versions differ in anything a user specified (server-managed fields
+// are ignored), i.e. whether registering `b` over `a` makes a new version.
+bool JobSpecChanged(const model::Job& a, const model::Job& b);
 
 // The server's state DB: `<data_dir>/server/state.db` (0600, its dir 0700), opened and
 // checked for its schema version (a newer one is refused with a clear message).

@@ -39,8 +39,10 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       health_check_(executor),
       health_stop_(common::CancellationScope::Create(executor)),
       health_done_(executor) {
-  if (alloc_->deployment_status && alloc_->deployment_status->healthy)
+  if (alloc_->deployment_status && alloc_->deployment_status->healthy) {
     health_ = alloc_->deployment_status;
+    health_deployment_ = alloc_->deployment_id;
+  }
   const model::TaskGroup* group = alloc_->Group();
   DROVER_CHECK(group != nullptr);
   coordinator_ = std::make_unique<LifecycleCoordinator>(executor, group->tasks);
@@ -171,6 +173,7 @@ model::AllocClientUpdate AllocRunner::ClientUpdate() const {
   u.client_status = cs.status;
   u.client_description = cs.description;
   u.deployment_status = health_;
+  u.deployment_id = health_ ? health_deployment_ : alloc_->deployment_id;
   if (u.client_status == model::kClientComplete || u.client_status == model::kClientFailed) {
     // Terminal: every task gets a finish time (used for rescheduling decisions).
     for (auto& [name, st] : u.task_states) {
@@ -304,30 +307,69 @@ asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
 }
 
 bool AllocRunner::WatchesHealth() const {
-  return !health_ && !alloc_->Terminal() && alloc_->job &&
-         alloc_->job->type == model::kJobTypeService;
+  return !alloc_->Terminal() && alloc_->job && alloc_->job->type == model::kJobTypeService;
 }
+
+namespace {
+
+// What judges an allocation's health: in a deployment, its group's update block;
+// otherwise (a drain) its migrate block. Nothing for health_check "manual": the
+// deployment API sets it.
+std::optional<model::MigrateStrategy> HealthStrategy(const model::Allocation& alloc) {
+  const model::TaskGroup& group = *alloc.Group();
+  if (!alloc.deployment_id.empty() && group.Rolling()) {
+    const model::UpdateStrategy& u = *group.update;
+    if (u.health_check == model::kUpdateHealthManual)
+      return std::nullopt;
+    return model::MigrateStrategy{u.max_parallel, u.health_check, u.min_healthy_time,
+                                  u.healthy_deadline};
+  }
+  // A job stored before migrate blocks were kept has none: Nomad's defaults then.
+  return group.migrate.value_or(model::MigrateStrategy{
+      1, model::kMigrateHealthChecks, std::chrono::seconds(10), std::chrono::minutes(5)});
+}
+
+}  // namespace
 
 asio::awaitable<void> AllocRunner::WatchHealth() {
   using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
-  // The tracker points into this version of the job: kept alive here, as updates
-  // replace alloc_ meanwhile.
-  const std::shared_ptr<const model::Allocation> alloc = alloc_;
-  const model::TaskGroup& group = *alloc->Group();
-  // A job stored before migrate blocks were kept has none: Nomad's defaults then.
-  const model::MigrateStrategy strategy = group.migrate.value_or(model::MigrateStrategy{
-      1, model::kMigrateHealthChecks, std::chrono::seconds(10), std::chrono::minutes(5)});
-  HealthTracker tracker(group, strategy, config_.clock->Now());
+  // The tracker points into the version of the job it judges: kept alive here, as
+  // updates replace alloc_ meanwhile.
+  std::shared_ptr<const model::Allocation> judged;
+  std::optional<HealthTracker> tracker;
+  // Health is judged once per deployment: an allocation moved into another one (an
+  // in-place update) is judged again from then on.
+  bool started = false;
   while (!health_stop_->cancelled()) {
     const common::Time now = config_.clock->Now();
-    if (std::optional<bool> healthy = tracker.Observe(ClientUpdate().task_states, now)) {
-      health_ = model::AllocDeploymentStatus{.healthy = *healthy, .timestamp = now};
-      DROVER_LOG_DEBUG("alloc {}: {}", id_, *healthy ? "healthy" : "unhealthy");
-      ReportState();
-      break;
+    if (!started || alloc_->deployment_id != judged->deployment_id) {
+      if (started && health_) {
+        health_.reset();
+        ReportState();
+      }
+      started = true;
+      judged = alloc_;
+      tracker.reset();
+      if (!health_) {
+        if (std::optional<model::MigrateStrategy> strategy = HealthStrategy(*judged))
+          tracker.emplace(*judged->Group(), *strategy, now);
+      }
     }
-    const common::Duration wait = tracker.NextCheck() - now;
-    co_await (health_check_.Wait() || config_.clock->Sleep(wait) || health_stop_->Wait());
+    if (tracker && !health_) {
+      if (std::optional<bool> healthy = tracker->Observe(ClientUpdate().task_states, now)) {
+        health_ = model::AllocDeploymentStatus{.healthy = *healthy, .timestamp = now};
+        health_deployment_ = judged->deployment_id;
+        DROVER_LOG_DEBUG("alloc {}: {}", id_, *healthy ? "healthy" : "unhealthy");
+        tracker.reset();
+        ReportState();
+      }
+    }
+    if (tracker) {
+      const common::Duration wait = tracker->NextCheck() - now;
+      co_await (health_check_.Wait() || config_.clock->Sleep(wait) || health_stop_->Wait());
+    } else {
+      co_await (health_check_.Wait() || health_stop_->Wait());
+    }
   }
   health_done_.Set();
 }
@@ -336,6 +378,7 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
   while (auto next = co_await updates_.Take()) {
     const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
     alloc_ = *next;
+    health_check_.Notify();  // it may have moved into another deployment
     if (!alloc_->Terminal()) {
       co_await RunUpdateHooks(alloc_);
       for (auto& tr : runners_)

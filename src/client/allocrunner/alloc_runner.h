@@ -133,11 +133,12 @@ class AllocRunner {
 
  private:
   asio::awaitable<void> HandleTaskStateUpdates();
-  // Whether this allocation's health is to be watched: a running service allocation
-  // whose health is not known yet (with its group's migrate block, or Nomad's default).
+  // Whether this allocation's health is to be watched: a running service allocation.
   bool WatchesHealth() const;
-  // Decides the allocation's health (HealthTracker) and reports it once, as its
-  // DeploymentStatus; ends then, or when health_stop_ is cancelled.
+  // Decides the allocation's health (HealthTracker) and reports it once per deployment
+  // it is in, as its DeploymentStatus: judged by the group's update block in a
+  // deployment (not at all with health_check "manual"), else by its migrate block (or
+  // Nomad's default) for drains. Ends when health_stop_ is cancelled.
   asio::awaitable<void> WatchHealth();
   asio::awaitable<void> HandleAllocUpdates();
   // Kill order (§6.6): leader alone first, then other main tasks together, then
@@ -188,8 +189,10 @@ class AllocRunner {
   bool prerun_done_ = false;
   bool killing_ = false;
   std::optional<model::AllocClientUpdate> last_reported_;
-  // The health reported for a drain (none until decided).
+  // The health reported for a deployment or a drain (none until decided), and the
+  // deployment it was judged for (empty: a drain).
   std::optional<model::AllocDeploymentStatus> health_;
+  std::string health_deployment_;
   common::Notifier health_check_;  // task states changed
   common::CancellationScopePtr health_stop_;
   common::Event health_done_;
