@@ -102,6 +102,34 @@ class ServerAdapter final : public api::ServerApi {
       ScaleRequest request) override {
     return server_.ScaleJobDurably(std::move(request));
   }
+  model::DeploymentPtr GetDeployment(const std::string& id) const override {
+    return server_.state().GetDeployment(id);
+  }
+  std::vector<model::DeploymentPtr> ListDeployments(const std::string& ns,
+                                                    const std::string& prefix) const override {
+    return server_.state().ListDeployments(ns, prefix);
+  }
+  std::vector<model::DeploymentPtr> DeploymentsByJob(const std::string& ns,
+                                                     const std::string& job_id) const override {
+    return server_.state().DeploymentsByJob(ns, job_id);
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PromoteDeploymentDurably(
+      std::string id, bool all, std::vector<std::string> groups) override {
+    return server_.PromoteDeploymentDurably(std::move(id), all, std::move(groups));
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> FailDeploymentDurably(
+      std::string id) override {
+    return server_.FailDeploymentDurably(std::move(id));
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PauseDeploymentDurably(
+      std::string id, bool pause) override {
+    return server_.PauseDeploymentDurably(std::move(id), pause);
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> SetAllocHealthDurably(
+      std::string id, std::vector<std::string> healthy,
+      std::vector<std::string> unhealthy) override {
+    return server_.SetAllocHealthDurably(std::move(id), std::move(healthy), std::move(unhealthy));
+  }
   std::shared_ptr<const model::JobScalingEvents> ScalingEvents(
       const std::string& ns, const std::string& job_id) const override {
     return server_.state().ScalingEvents(ns, job_id);

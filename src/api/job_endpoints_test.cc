@@ -160,6 +160,31 @@ class FakeServer final : public ServerApi {
                                                                const std::string&) const override {
     return nullptr;
   }
+  model::DeploymentPtr GetDeployment(const std::string&) const override { return nullptr; }
+  std::vector<model::DeploymentPtr> ListDeployments(const std::string&,
+                                                    const std::string&) const override {
+    return {};
+  }
+  std::vector<model::DeploymentPtr> DeploymentsByJob(const std::string&,
+                                                     const std::string&) const override {
+    return {};
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PromoteDeploymentDurably(
+      std::string, bool, std::vector<std::string>) override {
+    co_return Refused<model::DeploymentUpdateResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> FailDeploymentDurably(
+      std::string) override {
+    co_return Refused<model::DeploymentUpdateResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PauseDeploymentDurably(
+      std::string, bool) override {
+    co_return Refused<model::DeploymentUpdateResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> SetAllocHealthDurably(
+      std::string, std::vector<std::string>, std::vector<std::string>) override {
+    co_return Refused<model::DeploymentUpdateResponse>();
+  }
 
   absl::StatusOr<common::Duration> RegisterNode(model::Node) override {
     return Refused<common::Duration>();

@@ -150,6 +150,24 @@ class ServerApi {
   virtual std::shared_ptr<const model::JobScalingEvents> ScalingEvents(
       const std::string& ns, const std::string& job_id) const = 0;
 
+  // Deployments (docs/jobs.md#deployments). DeploymentsByJob: newest first.
+  virtual model::DeploymentPtr GetDeployment(const std::string& id) const = 0;
+  virtual std::vector<model::DeploymentPtr> ListDeployments(const std::string& ns,
+                                                            const std::string& prefix) const = 0;
+  virtual std::vector<model::DeploymentPtr> DeploymentsByJob(const std::string& ns,
+                                                             const std::string& job_id) const = 0;
+  // Nomad's deployment writes, durable as the others; NotFound "deployment not found",
+  // FailedPrecondition for a refusal (a terminal deployment, unhealthy canaries).
+  // `groups` empty with `all`: every group.
+  virtual asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PromoteDeploymentDurably(
+      std::string id, bool all, std::vector<std::string> groups) = 0;
+  virtual asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> FailDeploymentDurably(
+      std::string id) = 0;
+  virtual asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> PauseDeploymentDurably(
+      std::string id, bool pause) = 0;
+  virtual asio::awaitable<absl::StatusOr<model::DeploymentUpdateResponse>> SetAllocHealthDurably(
+      std::string id, std::vector<std::string> healthy, std::vector<std::string> unhealthy) = 0;
+
   // The node-facing calls (rpc/protocol.h). Registration and heartbeats answer with the
   // node's next heartbeat TTL; NotFound tells a node to register (again).
   virtual absl::StatusOr<common::Duration> RegisterNode(model::Node node) = 0;

@@ -25,6 +25,7 @@ constexpr char kUsage[] = R"(Usage: drover [-version] [-help] <command> [<args>]
 Common commands:
     job        Interact with jobs
     alloc      Interact with allocations
+    deployment Interact with deployments
     node       Interact with nodes
     agent      Runs a Drover agent
     version    Prints the Drover version)";
@@ -189,6 +190,53 @@ void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& d
   scale->add_option("args", o->scale.args, "[GROUP] COUNT")->required();
   AddApiFlags(scale, flags);
   scale->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobScale(o->scale, c, u); }));
+}
+
+// drover deployment list|status|promote|fail|pause|resume.
+void AddDeploymentCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
+                           std::function<int()>& action, DeploymentOptions* o) {
+  Ui* out = &ui;
+  const Dependencies* d = &deps;
+  std::function<int()>* act = &action;
+  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
+    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  };
+  CLI::App* deployment = app.add_subcommand("deployment", "Interact with deployments");
+  deployment->require_subcommand(1);
+  CLI::App* list = deployment->add_subcommand("list", "List deployments");
+  list->add_flag("--json", o->json, "Print them as JSON");
+  list->add_flag("--verbose", o->verbose, "Print full IDs");
+  AddApiFlags(list, flags);
+  list->callback(with_client([o](HttpClient& c, Ui& u) { return RunDeploymentList(*o, c, u); }));
+  CLI::App* status = deployment->add_subcommand("status", "Display a deployment's status");
+  status->add_flag("--json", o->json, "Print it as JSON");
+  status->add_flag("--verbose", o->verbose, "Print full IDs");
+  status->add_flag("--monitor", o->monitor, "Follow it until it ends");
+  status->add_option("id", o->id, "Deployment ID or prefix (none: list them)");
+  AddApiFlags(status, flags);
+  status->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunDeploymentStatus(*o, c, u); }));
+  const std::pair<const char*, const char*> writes[] = {
+      {"promote", "Promote a deployment's canaries"},
+      {"fail", "Mark a deployment failed (rolling back where it auto-reverts)"},
+      {"pause", "Pause a deployment"},
+      {"resume", "Resume a paused deployment"}};
+  for (const auto& [name, help] : writes) {
+    CLI::App* w = deployment->add_subcommand(name, help);
+    const std::string op = name;
+    if (op == "promote") {
+      w->add_option("--group", o->groups, "Promote this group only (repeatable)")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
+    if (op != "pause")
+      w->add_flag("--detach", o->detach, "Print the evaluation ID and return");
+    w->add_flag("--verbose", o->verbose, "Print full IDs");
+    w->add_option("id", o->id, "Deployment ID or prefix")->required();
+    AddApiFlags(w, flags);
+    w->callback(
+        with_client([o, op](HttpClient& c, Ui& u) { return RunDeploymentWrite(*o, op, c, u); }));
+  }
 }
 
 // What the scheduler and eval commands parse into; outlives the parse.
@@ -613,6 +661,8 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   AddOperatorCommands(app, &api, deps, ui, action, operator_arg);
   SchedulerCommandOptions scheduler_options;
   AddSchedulerCommands(app, &api, deps, ui, action, &scheduler_options);
+  DeploymentOptions deployment_options;
+  AddDeploymentCommands(app, &api, deps, ui, action, &deployment_options);
 
   // drover version
   CLI::App* version = app.add_subcommand("version", "Prints the Drover version");

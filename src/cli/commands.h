@@ -293,6 +293,28 @@ struct SchedulerSetConfigOptions {
 };
 int RunSchedulerSetConfig(const SchedulerSetConfigOptions& options, HttpClient& client, Ui& ui);
 
+// drover deployment list|status|promote|fail|pause|resume (Nomad's
+// command/deployment_*.go). `id` is a deployment ID or prefix (status without one
+// lists); `groups` are promote's -group flags (none: every group).
+struct DeploymentOptions {
+  std::string id;
+  std::vector<std::string> groups;
+  bool json = false;
+  bool verbose = false;
+  bool detach = false;
+  bool monitor = false;
+};
+int RunDeploymentList(const DeploymentOptions& o, HttpClient& client, Ui& ui);
+int RunDeploymentStatus(const DeploymentOptions& o, HttpClient& client, Ui& ui);
+// `op`: "promote", "fail", "pause" or "resume". Then follows the evaluation the write
+// created, unless -detach.
+int RunDeploymentWrite(const DeploymentOptions& o, const std::string& op, HttpClient& client,
+                       Ui& ui);
+// Nomad's deployment list table and status block (KV, then "Deployed" and a table per
+// task group with the columns that apply).
+std::string FormatDeploymentList(const codec::Json& list, size_t id_length);
+std::string FormatDeploymentStatus(const codec::Json& deployment, size_t id_length);
+
 // drover eval delete [-filter EXPR] [-yes] [EVAL_ID]: deletes an evaluation while the
 // eval broker is paused (Nomad's command/eval_delete.go).
 struct EvalDeleteOptions {

@@ -22,8 +22,6 @@ namespace {
 
 // How long one blocking query on the evaluation may wait on the agent, and how long the
 // whole request may take.
-constexpr char kBlockingWait[] = "5s";
-constexpr std::chrono::milliseconds kRequestTimeout{35'000};
 
 bool IsTerminal(const std::string& status) {
   return status == model::kEvalComplete || status == model::kEvalFailed ||
@@ -204,6 +202,11 @@ int EvalMonitor::Monitor(const std::string& eval_id) {
       return Monitor(eval->next_eval);
     }
     break;
+  }
+  if (!state_.deployment.empty()) {
+    if (int deployed = MonitorDeployment(client_, ui_, state_.deployment, id_length_);
+        deployed != kExitOk)
+      return deployed;
   }
   return sched_failure ? kExitPlacementFailure : kExitOk;
 }

@@ -25,6 +25,11 @@
 
 namespace drover::cli {
 
+// Blocking queries of the monitors: how long the agent may hold one, and how long the
+// CLI waits for its answer.
+inline constexpr char kBlockingWait[] = "5s";
+inline constexpr std::chrono::milliseconds kRequestTimeout{35'000};
+
 // What the monitor remembers of an evaluation between polls.
 struct MonitoredAlloc {
   std::string id;
@@ -67,9 +72,11 @@ class EvalMonitor {
   EvalMonitor(HttpClient& client, Ui& ui, size_t id_length,
               std::chrono::milliseconds min_poll_interval = kMinPollInterval);
 
-  // Monitors `eval_id` to the end. Returns kExitOk when it finished with everything
-  // placed, kExitPlacementFailure when some allocations could not be placed, kExitError
-  // when the API could not be read.
+  // Monitors `eval_id` to the end, then the deployment it worked for, if any, until that
+  // deployment ends (MonitorDeployment). Returns kExitOk when it finished with
+  // everything placed (and its deployment successful), kExitPlacementFailure when some
+  // allocations could not be placed, kExitError when the API could not be read or the
+  // deployment did not succeed.
   int Monitor(const std::string& eval_id);
 
  private:
@@ -83,5 +90,11 @@ class EvalMonitor {
   const std::chrono::milliseconds min_poll_interval_;
   EvalState state_;
 };
+
+// Follows a deployment until it is successful (kExitOk) or failed, cancelled or blocked
+// (kExitError), printing its status block (FormatDeploymentStatus) whenever it changes.
+// A deployment that failed and rolled back is followed by the one of the version rolled
+// back to (the exit code stays kExitError, as Nomad's).
+int MonitorDeployment(HttpClient& client, Ui& ui, const std::string& id, size_t id_length);
 
 }  // namespace drover::cli
