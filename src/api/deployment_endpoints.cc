@@ -29,18 +29,29 @@ Response UpdateResponse(const Request& req,
                         const absl::StatusOr<model::DeploymentUpdateResponse>& r) {
   if (!r.ok())
     return ErrorResponse(r.status());
-  Response out = JsonResponse(req, UpdateResponseJson(*r), r->index);
-  return out;
+  return JsonResponse(req, UpdateResponseJson(*r), r->index);
 }
 
-// A body's DeploymentID must name the deployment of the URL when set.
-absl::Status CheckDeploymentId(const codec::Json& body, const std::string& id) {
-  auto it = body.find("DeploymentID");
-  if (it == body.end() || it->is_null() || *it == "")
-    return absl::OkStatus();
-  if (!it->is_string() || *it != id)
+// A write's body, bounded; its DeploymentID, when set, must name the URL's deployment.
+absl::StatusOr<codec::Json> WriteBody(const Request& req, size_t max_bytes = kMaxSmallBodyBytes) {
+  auto body = SmallBodyObject(req, max_bytes);
+  if (!body.ok())
+    return body.status();
+  auto it = body->find("DeploymentID");
+  if (it != body->end() && !it->is_null() && *it != "" &&
+      (!it->is_string() || *it != req.Param("id")))
     return absl::InvalidArgumentError("Deployment ID does not match");
-  return absl::OkStatus();
+  return body;
+}
+
+// A boolean member (absent or null: false).
+absl::StatusOr<bool> BoolMember(const codec::Json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null())
+    return false;
+  if (!it->is_boolean())
+    return absl::InvalidArgumentError(std::string(key) + ": expected a boolean");
+  return it->get<bool>();
 }
 
 // A list of strings under `key` (absent or null: empty), at most kMaxAllocIds long.
@@ -64,51 +75,39 @@ absl::StatusOr<std::vector<std::string>> StringList(const codec::Json& body, con
 }
 
 asio::awaitable<Response> Promote(ApiContext& ctx, Request& req) {
-  auto body = SmallBodyObject(req);
+  auto body = WriteBody(req);
   if (!body.ok())
     co_return ErrorResponse(body.status());
-  std::string id = req.Param("id");
-  if (absl::Status s = CheckDeploymentId(*body, id); !s.ok())
-    co_return ErrorResponse(s);
-  bool all = false;
-  if (auto it = body->find("All"); it != body->end() && !it->is_null()) {
-    if (!it->is_boolean())
-      co_return Response::Error(400, "All: expected a boolean");
-    all = it->get<bool>();
-  }
+  auto all = BoolMember(*body, "All");
+  if (!all.ok())
+    co_return ErrorResponse(all.status());
   auto groups = StringList(*body, "Groups");
   if (!groups.ok())
     co_return ErrorResponse(groups.status());
-  if (!all && groups->empty())
-    all = true;  // as Nomad's CLI: nothing named promotes every group
-  auto r = co_await ctx.server->PromoteDeploymentDurably(std::move(id), all, *std::move(groups));
+  // As Nomad's CLI: naming nothing promotes every group.
+  const bool every = *all || groups->empty();
+  std::string id = req.Param("id");
+  auto r = co_await ctx.server->PromoteDeploymentDurably(std::move(id), every, *std::move(groups));
   co_return UpdateResponse(req, r);
 }
 
 asio::awaitable<Response> Pause(ApiContext& ctx, Request& req) {
-  auto body = SmallBodyObject(req);
+  auto body = WriteBody(req);
   if (!body.ok())
     co_return ErrorResponse(body.status());
+  auto pause = BoolMember(*body, "Pause");
+  if (!pause.ok())
+    co_return ErrorResponse(pause.status());
   std::string id = req.Param("id");
-  if (absl::Status s = CheckDeploymentId(*body, id); !s.ok())
-    co_return ErrorResponse(s);
-  bool pause = false;
-  if (auto it = body->find("Pause"); it != body->end() && !it->is_null()) {
-    if (!it->is_boolean())
-      co_return Response::Error(400, "Pause: expected a boolean");
-    pause = it->get<bool>();
-  }
-  auto r = co_await ctx.server->PauseDeploymentDurably(std::move(id), pause);
+  auto r = co_await ctx.server->PauseDeploymentDurably(std::move(id), *pause);
   co_return UpdateResponse(req, r);
 }
 
 asio::awaitable<Response> SetHealth(ApiContext& ctx, Request& req) {
-  auto body = SmallBodyObject(req, kMaxHealthBodyBytes);
+  auto body = WriteBody(req, kMaxHealthBodyBytes);
   if (!body.ok())
     co_return ErrorResponse(body.status());
   std::string id = req.Param("id");
-  if (absl::Status s = CheckDeploymentId(*body, id); !s.ok())
-    co_return ErrorResponse(s);
   auto healthy = StringList(*body, "HealthyAllocationIDs");
   if (!healthy.ok())
     co_return ErrorResponse(healthy.status());

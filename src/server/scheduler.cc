@@ -191,6 +191,19 @@ std::vector<int> CanarySlots(const std::vector<std::pair<AllocPtr, int>>& destru
   return out;
 }
 
+// Stores the in-place updates; those that move into `deployment_id` are judged again
+// there.
+void ApplyInPlace(std::vector<model::Allocation> in_place, const std::string& deployment_id,
+                  PlanResult& plan) {
+  for (model::Allocation& u : in_place) {
+    if (!deployment_id.empty() && u.deployment_id != deployment_id) {
+      u.deployment_id = deployment_id;
+      u.deployment_status.reset();
+    }
+    plan.upserts.push_back(std::move(u));
+  }
+}
+
 bool HasCurrentVersion(const SchedulerInput& in, const model::TaskGroup& g) {
   return std::any_of(in.job_allocs.begin(), in.job_allocs.end(), [&](const AllocPtr& a) {
     return a->task_group == g.name && a->job && a->job->version == in.job->version &&
@@ -321,14 +334,7 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
                  static_cast<int>(w.to_place.size() + w.canaries.size() + in_place.size()),
       .canaries_wanted = canaries_wanted};
   w.deployment_id = rollout.AttachGroup(g, outcome);
-  for (model::Allocation& u : in_place) {
-    if (!w.deployment_id.empty() && u.deployment_id != w.deployment_id) {
-      // Into the new deployment: its health is judged again.
-      u.deployment_id = w.deployment_id;
-      u.deployment_status.reset();
-    }
-    plan.upserts.push_back(std::move(u));
-  }
+  ApplyInPlace(std::move(in_place), w.deployment_id, plan);
   // Refills of a migration or a destructive update are counted as those, not as places.
   updates.place += std::count_if(w.to_place.begin(), w.to_place.end(),
                                  [&](int i) { return !not_placements.contains(i); });
