@@ -314,6 +314,8 @@ int RunDeploymentWrite(const DeploymentOptions& o, const std::string& op, HttpCl
 // task group with the columns that apply).
 std::string FormatDeploymentList(const codec::Json& list, size_t id_length);
 std::string FormatDeploymentStatus(const codec::Json& deployment, size_t id_length);
+// The per-group table of a deployment (its "Deployed" section); empty without groups.
+std::string FormatDeploymentGroups(const codec::Json& deployment);
 
 // drover eval delete [-filter EXPR] [-yes] [EVAL_ID]: deletes an evaluation while the
 // eval broker is paused (Nomad's command/eval_delete.go).

@@ -291,6 +291,13 @@ TEST_F(CommandsTest, JobStatusShowsOneJob) {
   client_.AddJson("GET", "/v1/job/hello/allocations",
                   codec::Dump(nlohmann::json::array({codec::AllocStubJson(Alloc())})));
   client_.AddJson("GET", "/v1/job/hello/evaluations", "[]");
+  model::Deployment d;
+  d.id = "d1e2f3a4-0000-4000-8000-000000000000";
+  d.status = "failed";
+  d.status_description = "Failed due to unhealthy allocations - rolling back to job version 0";
+  d.task_groups["web"] = {
+      .auto_revert = true, .desired_total = 1, .placed_allocs = 1, .unhealthy_allocs = 1};
+  client_.AddJson("GET", "/v1/job/hello/deployment", codec::Dump(codec::ToJson(d)));
   EXPECT_EQ(RunJobStatus({.id = "hel"}, client_, ui_), kExitOk);
   EXPECT_EQ(err_.str(), "");
   EXPECT_EQ(out_.str(),
@@ -309,6 +316,15 @@ TEST_F(CommandsTest, JobStatusShowsOneJob) {
             "Summary\n"
             "Task Group  Queued  Starting  Running  Failed  Complete  Lost  Unknown\n"
             "web         0       0         1        0       0         0     0\n"
+            "\n"
+            "Latest Deployment\n"
+            "ID          = d1e2f3a4\n"
+            "Status      = failed\n"
+            "Description = Failed due to unhealthy allocations - rolling back to job version 0\n"
+            "\n"
+            "Deployed\n"
+            "Task Group  Auto Revert  Desired  Placed  Healthy  Unhealthy\n"
+            "web         true         1        1       0        1\n"
             "\n"
             "Allocations\n"
             "ID        Node ID   Task Group  Version  Desired  Status   Created    Modified\n"
@@ -332,6 +348,7 @@ TEST_F(CommandsTest, JobStatusShowsPlacementFailuresOfTheLatestEval) {
   e.failed_tg_allocs["web"] = m;
   client_.AddJson("GET", "/v1/job/hello/evaluations",
                   codec::Dump(nlohmann::json::array({codec::ToJson(e)})));
+  client_.AddJson("GET", "/v1/job/hello/deployment", "null");
   EXPECT_EQ(RunJobStatus({.id = "hello", .evals = true}, client_, ui_), kExitOk);
   const std::string out = out_.str();
   EXPECT_NE(out.find("\nEvaluations\n"

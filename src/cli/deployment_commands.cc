@@ -108,9 +108,14 @@ std::string FormatDeploymentStatus(const codec::Json& d, size_t id_length) {
       absl::StrCat("Status|", JsonString(d, "Status")),
       absl::StrCat("Description|", JsonString(d, "StatusDescription")),
   });
+  const std::string groups = FormatDeploymentGroups(d);
+  return groups.empty() ? out : absl::StrCat(out, "\n\nDeployed\n", groups);
+}
+
+std::string FormatDeploymentGroups(const codec::Json& d) {
   const codec::Json* groups = JsonMember(d, "TaskGroups");
   if (groups == nullptr || !groups->is_object() || groups->empty())
-    return out;
+    return "";
   bool auto_revert = false, canaries = false, deadline = false;
   for (const auto& [name, s] : groups->items()) {
     auto_revert = auto_revert || JsonBool(s, "AutoRevert");
@@ -148,7 +153,7 @@ std::string FormatDeploymentStatus(const codec::Json& d, size_t id_length) {
       absl::StrAppend(&row, "|", GroupTime(s));
     rows.push_back(std::move(row));
   }
-  return absl::StrCat(out, "\n\nDeployed\n", FormatList(rows));
+  return FormatList(rows);
 }
 
 int MonitorDeployment(HttpClient& client, Ui& ui, const std::string& id, size_t id_length) {

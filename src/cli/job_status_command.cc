@@ -110,6 +110,29 @@ int OutputChildren(HttpClient& client, Ui& ui, const std::string& job_id, bool p
   return kExitOk;
 }
 
+// The job's latest deployment, as Nomad's "Latest Deployment" section shows it; nothing
+// for a job that never had one.
+int OutputLatestDeployment(HttpClient& client, Ui& ui, const std::string& job_path,
+                           size_t id_length) {
+  absl::StatusOr<codec::Json> d = GetJson(client, absl::StrCat(job_path, "/deployment"));
+  if (!d.ok()) {
+    ui.Error(absl::StrCat("Error querying latest job deployment: ", d.status().message()));
+    return kExitError;
+  }
+  if (!d->is_object())
+    return kExitOk;
+  std::string out = FormatKV({
+      absl::StrCat("ID|", Limit(JsonString(*d, "ID"), id_length)),
+      absl::StrCat("Status|", JsonString(*d, "Status")),
+      absl::StrCat("Description|", JsonString(*d, "StatusDescription")),
+  });
+  if (std::string groups = FormatDeploymentGroups(*d); !groups.empty())
+    absl::StrAppend(&out, "\n\nDeployed\n", groups);
+  ui.Output("\nLatest Deployment");
+  ui.Output(out);
+  return kExitOk;
+}
+
 int OutputJobInfo(const JobStatusOptions& options, HttpClient& client, Ui& ui,
                   const std::string& job_id, bool periodic_or_parameterized, size_t id_length) {
   const std::string job_path = absl::StrCat("/v1/job/", PathEscape(job_id));
@@ -182,6 +205,9 @@ int OutputJobInfo(const JobStatusOptions& options, HttpClient& client, Ui& ui,
   if (latest_failed != nullptr && (blocked || latest_failed == latest)) {
     OutputFailedPlacements(*latest_failed, ui);
   }
+
+  if (int rc = OutputLatestDeployment(client, ui, job_path, id_length); rc != kExitOk)
+    return rc;
 
   std::vector<AllocRow> allocs = AllocRowsFromJson(*allocs_json);
   std::stable_sort(allocs.begin(), allocs.end(), [](const AllocRow& a, const AllocRow& b) {

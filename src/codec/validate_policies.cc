@@ -186,6 +186,10 @@ void CheckUpdate(const model::UpdateStrategy& u, const model::Job& job, Errors& 
     errs.push_back("Auto Promote requires a Canary count greater than zero");
   if (u.canary > 0 && job.type == model::kJobTypeSystem)
     errs.push_back("System jobs may not have canaries: canary must be 0");
+  if (u.auto_revert && job.type == model::kJobTypeSystem)
+    errs.push_back(
+        "System jobs do not auto-revert: their updates roll out by max_parallel and stagger, "
+        "without a deployment to revert");
   if (u.min_healthy_time < Duration::zero())
     errs.push_back(absl::StrCat("Minimum healthy time may not be less than zero: ",
                                 FormatGoDuration(u.min_healthy_time)));

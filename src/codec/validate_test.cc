@@ -401,6 +401,20 @@ TEST(ValidateJobTest, UpdateRules) {
   model::Job batch = ValidJob("batch");
   batch.task_groups[0].update = u;
   EXPECT_THAT(ErrorText(batch), HasSubstr("Job type \"batch\" does not allow update block"));
+  // A system job rolls out by max_parallel and stagger; it has no deployment to promote
+  // or revert.
+  model::Job system = ValidJob("system");
+  system.task_groups[0].reschedule_policy.reset();
+  u.auto_revert = true;
+  system.task_groups[0].update = u;
+  text = ErrorText(system);
+  EXPECT_THAT(text, HasSubstr("System jobs may not have canaries: canary must be 0"));
+  EXPECT_THAT(text, HasSubstr("System jobs do not auto-revert"));
+  u.canary = 0;
+  u.auto_promote = false;
+  u.auto_revert = false;
+  system.task_groups[0].update = u;
+  EXPECT_TRUE(ValidateJob(system).ok()) << ValidateJob(system);
 }
 
 TEST(ValidateJobTest, EphemeralDiskMinimum) {

@@ -24,6 +24,7 @@ inline constexpr char kTriggerNodeDrain[] = "node-drain";
 inline constexpr char kTriggerRetryFailedAlloc[] = "alloc-failure";
 inline constexpr char kTriggerReconnect[] = "reconnect";
 inline constexpr char kTriggerMaxDisconnectTimeout[] = "max-disconnect-timeout";
+inline constexpr char kTriggerRollingUpdate[] = "rolling-update";
 
 struct Evaluation {
   std::string id;

@@ -290,5 +290,56 @@ TEST_F(DeploymentTest, JobsWithoutAnUpdateBlockHaveNoDeployments) {
   EXPECT_EQ(v1, 2);  // replaced at once
 }
 
+// A system job's update block rolls a new version out max_parallel nodes per stagger,
+// driven by "rolling-update" follow-ups, without a deployment. An evaluation that comes
+// meanwhile (a node joining) neither replaces early nor queues a second follow-up.
+TEST_F(DeploymentTest, ASystemJobRollsOutMaxParallelNodesPerStagger) {
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n2", 64000, 64000)).ok());
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n3", 64000, 64000)).ok());
+  model::Job job = RollingJob("sys", 1);
+  job.type = model::kJobTypeSystem;
+  job.task_groups[0].reschedule_policy.reset();
+  job.task_groups[0].update->stagger = std::chrono::seconds(4);  // within the nodes' TTL
+  Register(job);
+  ASSERT_EQ(Live("sys").size(), 3u);
+  EXPECT_EQ(Latest("sys"), nullptr);
+  auto of_version = [&](uint64_t v) {
+    int n = 0;
+    for (const AllocPtr& a : Live("sys"))
+      n += a->job->version == v ? 1 : 0;
+    return n;
+  };
+  auto rolling_pending = [&] {
+    std::vector<EvalPtr> out;
+    for (const EvalPtr& e : server_.state().EvalsByJob("default", "sys")) {
+      if (e->triggered_by == "rolling-update" && e->status == model::kEvalPending)
+        out.push_back(e);
+    }
+    return out;
+  };
+
+  job.task_groups[0].tasks[0].env["V"] = "2";  // destructive
+  Register(job);
+  EXPECT_EQ(of_version(1), 1);
+  EXPECT_EQ(of_version(0), 2);
+  ASSERT_EQ(rolling_pending().size(), 1u);
+  EXPECT_EQ(rolling_pending()[0]->wait_until, clock_.Now() + std::chrono::seconds(4));
+
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n4", 64000, 64000)).ok());
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return Live("sys").size() == 4; }));
+  EXPECT_EQ(of_version(0), 2) << "replaced before the stagger passed";
+  EXPECT_EQ(rolling_pending().size(), 1u);
+
+  clock_.Advance(std::chrono::seconds(3));
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return of_version(0) == 1; }));
+  clock_.Advance(std::chrono::seconds(4));
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return of_version(0) == 0; }));
+  EXPECT_EQ(of_version(1), 4);
+  ASSERT_TRUE(Settle());
+  EXPECT_TRUE(rolling_pending().empty());
+  EXPECT_EQ(Latest("sys"), nullptr);
+}
+
 }  // namespace
 }  // namespace drover::server

@@ -414,12 +414,16 @@ bool Server::MarksUnknownOnAReadyNode(const PlanResult& plan) const {
 }
 
 void Server::DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const {
+  // A pending rolling-update evaluation due no later covers the next batch: when it
+  // runs it makes the batch, or plans the follow-up again.
   std::erase_if(plan.followup_evals, [&](const model::Evaluation& f) {
-    if (f.triggered_by != model::kTriggerMaxDisconnectTimeout)
+    const bool disconnect = f.triggered_by == model::kTriggerMaxDisconnectTimeout;
+    if (!disconnect && f.triggered_by != model::kTriggerRollingUpdate)
       return false;
     for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
-      if (e->triggered_by == f.triggered_by && e->wait_until == f.wait_until &&
-          e->status == model::kEvalPending)
+      if (e->id == eval.id || e->triggered_by != f.triggered_by || e->status != model::kEvalPending)
+        continue;
+      if (disconnect ? e->wait_until == f.wait_until : e->wait_until <= f.wait_until)
         return true;
     }
     return false;

@@ -334,7 +334,8 @@ class Server {
   // made: the marking is dropped on apply, and the job wants another evaluation so that
   // one of the allocation and its replacement is stopped.
   bool MarksUnknownOnAReadyNode(const PlanResult& plan) const;
-  // Drops the plan's disconnect follow-ups that a pending evaluation already covers.
+  // Drops the plan's disconnect and rolling-update follow-ups that a pending evaluation
+  // already covers.
   void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;
   asio::awaitable<void> HeartbeatMonitor(common::CancellationScopePtr term);
   // Collects garbage every gc_interval (core_gc.h).

@@ -24,7 +24,41 @@ bool CurrentVersion(const model::Allocation& a, const model::Job& job) {
 struct SystemWork {
   std::map<std::string, std::set<std::string>> to_place;  // group -> nodes
   std::map<std::pair<std::string, std::string>, std::string> replaces;
+  // When the next batch of a rolling update is due (none: nothing held back).
+  std::optional<common::Time> next_batch;
 };
+
+// How many of a group's `pending` destructive updates this pass makes, and when the
+// next batch is due if some wait. A group with a rolling update block (Nomad's system
+// `update`: max_parallel and stagger) replaces at most max_parallel allocations per
+// stagger. The stagger counts from the newest replacement of this version, so any
+// evaluation (a node update, a second registration) respects it, not only the
+// follow-up this creates.
+struct RollingGate {
+  size_t allowed = 0;
+  std::optional<common::Time> next;
+};
+
+RollingGate GateRollingUpdates(const SchedulerInput& in, const model::TaskGroup& g,
+                               size_t pending) {
+  if (!g.update || !g.update->Rolling() || pending == 0)
+    return {pending, std::nullopt};
+  const common::Duration stagger = std::max(g.update->stagger, common::Duration::zero());
+  std::optional<int64_t> newest;
+  for (const AllocPtr& a : in.job_allocs) {
+    if (a->task_group == g.name && !a->previous_allocation.empty() && CurrentVersion(*a, *in.job))
+      newest = std::max(newest.value_or(a->create_time), a->create_time);
+  }
+  if (newest) {
+    const common::Time due = common::AddSaturating(common::FromUnixNanos(*newest), stagger);
+    if (in.now < due)
+      return {0, due};
+  }
+  const size_t allowed = std::min(pending, static_cast<size_t>(g.update->max_parallel));
+  if (allowed == pending)
+    return {allowed, std::nullopt};
+  return {allowed, common::AddSaturating(in.now, stagger)};
+}
 
 // The job's live allocations by (group, node). Those of removed groups, or on nodes
 // that no longer serve the job, are stopped (lost, on a node that is down).
@@ -94,6 +128,7 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
   SystemWork w;
   for (const model::TaskGroup& g : job.task_groups) {
     model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
+    std::vector<AllocPtr> destructive;  // by node ID, the order replacements go in
     for (const std::string& node : serving) {
       std::vector<AllocPtr>& allocs = slots[{g.name, node}];
       std::sort(allocs.begin(), allocs.end(), [](const AllocPtr& a, const AllocPtr& b) {
@@ -115,14 +150,24 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
         ++updates.ignore;
         continue;
       }
-      if (UpdateInPlaceOrStop(in, g, kept, plan)) {
+      if (CanUpdateInPlace(in, g, *kept)) {
+        UpdateInPlaceOrStop(in, g, kept, plan);
         ++updates.in_place_update;
       } else {
-        ++updates.destructive_update;
-        w.to_place[g.name].insert(node);
-        w.replaces[{g.name, node}] = kept->id;
+        ++updates.destructive_update;  // counted whether or not this pass makes it
+        destructive.push_back(kept);
       }
     }
+    const RollingGate gate = GateRollingUpdates(in, g, destructive.size());
+    for (size_t i = 0; i < gate.allowed; ++i) {
+      const AllocPtr& old = destructive[i];
+      plan.upserts.push_back(StopCopy(*old, kAllocUpdating));
+      ++plan.stopped;
+      w.to_place[g.name].insert(old->node_id);
+      w.replaces[{g.name, old->node_id}] = old->id;
+    }
+    if (gate.next && (!w.next_batch || *gate.next < *w.next_batch))
+      w.next_batch = gate.next;
   }
   return w;
 }
@@ -190,6 +235,11 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       ++plan.placed;
     }
     RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
+  }
+  if (w.next_batch) {
+    plan.followup_evals.push_back(FollowupEval(in, model::kTriggerRollingUpdate,
+                                               "created for a rolling update's next batch",
+                                               *w.next_batch));
   }
   return plan;
 }

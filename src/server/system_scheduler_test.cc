@@ -98,6 +98,59 @@ TEST_F(SystemSchedulerTest, AnUpdateCountsInPlaceDestructiveAndNodesItNoLongerFi
             (model::DesiredUpdates{.stop = 1, .destructive_update = 1}));
 }
 
+// A group's update block rolls a destructive change out max_parallel allocations per
+// stagger: the rest keep running the old version, a follow-up evaluation is due when
+// the next batch is, and an evaluation that comes earlier replaces nothing.
+TEST_F(SystemSchedulerTest, ARollingUpdateReplacesMaxParallelPerStagger) {
+  using namespace std::chrono_literals;  // NOLINT
+  nodes_ = {test::MakeNode("n1"), test::MakeNode("n2"), test::MakeNode("n3")};
+  now_ = common::FromUnixNanos(1'700'000'000'000'000'000);
+  Apply(Pass(SystemJob()));
+  model::Job v1 = SystemJob();
+  v1.version = 1;
+  v1.task_groups[0].tasks[0].env["X"] = "1";
+  v1.task_groups[0].update = model::UpdateStrategy{.stagger = 30s, .max_parallel = 2};
+
+  PlanResult first = Pass(v1);
+  EXPECT_EQ(first.stopped, 2);
+  EXPECT_EQ(first.placed, 2);
+  // A plan shows every destructive update, as Nomad's does, not only this batch.
+  EXPECT_EQ(first.desired_tg_updates.at("web"), (model::DesiredUpdates{.destructive_update = 3}));
+  ASSERT_EQ(first.followup_evals.size(), 1u);
+  EXPECT_EQ(first.followup_evals[0].triggered_by, "rolling-update");
+  EXPECT_EQ(first.followup_evals[0].wait_until, now_ + 30s);
+  EXPECT_EQ(first.followup_evals[0].previous_eval, "eval-1");
+  Apply(first);
+
+  now_ += 10s;  // say, a node update: too early for the next batch
+  PlanResult early = Pass(v1);
+  EXPECT_TRUE(early.upserts.empty());
+  ASSERT_EQ(early.followup_evals.size(), 1u);
+  EXPECT_EQ(early.followup_evals[0].wait_until, now_ + 20s);
+
+  now_ += 20s;
+  PlanResult second = Pass(v1);
+  EXPECT_EQ(second.stopped, 1);
+  EXPECT_EQ(second.placed, 1);
+  EXPECT_TRUE(second.followup_evals.empty());
+  Apply(second);
+  EXPECT_EQ(RunningOn(), (std::set<std::string>{"n1", "n2", "n3"}));
+  for (const auto& a : allocs_) {
+    if (a.desired_status == "run") {
+      EXPECT_EQ(a.job->version, 1u);
+    }
+  }
+  EXPECT_TRUE(Pass(v1).upserts.empty());
+
+  // In-place updates are not held back.
+  model::Job v2 = v1;
+  v2.version = 2;
+  v2.task_groups[0].reschedule_policy = model::ReschedulePolicy{.attempts = 1};
+  PlanResult in_place = Pass(v2);
+  EXPECT_EQ(in_place.updated_in_place, 3);
+  EXPECT_TRUE(in_place.followup_evals.empty());
+}
+
 TEST_F(SystemSchedulerTest, CompletedSysbatchWorkIsNotRunAgain) {
   nodes_ = {test::MakeNode("n1")};
   Apply(Pass(SystemJob("sysbatch")));

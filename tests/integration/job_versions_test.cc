@@ -146,6 +146,16 @@ TEST_F(AgentTest, VersionsAndStabilityAnswerAsNomadsApi) {
   EXPECT_TRUE(
       Contains(std::string(bad_plan.status().message()), "400 (Job ID does not match name)"))
       << bad_plan.status();
+  // A plan for a job that does not parse: a 400 from the API, exit 255 from the CLI
+  // (Nomad's plan error code), and nothing changed.
+  auto garbled = agent_.http().Do("PUT", "/v1/job/web/plan", R"({"Job":{"ID":"web",)");
+  EXPECT_TRUE(Contains(std::string(garbled.status().message()), "400")) << garbled.status();
+  const std::string broken = agent_.WriteFile("broken.hcl", "job \"web\" {\n  group {\n");
+  CliResult plan = agent_.Cli({"job", "plan", broken});
+  EXPECT_EQ(plan.exit_code, 255) << plan.out << plan.err;
+  EXPECT_TRUE(Contains(plan.err, "Error getting job struct: Error parsing job file from"))
+      << plan.err;
+  EXPECT_EQ(agent_.Get("/v1/job/web")["Version"], 1);
 }
 
 }  // namespace
