@@ -72,6 +72,13 @@ class DeploymentTest : public test::ServerFixture {
     }
     return n;
   }
+  // Registers a version of the "web" job and reports its allocations healthy: true
+  // once its deployment succeeded.
+  bool RegisterStable(const model::Job& job) {
+    Register(job);
+    ReportAllHealthy("web");
+    return WaitStatus("web", model::kDeploymentSuccessful);
+  }
   // Waits until the job's latest deployment has `status`.
   bool WaitStatus(const std::string& job, const std::string& status) {
     return testing::RunUntil(io_, [&] {
@@ -121,9 +128,7 @@ TEST_F(DeploymentTest, ANewJobRollsOutAndItsVersionTurnsStableOnceHealthy) {
 
 TEST_F(DeploymentTest, MaxParallelReplacesOneAllocationAtATime) {
   model::Job job = RollingJob("web", 3);
-  Register(job);
-  ReportAllHealthy("web");
-  ASSERT_TRUE(WaitStatus("web", model::kDeploymentSuccessful));
+  ASSERT_TRUE(RegisterStable(job));
   const std::string first = Latest("web")->id;
 
   job.task_groups[0].tasks[0].env["V"] = "2";  // destructive
@@ -147,9 +152,7 @@ TEST_F(DeploymentTest, MaxParallelReplacesOneAllocationAtATime) {
 
 TEST_F(DeploymentTest, CanariesWaitForPromotionThenTheRestRollsOut) {
   model::Job job = RollingJob("web", 2, /*canary=*/1);
-  Register(job);
-  ReportAllHealthy("web");
-  ASSERT_TRUE(WaitStatus("web", model::kDeploymentSuccessful));
+  ASSERT_TRUE(RegisterStable(job));
 
   job.task_groups[0].tasks[0].env["V"] = "2";
   Register(job);
@@ -193,12 +196,12 @@ TEST_F(DeploymentTest, CanariesWaitForPromotionThenTheRestRollsOut) {
     EXPECT_EQ(a->job->version, 1u);
 }
 
+// Without a progress deadline, the first unhealthy allocation fails the deployment.
 TEST_F(DeploymentTest, AnUnhealthyAllocationFailsTheDeploymentAndAutoRevertRollsBack) {
   model::Job job = RollingJob("web", 1);
   job.task_groups[0].update->auto_revert = true;
-  Register(job);
-  ReportAllHealthy("web");
-  ASSERT_TRUE(WaitStatus("web", model::kDeploymentSuccessful));
+  job.task_groups[0].update->progress_deadline = common::Duration{0};
+  ASSERT_TRUE(RegisterStable(job));
 
   job.task_groups[0].tasks[0].env["BROKEN"] = "1";
   Register(job);
@@ -223,6 +226,47 @@ TEST_F(DeploymentTest, AnUnhealthyAllocationFailsTheDeploymentAndAutoRevertRolls
   }
 }
 
+// With a progress deadline, an unhealthy allocation is replaced as its reschedule
+// policy allows and the deployment goes on; once the policy allows no more, the
+// deadline fails it.
+TEST_F(DeploymentTest, UnhealthyAllocationsAreReplacedUntilTheProgressDeadline) {
+  model::Job job = RollingJob("web", 1);
+  job.task_groups[0].reschedule_policy = model::ReschedulePolicy{.attempts = 1,
+                                                                 .interval = std::chrono::hours(1),
+                                                                 .delay = std::chrono::seconds(5),
+                                                                 .delay_function = "constant"};
+  ASSERT_TRUE(RegisterStable(job));
+
+  job.task_groups[0].tasks[0].env["V"] = "2";
+  Register(job);
+  ASSERT_TRUE(Settle());
+  const DeploymentPtr d = Latest("web");
+  ASSERT_EQ(Live("web").size(), 1u);
+  const AllocPtr first = Live("web")[0];
+  ASSERT_EQ(first->deployment_id, d->id);
+  Report(first, false);  // replaced once the policy's 5 s delay has passed
+  ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
+    const std::vector<AllocPtr> live = Live("web");
+    return live.size() == 1 && live[0]->id != first->id;
+  }));
+  const AllocPtr stopped = server_.state().GetAlloc(first->id);
+  EXPECT_EQ(stopped->desired_status, model::kDesiredStop);
+  EXPECT_EQ(stopped->desired_description, "alloc was rescheduled because it failed");
+  const AllocPtr second = Live("web")[0];
+  EXPECT_EQ(second->previous_allocation, first->id);
+  EXPECT_EQ(stopped->next_allocation, second->id);
+  EXPECT_EQ(second->deployment_id, d->id);
+  EXPECT_EQ(Latest("web")->status, model::kDeploymentRunning);
+
+  // The one attempt is spent: the second unhealthy allocation stays, and the deadline
+  // fails the deployment.
+  Report(second, false);
+  ASSERT_TRUE(testing::RunWithFakeClock(
+      io_, clock_, [&] { return Latest("web")->status == model::kDeploymentFailed; }));
+  EXPECT_EQ(Latest("web")->status_description, "Failed due to progress deadline");
+  EXPECT_TRUE(server_.state().GetAlloc(second->id)->next_allocation.empty());
+}
+
 TEST_F(DeploymentTest, APassedProgressDeadlineFailsTheDeployment) {
   model::Job job = RollingJob("web", 1);
   job.task_groups[0].update->progress_deadline = std::chrono::minutes(6);
@@ -235,9 +279,7 @@ TEST_F(DeploymentTest, APassedProgressDeadlineFailsTheDeployment) {
 TEST_F(DeploymentTest, CanariesThatAutoPromoteNeedNobody) {
   model::Job job = RollingJob("web", 1, /*canary=*/1);
   job.task_groups[0].update->auto_promote = true;
-  Register(job);
-  ReportAllHealthy("web");
-  ASSERT_TRUE(WaitStatus("web", model::kDeploymentSuccessful));
+  ASSERT_TRUE(RegisterStable(job));
   job.task_groups[0].tasks[0].env["V"] = "2";
   Register(job);
   ASSERT_TRUE(Settle());

@@ -215,6 +215,28 @@ absl::StatusOr<Server::DeploymentUpdateResponse> Server::PromoteDeployment(
                                   .index = state_.LatestIndex()};
 }
 
+void Server::MarkUnhealthyForReplacement(const model::Deployment& d, const model::Job& job) {
+  std::vector<model::Allocation> marked;
+  for (const AllocPtr& a : state_.AllocsByJob(d.namespace_, d.job_id)) {
+    auto s = d.task_groups.find(a->task_group);
+    if (a->deployment_id != d.id || s == d.task_groups.end() ||
+        s->second.progress_deadline == common::Duration{0} ||
+        a->desired_status != model::kDesiredRun || a->ClientTerminal() || !a->deployment_status ||
+        a->deployment_status->healthy != false || a->deployment_status->canary ||
+        a->desired_transition.reschedule.value_or(false))
+      continue;
+    model::Allocation copy = *a;
+    copy.desired_transition.reschedule = true;
+    marked.push_back(std::move(copy));
+  }
+  if (marked.empty())
+    return;
+  DROVER_LOG_INFO("deployment {}: {} unhealthy allocation(s) to replace", d.id, marked.size());
+  state_.UpsertAllocs(std::move(marked));
+  if (!HasQueuedEval(job))
+    CreateDeploymentEval(d);
+}
+
 std::optional<common::Time> Server::DeploymentPass() {
   std::optional<common::Time> next;
   const common::Time now = clock_.Now();
@@ -224,8 +246,13 @@ std::optional<common::Time> Server::DeploymentPass() {
     const JobPtr job = state_.GetJob(d->namespace_, d->job_id);
     if (!job || job->version != d->job_version || job->create_index != d->job_create_index)
       continue;  // the scheduler cancels it
-    const bool unhealthy = std::any_of(d->task_groups.begin(), d->task_groups.end(),
-                                       [](const auto& g) { return g.second.unhealthy_allocs > 0; });
+    // Nomad's rule: a group without a progress deadline fails on its first unhealthy
+    // allocation; in one with a deadline, unhealthy allocations are replaced as their
+    // reschedule policy allows, and only the deadline fails it.
+    const bool unhealthy =
+        std::any_of(d->task_groups.begin(), d->task_groups.end(), [](const auto& g) {
+          return g.second.unhealthy_allocs > 0 && g.second.progress_deadline == common::Duration{0};
+        });
     const bool missed =
         std::any_of(d->task_groups.begin(), d->task_groups.end(),
                     [&](const auto& g) { return GroupMissedDeadline(g.second, now); });
@@ -238,6 +265,7 @@ std::optional<common::Time> Server::DeploymentPass() {
         DROVER_LOG_ERROR("deployment {}: could not fail it: {}", d->id, r.status().ToString());
       continue;
     }
+    MarkUnhealthyForReplacement(*d, *job);
     if (d->RequiresPromotion() && d->HasAutoPromote()) {
       const bool ready =
           std::all_of(d->task_groups.begin(), d->task_groups.end(), [](const auto& g) {

@@ -71,8 +71,10 @@ bool Rollout::PendingCanary(const model::Allocation& a) const {
 }
 
 bool Rollout::FailedInDeployment(const model::Allocation& a) const {
+  const bool unhealthy = a.deployment_status && a.deployment_status->healthy == false;
   return deployment_ && deployment_->status == model::kDeploymentFailed &&
-         a.deployment_id == deployment_->id && a.client_status == model::kClientFailed;
+         a.deployment_id == deployment_->id &&
+         (a.client_status == model::kClientFailed || unhealthy);
 }
 
 int Rollout::CanariesWanted(const model::TaskGroup& g, int destructive, int existing) const {
@@ -100,7 +102,8 @@ int Rollout::DestructiveLimit(const model::TaskGroup& g, const std::vector<Alloc
   int limit = g.update->max_parallel;
   if (Active()) {
     for (const AllocPtr& a : live) {
-      if (a->deployment_id != deployment_->id || a->ServerTerminal())
+      // One already replaced (rescheduled) no longer holds its slot.
+      if (a->deployment_id != deployment_->id || a->ServerTerminal() || !a->next_allocation.empty())
         continue;
       const std::optional<bool> healthy =
           a->deployment_status ? a->deployment_status->healthy : std::nullopt;

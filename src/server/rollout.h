@@ -45,8 +45,8 @@ class Rollout {
   // A canary of the current deployment (promoted or not): it keeps its slot ahead of
   // the allocation it was placed beside.
   bool CurrentCanary(const model::Allocation& a) const;
-  // A failed allocation of the current deployment: the deployment's health decides
-  // what happens (failure, auto-revert), not rescheduling.
+  // A failed or unhealthy allocation of a deployment that failed: the deployment
+  // decided what happens (auto-revert), not rescheduling.
   bool FailedInDeployment(const model::Allocation& a) const;
   // Canaries to place now for `destructive` allocations to replace, given `existing`.
   int CanariesWanted(const model::TaskGroup& g, int destructive, int existing) const;

@@ -269,8 +269,14 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     }
     const bool current_version =
         a->job && a->job->version == job.version && a->job->create_index == job.create_index;
-    if (a->client_status == model::kClientFailed && current_version &&
-        !rollout.FailedInDeployment(*a) && Reschedule(in, g, a, idx, w, plan)) {
+    // Failed, or still running but found unhealthy in a deployment with a progress
+    // deadline (the watcher marks it): replaced as its reschedule policy allows.
+    const bool unhealthy = a->deployment_status && a->deployment_status->healthy == false;
+    const bool failed =
+        a->client_status == model::kClientFailed ||
+        (a->desired_transition.reschedule.value_or(false) && unhealthy && !a->ClientTerminal());
+    if (failed && current_version && !rollout.FailedInDeployment(*a) &&
+        Reschedule(in, g, a, idx, w, plan)) {
       continue;
     }
     if (a->ClientTerminal() && !current_version) {
@@ -412,7 +418,9 @@ class Placer {
         const Rescheduled& r = resched->second;
         a.previous_allocation = r.failed->id;
         a.reschedule_tracker = NextTracker(*r.failed, *g.reschedule_policy, in_.now, r.delay);
-        model::Allocation failed_alloc = *r.failed;
+        // One still running (unhealthy in a deployment) stops for its replacement.
+        model::Allocation failed_alloc =
+            r.failed->ClientTerminal() ? *r.failed : StopCopy(*r.failed, kAllocRescheduled);
         failed_alloc.next_allocation = a.id;
         plan.upserts.push_back(std::move(failed_alloc));
       }

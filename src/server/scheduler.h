@@ -76,6 +76,7 @@ PlanResult ScheduleSystem(const SchedulerInput& input);
 inline constexpr char kAllocNotNeeded[] = "alloc not needed due to job update";
 inline constexpr char kAllocUpdating[] = "alloc is being updated due to job update";
 inline constexpr char kAllocMigrating[] = "alloc is being migrated";
+inline constexpr char kAllocRescheduled[] = "alloc was rescheduled because it failed";
 inline constexpr char kAllocLost[] = "alloc is lost since its node is down";
 inline constexpr char kAllocUnknown[] = "alloc is unknown since its node is disconnected";
 inline constexpr char kAllocReconnected[] =

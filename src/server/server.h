@@ -322,6 +322,10 @@ class Server {
   // deployments gained healthy allocations. Returns the next deadline.
   asio::awaitable<void> DeploymentLoop(common::CancellationScopePtr term);
   std::optional<common::Time> DeploymentPass();
+  // Marks the deployment's running allocations that turned unhealthy, in groups with a
+  // progress deadline, for rescheduling (DesiredTransition.Reschedule), and evaluates
+  // the job. Canaries are not replaced: the progress deadline decides for them.
+  void MarkUnhealthyForReplacement(const model::Deployment& d, const model::Job& job);
   // Queues the evaluation for the worker; one with a WaitUntil ahead waits for it.
   void Enqueue(const std::string& eval_id);
   asio::awaitable<void> EnqueueAt(std::string eval_id, common::Time at,

@@ -95,9 +95,12 @@ TEST_F(AgentTest, CanaryThenOneAtATimeThenAutoRevertThroughTheCli) {
   EXPECT_GE(created[2] - created[1], 2'500'000'000)
       << "the last replacement came before the previous one was healthy";
 
-  // A version whose task exits at once: unhealthy, failed, rolled back to version 1.
+  // A version whose task exits at once, without a progress deadline (so the first
+  // unhealthy allocation fails the deployment, rather than the deadline): failed, rolled
+  // back to version 1.
   std::string broken = Example();
   broken.replace(broken.find("exec sleep 3600"), 15, "exit 3");
+  broken.replace(broken.find("progress_deadline = \"5m\""), 24, "progress_deadline = \"0\"");
   const std::string bad = agent_.WriteFile("broken.nomad.hcl", broken);
   run = agent_.Cli({"job", "run", bad});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
