@@ -244,7 +244,11 @@ TEST_F(DeploymentTest, UnhealthyAllocationsAreReplacedUntilTheProgressDeadline) 
   ASSERT_EQ(Live("web").size(), 1u);
   const AllocPtr first = Live("web")[0];
   ASSERT_EQ(first->deployment_id, d->id);
-  Report(first, false);  // replaced once the policy's 5 s delay has passed
+  const common::Time reported = clock_.Now();
+  Report(first, false);  // marked, then replaced once the policy's 5 s delay has passed
+  ASSERT_TRUE(testing::RunUntil(io_, [&] {
+    return server_.state().GetAlloc(first->id)->desired_transition.reschedule.value_or(false);
+  }));
   ASSERT_TRUE(testing::RunWithFakeClock(io_, clock_, [&] {
     const std::vector<AllocPtr> live = Live("web");
     return live.size() == 1 && live[0]->id != first->id;
@@ -254,6 +258,7 @@ TEST_F(DeploymentTest, UnhealthyAllocationsAreReplacedUntilTheProgressDeadline) 
   EXPECT_EQ(stopped->desired_description, "alloc was rescheduled because it failed");
   const AllocPtr second = Live("web")[0];
   EXPECT_EQ(second->previous_allocation, first->id);
+  EXPECT_GE(common::FromUnixNanos(second->create_time), reported + std::chrono::seconds(5));
   EXPECT_EQ(stopped->next_allocation, second->id);
   EXPECT_EQ(second->deployment_id, d->id);
   EXPECT_EQ(Latest("web")->status, model::kDeploymentRunning);

@@ -52,6 +52,10 @@ common::Duration NextDelay(const model::Allocation& failed, const model::Resched
 }  // namespace
 
 common::Time FailTime(const model::Allocation& alloc) {
+  // A running allocation found unhealthy in a deployment failed when it was judged.
+  if (!alloc.ClientTerminal() && alloc.deployment_status &&
+      alloc.deployment_status->timestamp != common::Time{})
+    return alloc.deployment_status->timestamp;
   common::Time latest{};
   for (const auto& [name, state] : alloc.task_states)
     latest = std::max(latest, state.finished_at);

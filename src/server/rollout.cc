@@ -70,11 +70,22 @@ bool Rollout::PendingCanary(const model::Allocation& a) const {
   return Active() && CurrentCanary(a) && !GroupState(a.task_group)->promoted;
 }
 
-bool Rollout::FailedInDeployment(const model::Allocation& a) const {
-  const bool unhealthy = a.deployment_status && a.deployment_status->healthy == false;
-  return deployment_ && deployment_->status == model::kDeploymentFailed &&
-         a.deployment_id == deployment_->id &&
-         (a.client_status == model::kClientFailed || unhealthy);
+bool Rollout::MayReschedule(const model::Allocation& a) const {
+  const bool in_deployment = deployment_ && a.deployment_id == deployment_->id;
+  const model::DeploymentState* s = in_deployment ? GroupState(a.task_group) : nullptr;
+  const bool progress_based = s != nullptr && s->progress_deadline != common::Duration{0};
+  if (!a.ClientTerminal()) {
+    const bool unhealthy = a.deployment_status && a.deployment_status->healthy == false;
+    return Active() && progress_based && unhealthy &&
+           a.desired_transition.reschedule.value_or(false);
+  }
+  if (a.client_status != model::kClientFailed)
+    return false;
+  if (!in_deployment)
+    return true;
+  if (deployment_->status == model::kDeploymentFailed)
+    return false;
+  return !Active() || progress_based;
 }
 
 int Rollout::CanariesWanted(const model::TaskGroup& g, int destructive, int existing) const {

@@ -45,9 +45,11 @@ class Rollout {
   // A canary of the current deployment (promoted or not): it keeps its slot ahead of
   // the allocation it was placed beside.
   bool CurrentCanary(const model::Allocation& a) const;
-  // A failed or unhealthy allocation of a deployment that failed: the deployment
-  // decided what happens (auto-revert), not rescheduling.
-  bool FailedInDeployment(const model::Allocation& a) const;
+  // Whether the reschedule policy may replace `a`: a failed allocation unless its
+  // deployment decides for it (it failed, or fails on its first unhealthy allocation
+  // for want of a progress deadline); a running one only when the watcher marked it
+  // unhealthy (DesiredTransition.Reschedule) in the active deployment.
+  bool MayReschedule(const model::Allocation& a) const;
   // Canaries to place now for `destructive` allocations to replace, given `existing`.
   int CanariesWanted(const model::TaskGroup& g, int destructive, int existing) const;
   // Whether the group waits for its canaries to be promoted.

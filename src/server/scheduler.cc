@@ -196,6 +196,7 @@ std::vector<int> CanarySlots(const std::vector<std::pair<AllocPtr, int>>& destru
 void ApplyInPlace(std::vector<model::Allocation> in_place, const std::string& deployment_id,
                   PlanResult& plan) {
   for (model::Allocation& u : in_place) {
+    u.desired_transition.reschedule.reset();  // a verdict of the version it leaves
     if (!deployment_id.empty() && u.deployment_id != deployment_id) {
       u.deployment_id = deployment_id;
       u.deployment_status.reset();
@@ -270,13 +271,14 @@ GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
     const bool current_version =
         a->job && a->job->version == job.version && a->job->create_index == job.create_index;
     // Failed, or still running but found unhealthy in a deployment with a progress
-    // deadline (the watcher marks it): replaced as its reschedule policy allows.
-    const bool unhealthy = a->deployment_status && a->deployment_status->healthy == false;
-    const bool failed =
-        a->client_status == model::kClientFailed ||
-        (a->desired_transition.reschedule.value_or(false) && unhealthy && !a->ClientTerminal());
-    if (failed && current_version && !rollout.FailedInDeployment(*a) &&
-        Reschedule(in, g, a, idx, w, plan)) {
+    // deadline: replaced as its reschedule policy allows. A running one stops now, so
+    // that its resources are free for its replacement; if that finds no node anyway, the
+    // placement waits for capacity like any other (the allocation was unhealthy).
+    if (current_version && rollout.MayReschedule(*a) && Reschedule(in, g, a, idx, w, plan)) {
+      if (!a->ClientTerminal()) {
+        plan.upserts.push_back(StopCopy(*a, kAllocRescheduled));
+        ++plan.stopped;
+      }
       continue;
     }
     if (a->ClientTerminal() && !current_version) {
@@ -418,7 +420,7 @@ class Placer {
         const Rescheduled& r = resched->second;
         a.previous_allocation = r.failed->id;
         a.reschedule_tracker = NextTracker(*r.failed, *g.reschedule_policy, in_.now, r.delay);
-        // One still running (unhealthy in a deployment) stops for its replacement.
+        // One still running was stopped in the first pass.
         model::Allocation failed_alloc =
             r.failed->ClientTerminal() ? *r.failed : StopCopy(*r.failed, kAllocRescheduled);
         failed_alloc.next_allocation = a.id;

@@ -172,6 +172,22 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
   return w;
 }
 
+// A destructive update whose new version does not fit its node even with the old
+// allocation gone: the old one keeps running (its stop is taken back) rather than
+// leave the node without the job.
+void KeepOldVersion(const SchedulerInput& in, const std::string& alloc_id, NodeUsage& usage,
+                    PlanResult& plan) {
+  const size_t before = plan.upserts.size();
+  std::erase_if(plan.upserts, [&](const model::Allocation& u) {
+    return u.id == alloc_id && u.desired_status == model::kDesiredStop;
+  });
+  plan.stopped -= static_cast<int>(before - plan.upserts.size());
+  for (const AllocPtr& a : in.job_allocs) {
+    if (a->id == alloc_id)
+      AddUsage(usage, *a);
+  }
+}
+
 }  // namespace
 
 PlanResult ScheduleSystem(const SchedulerInput& in) {
@@ -216,6 +232,8 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       }
       if (!fit) {
         if (metric.nodes_exhausted > 0) {
+          if (replaced != w.replaces.end())
+            KeepOldVersion(in, replaced->second, usage[node_id], plan);
           if (failed++ == 0) {
             failed_metric = metric;
           } else {

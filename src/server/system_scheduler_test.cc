@@ -151,6 +151,21 @@ TEST_F(SystemSchedulerTest, ARollingUpdateReplacesMaxParallelPerStagger) {
   EXPECT_TRUE(in_place.followup_evals.empty());
 }
 
+// A new version that does not fit a node even with the old allocation gone leaves the
+// old one running there: a failed placement, not a node without the job.
+TEST_F(SystemSchedulerTest, AReplacementWithoutRoomKeepsTheOldVersionRunning) {
+  nodes_ = {test::MakeNode("n1", 4000, 1000)};
+  Apply(Pass(SystemJob()));
+  model::Job v1 = SystemJob();
+  v1.version = 1;
+  v1.task_groups[0].tasks[0].resources.memory_mb = 2000;
+  PlanResult plan = Pass(v1);
+  EXPECT_EQ(plan.placed, 0);
+  EXPECT_EQ(plan.stopped, 0);
+  EXPECT_TRUE(plan.upserts.empty());
+  EXPECT_EQ(plan.failed_tg_allocs.count("web"), 1u);
+}
+
 TEST_F(SystemSchedulerTest, CompletedSysbatchWorkIsNotRunAgain) {
   nodes_ = {test::MakeNode("n1")};
   Apply(Pass(SystemJob("sysbatch")));
