@@ -110,6 +110,50 @@ int OutputChildren(HttpClient& client, Ui& ui, const std::string& job_id, bool p
   return kExitOk;
 }
 
+// The job's evaluations (with -evals or -verbose), and the placement failures of the
+// latest one that failed to place.
+int OutputEvaluations(const JobStatusOptions& options, const codec::Json& evals_json, Ui& ui,
+                      size_t id_length) {
+  std::vector<model::Evaluation> evals;
+  if (evals_json.is_array()) {
+    for (const auto& item : evals_json) {
+      absl::StatusOr<model::Evaluation> eval = codec::EvaluationFromJson(item);
+      if (!eval.ok()) {
+        ui.Error(absl::StrCat("Error querying job evaluations: ", eval.status().message()));
+        return kExitError;
+      }
+      evals.push_back(std::move(*eval));
+    }
+  }
+  const model::Evaluation* latest = nullptr;
+  const model::Evaluation* latest_failed = nullptr;
+  bool blocked = false;
+  std::vector<std::string> eval_rows = {"ID|Priority|Triggered By|Status|Placement Failures"};
+  for (const model::Evaluation& eval : evals) {
+    eval_rows.push_back(absl::StrCat(Limit(eval.id, id_length), "|", eval.priority, "|",
+                                     eval.triggered_by, "|", eval.status, "|",
+                                     EvalFailureText(eval)));
+    blocked = blocked || eval.status == model::kEvalBlocked;
+    if (latest == nullptr || latest->create_index < eval.create_index) {
+      latest = &eval;
+    }
+    if (!eval.failed_tg_allocs.empty() &&
+        (latest_failed == nullptr || latest_failed->create_index < eval.create_index)) {
+      latest_failed = &eval;
+    }
+  }
+  if ((options.verbose || options.evals) && !evals.empty()) {
+    ui.Output("\nEvaluations");
+    ui.Output(FormatList(eval_rows));
+  }
+  // Nomad shows failures while a blocked eval waits for capacity; we also show them when
+  // the newest evaluation itself failed to place (no blocked eval is created then).
+  if (latest_failed != nullptr && (blocked || latest_failed == latest)) {
+    OutputFailedPlacements(*latest_failed, ui);
+  }
+  return kExitOk;
+}
+
 // The job's latest deployment, as Nomad's "Latest Deployment" section shows it; nothing
 // for a job that never had one.
 int OutputLatestDeployment(HttpClient& client, Ui& ui, const std::string& job_path,
@@ -168,43 +212,8 @@ int OutputJobInfo(const JobStatusOptions& options, HttpClient& client, Ui& ui,
     ui.Output(FormatJobSummary(*summary));
   }
 
-  std::vector<model::Evaluation> evals;
-  if (evals_json->is_array()) {
-    for (const auto& item : *evals_json) {
-      absl::StatusOr<model::Evaluation> eval = codec::EvaluationFromJson(item);
-      if (!eval.ok()) {
-        ui.Error(absl::StrCat("Error querying job evaluations: ", eval.status().message()));
-        return kExitError;
-      }
-      evals.push_back(std::move(*eval));
-    }
-  }
-  const model::Evaluation* latest = nullptr;
-  const model::Evaluation* latest_failed = nullptr;
-  bool blocked = false;
-  std::vector<std::string> eval_rows = {"ID|Priority|Triggered By|Status|Placement Failures"};
-  for (const model::Evaluation& eval : evals) {
-    eval_rows.push_back(absl::StrCat(Limit(eval.id, id_length), "|", eval.priority, "|",
-                                     eval.triggered_by, "|", eval.status, "|",
-                                     EvalFailureText(eval)));
-    blocked = blocked || eval.status == model::kEvalBlocked;
-    if (latest == nullptr || latest->create_index < eval.create_index) {
-      latest = &eval;
-    }
-    if (!eval.failed_tg_allocs.empty() &&
-        (latest_failed == nullptr || latest_failed->create_index < eval.create_index)) {
-      latest_failed = &eval;
-    }
-  }
-  if ((options.verbose || options.evals) && !evals.empty()) {
-    ui.Output("\nEvaluations");
-    ui.Output(FormatList(eval_rows));
-  }
-  // Nomad shows failures while a blocked eval waits for capacity; we also show them when
-  // the newest evaluation itself failed to place (no blocked eval is created then).
-  if (latest_failed != nullptr && (blocked || latest_failed == latest)) {
-    OutputFailedPlacements(*latest_failed, ui);
-  }
+  if (int rc = OutputEvaluations(options, *evals_json, ui, id_length); rc != kExitOk)
+    return rc;
 
   if (int rc = OutputLatestDeployment(client, ui, job_path, id_length); rc != kExitOk)
     return rc;

@@ -20,7 +20,7 @@
 
 namespace drover::server {
 
-// What ReconcileGroup decided for one rolling group, for Rollout::AttachGroup.
+// What GroupReconciler decided for one rolling group, for Rollout::AttachGroup.
 struct GroupOutcome {
   bool had_running = false;    // an allocation of the job's current version exists
   bool updating_spec = false;  // destructive or in-place updates were needed

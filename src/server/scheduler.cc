@@ -101,7 +101,7 @@ bool HasDeviceAffinities(const model::Job& job) {
 // Pass 1 for one group: reconciles its live allocations (oldest first) against its
 // count and spec. Stops, marks lost, updates in place or replaces them in `plan`, and
 // returns what is left to place.
-// Where the nodes of a job's allocations stand, for ReconcileGroup.
+// Where the nodes of a job's allocations stand, for GroupReconciler.
 struct NodeStates {
   std::set<std::string> lost;                        // down or gone
   std::map<std::string, common::Time> disconnected;  // since when
@@ -212,142 +212,186 @@ bool HasCurrentVersion(const SchedulerInput& in, const model::TaskGroup& g) {
   });
 }
 
-GroupWork ReconcileGroup(const SchedulerInput& in, const model::TaskGroup& g,
-                         std::vector<AllocPtr> live, const NodeStates& nodes, Rollout& rollout,
-                         PlanResult& plan) {
-  const model::Job& job = *in.job;
-  GroupWork w{&g, {}, {}, {}, {}, {}, {}};
-  model::DesiredUpdates& updates = plan.desired_tg_updates[g.name];
-  std::set<int> not_placements;  // slots refilled by a migration or a destructive update
-  std::set<int> taken;
-  std::map<int, std::string> taker;  // index -> the allocation that holds it
-  const std::set<std::string> replaced = StillReplaced(live);
-  const std::vector<AllocPtr> canaries = SetCanariesAside(rollout, live, updates, plan);
-  std::vector<std::pair<AllocPtr, int>> destructive;
-  std::vector<model::Allocation> in_place;
-  auto replace = [&](const AllocPtr& a, int idx) {
-    w.replaces[idx] = a->id;
-    w.replaced_node[idx] = a->node_id;
-  };
-  for (const AllocPtr& a : live) {
+// Pass 1 for one group, in named steps: sorts each live allocation (kept, freed for a
+// replacement, rescheduled, updated in place or destructively), lets the rollout limit
+// the destructive updates and canaries, and picks the slots pass 2 places.
+class GroupReconciler {
+ public:
+  GroupReconciler(const SchedulerInput& in, const model::TaskGroup& g, std::vector<AllocPtr> live,
+                  const NodeStates& nodes, Rollout& rollout, PlanResult& plan)
+      : in_(in),
+        g_(g),
+        live_(std::move(live)),
+        nodes_(nodes),
+        rollout_(rollout),
+        plan_(plan),
+        updates_(plan.desired_tg_updates[g.name]),
+        replaced_(StillReplaced(live_)),
+        w_{&g, {}, {}, {}, {}, {}, {}} {}
+
+  GroupWork Run() {
+    const std::vector<AllocPtr> canaries = SetCanariesAside(rollout_, live_, updates_, plan_);
+    for (const AllocPtr& a : live_)
+      Sort(a);
+    // Destructive updates: canaries first, then as many as the rollout allows now; the
+    // rest keep running (and their slots) until a later pass.
+    const int canaries_wanted = rollout_.CanariesWanted(g_, static_cast<int>(destructive_.size()),
+                                                        static_cast<int>(canaries.size()));
+    const int done =
+        StopDestructive(canaries_wanted > 0 ? 0 : rollout_.DestructiveLimit(g_, live_));
+    w_.canaries = CanarySlots(destructive_, canaries, g_.count, canaries_wanted);
+    updates_.canary += w_.canaries.size();
+    // Paused, failed or waiting for promotion: only what replaces something is placed.
+    PickSlots(rollout_.PlacementsBlocked(g_) || canaries_wanted > 0);
+    const GroupOutcome outcome{
+        .had_running = HasCurrentVersion(in_, g_),
+        .updating_spec = !destructive_.empty() || !in_place_.empty(),
+        .pending = static_cast<int>(destructive_.size()) - done +
+                   static_cast<int>(w_.to_place.size() + w_.canaries.size() + in_place_.size()),
+        .canaries_wanted = canaries_wanted};
+    w_.deployment_id = rollout_.AttachGroup(g_, outcome);
+    ApplyInPlace(std::move(in_place_), w_.deployment_id, plan_);
+    // Refills of a migration or a destructive update are counted as those, not as places.
+    updates_.place += std::count_if(w_.to_place.begin(), w_.to_place.end(),
+                                    [&](int i) { return !not_placements_.contains(i); });
+    return std::move(w_);
+  }
+
+ private:
+  void Replace(const AllocPtr& a, int idx) {
+    w_.replaces[idx] = a->id;
+    w_.replaced_node[idx] = a->node_id;
+  }
+
+  void Stop(const AllocPtr& a, const char* why) {
+    plan_.upserts.push_back(StopCopy(*a, why));
+    ++plan_.stopped;
+  }
+
+  // One live allocation: what becomes of it and of its slot.
+  void Sort(const AllocPtr& a) {
     const int idx = a->Index();
-    if (idx < 0 || idx >= g.count || taken.contains(idx)) {
-      if (!a->ClientTerminal()) {
-        const bool reconnected = taken.contains(idx) && taker[idx] == a->previous_allocation;
-        plan.upserts.push_back(StopCopy(*a, reconnected ? kAllocReconnected : kAllocNotNeeded));
-        ++plan.stopped;
-        ++updates.stop;
-      }
-      continue;
-    }
-    const int lost_before = plan.lost;
-    if (AwayFromItsNode(in, g, a, nodes, plan)) {
-      if (plan.lost > lost_before)
-        ++updates.stop;
-      else
-        ++updates.ignore;  // unknown: it may still come back
-      if (!replaced.contains(a->id))
-        replace(a, idx);
-      continue;
-    }
-    if (a->client_status == model::kClientUnknown && replaced.contains(a->id)) {
-      // Its node is back but has not said how it is yet: the replacement keeps the slot
-      // until it does (then one of the two is stopped).
-      continue;
-    }
-    if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
-      plan.upserts.push_back(StopCopy(*a, kAllocMigrating));
-      ++plan.stopped;
-      ++updates.migrate;
-      not_placements.insert(idx);
-      replace(a, idx);
-      continue;
-    }
-    if (a->ClientTerminal() && (!a->next_allocation.empty() || replaced.contains(a->id))) {
-      // Rescheduled, or replaced while its node was away and finished there: its
-      // replacement holds the slot.
-      continue;
-    }
+    if (Moved(a, idx))
+      return;
+    const model::Job& job = *in_.job;
     const bool current_version =
         a->job && a->job->version == job.version && a->job->create_index == job.create_index;
     // Failed, or still running but found unhealthy in a deployment with a progress
     // deadline: replaced as its reschedule policy allows. A running one stops now, so
     // that its resources are free for its replacement; if that finds no node anyway, the
     // placement waits for capacity like any other (the allocation was unhealthy).
-    if (current_version && rollout.MayReschedule(*a) && Reschedule(in, g, a, idx, w, plan)) {
-      if (!a->ClientTerminal()) {
-        plan.upserts.push_back(StopCopy(*a, kAllocRescheduled));
-        ++plan.stopped;
-      }
-      continue;
+    if (current_version && rollout_.MayReschedule(*a) && Reschedule(in_, g_, a, idx, w_, plan_)) {
+      if (!a->ClientTerminal())
+        Stop(a, kAllocRescheduled);
+      return;
     }
     if (a->ClientTerminal() && !current_version) {
       // Finished under an older version (or a purged and re-registered job): the new
       // version runs again in this slot.
-      continue;
+      return;
     }
-    taken.insert(idx);
-    taker[idx] = a->id;
+    taken_.insert(idx);
+    taker_[idx] = a->id;
     if (current_version || a->ClientTerminal()) {
       // Finished allocations keep their slot: batch work is not redone, and failed ones
       // are replaced only as their reschedule policy allows (above).
-      ++updates.ignore;
-      continue;
+      ++updates_.ignore;
+      return;
     }
-    if (CanUpdateInPlace(in, g, *a)) {
+    if (CanUpdateInPlace(in_, g_, *a)) {
       model::Allocation updated = *a;
-      updated.job = in.job;
-      in_place.push_back(std::move(updated));
-      ++plan.updated_in_place;
-      ++updates.in_place_update;
+      updated.job = in_.job;
+      in_place_.push_back(std::move(updated));
+      ++plan_.updated_in_place;
+      ++updates_.in_place_update;
     } else {
-      destructive.emplace_back(a, idx);
+      destructive_.emplace_back(a, idx);
     }
   }
-  // Destructive updates: canaries first, then as many as the rollout allows now; the
-  // rest keep running (and their slots) until a later pass.
-  const int canaries_wanted = rollout.CanariesWanted(g, static_cast<int>(destructive.size()),
-                                                     static_cast<int>(canaries.size()));
-  const int limit = canaries_wanted > 0 ? 0 : rollout.DestructiveLimit(g, live);
-  int done = 0;
-  for (const auto& [a, idx] : destructive) {
-    if (done >= limit) {
-      ++updates.ignore;
-      continue;
+
+  // True when `a` no longer holds its slot whatever its version: a duplicate or one
+  // beyond the count (stopped), away from its node, migrating, or already replaced.
+  bool Moved(const AllocPtr& a, int idx) {
+    if (idx < 0 || idx >= g_.count || taken_.contains(idx)) {
+      if (!a->ClientTerminal()) {
+        const bool reconnected = taken_.contains(idx) && taker_[idx] == a->previous_allocation;
+        Stop(a, reconnected ? kAllocReconnected : kAllocNotNeeded);
+        ++updates_.stop;
+      }
+      return true;
     }
-    plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
-    ++plan.stopped;
-    ++updates.destructive_update;
-    not_placements.insert(idx);
-    taken.erase(idx);
-    taker.erase(idx);
-    replace(a, idx);
-    ++done;
+    const int lost_before = plan_.lost;
+    if (AwayFromItsNode(in_, g_, a, nodes_, plan_)) {
+      if (plan_.lost > lost_before)
+        ++updates_.stop;
+      else
+        ++updates_.ignore;  // unknown: it may still come back
+      if (!replaced_.contains(a->id))
+        Replace(a, idx);
+      return true;
+    }
+    if (a->client_status == model::kClientUnknown && replaced_.contains(a->id)) {
+      // Its node is back but has not said how it is yet: the replacement keeps the slot
+      // until it does (then one of the two is stopped).
+      return true;
+    }
+    if (a->desired_transition.migrate.value_or(false) && !a->ClientTerminal()) {
+      Stop(a, kAllocMigrating);
+      ++updates_.migrate;
+      not_placements_.insert(idx);
+      Replace(a, idx);
+      return true;
+    }
+    // Rescheduled, or replaced while its node was away and finished there: its
+    // replacement holds the slot.
+    return a->ClientTerminal() && (!a->next_allocation.empty() || replaced_.contains(a->id));
   }
-  w.canaries = CanarySlots(destructive, canaries, g.count, canaries_wanted);
-  updates.canary += w.canaries.size();
-  // Paused, failed or waiting for promotion: only what replaces something is placed.
-  const bool blocked = rollout.PlacementsBlocked(g) || canaries_wanted > 0;
-  for (int i = 0; i < g.count; ++i) {
-    if (taken.contains(i))
-      continue;
-    if (blocked && !w.replaces.contains(i) && !w.rescheduled.contains(i))
-      continue;
-    w.to_place.push_back(i);
+
+  // Stops up to `limit` allocations to update destructively, freeing their slots;
+  // returns how many.
+  int StopDestructive(int limit) {
+    int done = 0;
+    for (const auto& [a, idx] : destructive_) {
+      if (done >= limit) {
+        ++updates_.ignore;
+        continue;
+      }
+      Stop(a, kAllocUpdating);
+      ++updates_.destructive_update;
+      not_placements_.insert(idx);
+      taken_.erase(idx);
+      taker_.erase(idx);
+      Replace(a, idx);
+      ++done;
+    }
+    return done;
   }
-  const GroupOutcome outcome{
-      .had_running = HasCurrentVersion(in, g),
-      .updating_spec = !destructive.empty() || !in_place.empty(),
-      .pending = static_cast<int>(destructive.size()) - done +
-                 static_cast<int>(w.to_place.size() + w.canaries.size() + in_place.size()),
-      .canaries_wanted = canaries_wanted};
-  w.deployment_id = rollout.AttachGroup(g, outcome);
-  ApplyInPlace(std::move(in_place), w.deployment_id, plan);
-  // Refills of a migration or a destructive update are counted as those, not as places.
-  updates.place += std::count_if(w.to_place.begin(), w.to_place.end(),
-                                 [&](int i) { return !not_placements.contains(i); });
-  return w;
-}
+
+  void PickSlots(bool blocked) {
+    for (int i = 0; i < g_.count; ++i) {
+      if (taken_.contains(i))
+        continue;
+      if (blocked && !w_.replaces.contains(i) && !w_.rescheduled.contains(i))
+        continue;
+      w_.to_place.push_back(i);
+    }
+  }
+
+  const SchedulerInput& in_;
+  const model::TaskGroup& g_;
+  std::vector<AllocPtr> live_;
+  const NodeStates& nodes_;
+  Rollout& rollout_;
+  PlanResult& plan_;
+  model::DesiredUpdates& updates_;
+  const std::set<std::string> replaced_;  // still replaced while their node was away
+  GroupWork w_;
+  std::set<int> not_placements_;  // slots refilled by a migration or a destructive update
+  std::set<int> taken_;
+  std::map<int, std::string> taker_;  // index -> the allocation that holds it
+  std::vector<std::pair<AllocPtr, int>> destructive_;
+  std::vector<model::Allocation> in_place_;
+};
 
 // Pass 2: places what pass 1 left, one allocation at a time. The nodes that may run
 // the job are in random order; each placement walks on from where the previous one
@@ -521,7 +565,8 @@ PlanResult Schedule(const SchedulerInput& in) {
   const NodeStates nodes{.lost = LostNodes(in), .disconnected = DisconnectedNodes(in)};
   std::vector<GroupWork> work;
   for (const model::TaskGroup& g : in.job->task_groups)
-    work.push_back(ReconcileGroup(in, g, std::move(live_by_group[g.name]), nodes, rollout, plan));
+    work.push_back(
+        GroupReconciler(in, g, std::move(live_by_group[g.name]), nodes, rollout, plan).Run());
   rollout.Finish();
   // Resource usage per node from everything that keeps running there.
   Placer placer(in, UsageAfter(in.node_allocs, plan), rng);
