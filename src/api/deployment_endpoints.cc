@@ -5,6 +5,7 @@
 
 #include "api/api_context.h"
 #include "api/query.h"
+#include "codec/limits.h"
 
 namespace drover::api {
 namespace {
@@ -54,18 +55,17 @@ absl::StatusOr<bool> BoolMember(const codec::Json& body, const char* key) {
   return it->get<bool>();
 }
 
-// A list of strings under `key` (absent or null: empty), at most kMaxAllocIds long.
-absl::StatusOr<std::vector<std::string>> StringList(const codec::Json& body, const char* key) {
+// A list of strings under `key` (absent or null: empty), at most `max` long.
+absl::StatusOr<std::vector<std::string>> StringList(const codec::Json& body, const char* key,
+                                                    size_t max = kMaxAllocIds) {
   std::vector<std::string> out;
   auto it = body.find(key);
   if (it == body.end() || it->is_null())
     return out;
   if (!it->is_array())
     return absl::InvalidArgumentError(std::string(key) + ": expected a list of strings");
-  if (it->size() > kMaxAllocIds) {
-    return absl::InvalidArgumentError(std::string(key) + ": at most " +
-                                      std::to_string(kMaxAllocIds) + " IDs");
-  }
+  if (it->size() > max)
+    return absl::InvalidArgumentError(std::string(key) + ": at most " + std::to_string(max));
   for (const codec::Json& v : *it) {
     if (!v.is_string())
       return absl::InvalidArgumentError(std::string(key) + ": expected a list of strings");
@@ -81,7 +81,7 @@ asio::awaitable<Response> Promote(ApiContext& ctx, Request& req) {
   auto all = BoolMember(*body, "All");
   if (!all.ok())
     co_return ErrorResponse(all.status());
-  auto groups = StringList(*body, "Groups");
+  auto groups = StringList(*body, "Groups", codec::JobLimits::kMaxGroups);
   if (!groups.ok())
     co_return ErrorResponse(groups.status());
   // As Nomad's CLI: naming nothing promotes every group.
@@ -114,6 +114,10 @@ asio::awaitable<Response> SetHealth(ApiContext& ctx, Request& req) {
   auto unhealthy = StringList(*body, "UnhealthyAllocationIDs");
   if (!unhealthy.ok())
     co_return ErrorResponse(unhealthy.status());
+  if (healthy->size() + unhealthy->size() > kMaxAllocIds) {
+    co_return Response::Error(400, "HealthyAllocationIDs and UnhealthyAllocationIDs: at most " +
+                                       std::to_string(kMaxAllocIds) + " together");
+  }
   auto r = co_await ctx.server->SetAllocHealthDurably(std::move(id), *std::move(healthy),
                                                       *std::move(unhealthy));
   co_return UpdateResponse(req, r);
@@ -205,8 +209,9 @@ void RegisterDeploymentRoutes(Router& router, ApiContext& ctx) {
     const std::string ns = NamespaceOf(req);
     if (!ctx.server->GetJob(ns, req.Param("id")))
       co_return Response::Error(404, "job not found");
-    co_return JsonResponse(req, DeploymentList(ctx.server->DeploymentsByJob(ns, req.Param("id"))),
-                           *index);
+    std::function<codec::Json()> build =
+        [list = ctx.server->DeploymentsByJob(ns, req.Param("id"))] { return DeploymentList(list); };
+    co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);
   });
   router.Add({"GET"}, "/v1/job/:id/deployment", [&ctx](Request& req) -> asio::awaitable<Response> {
     auto index = co_await Block(ctx, req, Table::kDeployments, Table::kJobs);

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/json_fields.h"
+#include "cli/lookup.h"
 #include "cli/monitor.h"
 #include "cli/url.h"
 #include <nlohmann/json.hpp>
@@ -26,42 +27,21 @@ std::string DeploymentPath(const std::string& what, const std::string& id) {
   return path + PathEscape(id);
 }
 
-// Nomad's getDeployment: a full ID is read at once; a prefix (dashes dropped, even
-// length) must match exactly one deployment.
-std::optional<codec::Json> FindDeployment(HttpClient& client, Ui& ui, std::string id,
+// Nomad's getDeployment: a full ID is read at once; a prefix must match exactly one
+// deployment (lookup.h).
+std::optional<codec::Json> FindDeployment(HttpClient& client, Ui& ui, const std::string& prefix,
                                           size_t id_length) {
-  if (id.size() < 2) {
-    ui.Error("Identifier must contain at least two characters.");
+  std::optional<std::string> id = prefix.size() == 36
+                                      ? std::optional<std::string>(prefix)
+                                      : LookupDeploymentId(client, ui, prefix, id_length);
+  if (!id)
+    return std::nullopt;
+  absl::StatusOr<codec::Json> d = GetJson(client, DeploymentPath("", *id));
+  if (!d.ok()) {
+    ui.Error(absl::StrCat("Error retrieving deployment: ", d.status().message()));
     return std::nullopt;
   }
-  if (id.size() == 36) {
-    absl::StatusOr<codec::Json> d = GetJson(client, DeploymentPath("", id));
-    if (!d.ok()) {
-      ui.Error(absl::StrCat("Error retrieving deployment: ", d.status().message()));
-      return std::nullopt;
-    }
-    return *d;
-  }
-  std::string prefix = id;
-  prefix.erase(std::remove(prefix.begin(), prefix.end(), '-'), prefix.end());
-  if (prefix.size() % 2 == 1)
-    prefix.pop_back();
-  absl::StatusOr<codec::Json> list =
-      GetJson(client, absl::StrCat(kDeploymentsPath, "?prefix=", QueryEscape(id)));
-  if (!list.ok()) {
-    ui.Error(absl::StrCat("Error retrieving deployment: ", list.status().message()));
-    return std::nullopt;
-  }
-  if (!list->is_array() || list->empty()) {
-    ui.Error(absl::StrCat("Deployment ID ", Quote(id), " matched no deployments"));
-    return std::nullopt;
-  }
-  if (list->size() > 1) {
-    ui.Error(absl::StrCat("Prefix matched multiple deployments\n\n",
-                          FormatDeploymentList(*list, id_length)));
-    return std::nullopt;
-  }
-  return (*list)[0];
+  return *d;
 }
 
 std::string GroupTime(const codec::Json& state) {
@@ -162,6 +142,7 @@ int MonitorDeployment(HttpClient& client, Ui& ui, const std::string& id, size_t 
   uint64_t index = 0;
   std::string last;
   while (true) {
+    const auto poll_start = std::chrono::steady_clock::now();
     std::string path = DeploymentPath("", id);
     if (index > 0)
       absl::StrAppend(&path, "?index=", index, "&wait=", kBlockingWait);
@@ -198,6 +179,12 @@ int MonitorDeployment(HttpClient& client, Ui& ui, const std::string& id, size_t 
         }
       }
       return kExitError;  // as Nomad: only a successful deployment exits 0
+    }
+    // A query that did not block (an agent without an index) is not repeated at once.
+    if (response->index <= index) {
+      const auto elapsed = std::chrono::steady_clock::now() - poll_start;
+      if (elapsed < EvalMonitor::kMinPollInterval)
+        std::this_thread::sleep_for(EvalMonitor::kMinPollInterval - elapsed);
     }
     index = response->index;
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/json_fields.h"
 #include "cli/listing.h"
@@ -92,6 +93,36 @@ std::optional<std::string> LookupAllocId(HttpClient& client, Ui& ui, const std::
       }
       ui.Error(absl::StrCat("Prefix matched multiple allocations\n\n",
                             FormatAllocList(rows, verbose, id_length, ui.Now())));
+      return std::nullopt;
+    }
+    case PrefixMatch::Kind::kUnique:
+      break;
+  }
+  return JsonString(found->items[found->match.indexes.front()], "ID");
+}
+
+std::optional<std::string> LookupDeploymentId(HttpClient& client, Ui& ui, const std::string& prefix,
+                                              size_t id_length) {
+  if (prefix.size() < 2) {
+    ui.Error("Identifier must contain at least two characters.");
+    return std::nullopt;
+  }
+  std::optional<ListLookup> found =
+      FetchAndResolve(client, ui, "/v1/deployments", prefix, "Error retrieving deployment");
+  if (!found) {
+    return std::nullopt;
+  }
+  switch (found->match.kind) {
+    case PrefixMatch::Kind::kNone:
+      ui.Error(absl::StrCat("Deployment ID ", Quote(prefix), " matched no deployments"));
+      return std::nullopt;
+    case PrefixMatch::Kind::kAmbiguous: {
+      codec::Json matched = codec::Json::array();
+      for (size_t i : found->match.indexes) {
+        matched.push_back(found->items[i]);
+      }
+      ui.Error(absl::StrCat("Prefix matched multiple deployments\n\n",
+                            FormatDeploymentList(matched, id_length)));
       return std::nullopt;
     }
     case PrefixMatch::Kind::kUnique:

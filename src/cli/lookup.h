@@ -21,6 +21,10 @@ std::optional<std::string> LookupAllocId(HttpClient& client, Ui& ui, const std::
                                          bool verbose, size_t id_length);
 std::optional<std::string> LookupNodeId(HttpClient& client, Ui& ui, const std::string& prefix,
                                         bool verbose, size_t id_length);
+// "Deployment ID \"x\" matched no deployments" / "Prefix matched multiple deployments"
+// + list; one-character prefixes are refused as for allocations.
+std::optional<std::string> LookupDeploymentId(HttpClient& client, Ui& ui, const std::string& prefix,
+                                              size_t id_length);
 // The node of the agent the CLI talks to (-self), from /v1/agent/self: "Local node ID
 // unknown" when that agent runs no client.
 std::optional<std::string> LocalNodeId(HttpClient& client, Ui& ui);

@@ -20,9 +20,6 @@ namespace drover::cli {
 
 namespace {
 
-// How long one blocking query on the evaluation may wait on the agent, and how long the
-// whole request may take.
-
 bool IsTerminal(const std::string& status) {
   return status == model::kEvalComplete || status == model::kEvalFailed ||
          status == model::kEvalCanceled;

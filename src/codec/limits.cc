@@ -156,6 +156,28 @@ void CheckTask(const std::string& group, const model::Task& t, Errors& errs) {
   Number(what + " log max_file_size", t.log_config.max_file_size_mb, L::kMaxLogFileSizeMb, errs);
 }
 
+// The update and migrate blocks: the scheduler makes one slot per canary and adds
+// their durations to the clock.
+void Policies(const std::string& what, const model::TaskGroup& g, Errors& errs) {
+  if (g.update) {
+    const model::UpdateStrategy& u = *g.update;
+    Number(what + " update canary", u.canary, L::kMaxCount, errs);
+    Number(what + " update max_parallel", u.max_parallel, L::kMaxCount, errs);
+    Time(what + " update stagger", u.stagger, errs);
+    Time(what + " update min_healthy_time", u.min_healthy_time, errs);
+    Time(what + " update healthy_deadline", u.healthy_deadline, errs);
+    Time(what + " update progress_deadline", u.progress_deadline, errs);
+    Text(what + " update health_check", u.health_check, errs);
+  }
+  if (g.migrate) {
+    const model::MigrateStrategy& m = *g.migrate;
+    Number(what + " migrate max_parallel", m.max_parallel, L::kMaxCount, errs);
+    Time(what + " migrate min_healthy_time", m.min_healthy_time, errs);
+    Time(what + " migrate healthy_deadline", m.healthy_deadline, errs);
+    Text(what + " migrate health_check", m.health_check, errs);
+  }
+}
+
 void CheckGroup(const model::TaskGroup& g, Errors& errs) {
   const std::string what = "Group \"" + g.name.substr(0, 64) + "\"";
   Name(what + " name", g.name, errs);
@@ -178,6 +200,9 @@ void CheckGroup(const model::TaskGroup& g, Errors& errs) {
     Number(what + " ephemeral_disk size", g.ephemeral_disk->size_mb, L::kMaxDiskMb, errs);
   if (g.shutdown_delay)
     Time(what + " shutdown_delay", *g.shutdown_delay, errs);
+  if (g.max_client_disconnect)
+    Time(what + " max_client_disconnect", *g.max_client_disconnect, errs);
+  Policies(what, g, errs);
   Networks(what, g.networks, errs);
   if (g.tasks.size() <= L::kMaxTasks) {
     for (const model::Task& t : g.tasks)

@@ -72,6 +72,19 @@ TEST(JobLimitsTest, CountIsBoundedAndNeverSilentlyChanged) {
   EXPECT_EQ(Check(job), "");
 }
 
+// The scheduler makes a slot per canary and adds the durations to the clock.
+TEST(JobLimitsTest, UpdateAndMigrateBlocksAreBounded) {
+  model::Job job = Job();
+  job.task_groups[0].update =
+      model::UpdateStrategy{.max_parallel = 1, .progress_deadline = hours(24 * 400)};
+  job.task_groups[0].update->canary = 2'147'483'647;
+  job.task_groups[0].migrate = model::MigrateStrategy{.max_parallel = 2'000'000'000};
+  const std::string text = Check(job);
+  EXPECT_THAT(text, HasSubstr("update canary 2147483647 is above the limit of 10000"));
+  EXPECT_THAT(text, HasSubstr("update progress_deadline is longer than the limit of 366 days"));
+  EXPECT_THAT(text, HasSubstr("migrate max_parallel 2000000000 is above the limit of 10000"));
+}
+
 TEST(JobLimitsTest, SizesOfListsMapsAndValues) {
   model::Job job = Job();
   for (size_t i = 0; i <= JobLimits::kMaxMapEntries; ++i)

@@ -2,6 +2,7 @@
 // whose groups have an update block, with each group's progress.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -55,6 +56,13 @@ struct DeploymentState {
   int healthy_allocs = 0;
   int unhealthy_allocs = 0;
   friend bool operator==(const DeploymentState&, const DeploymentState&) = default;
+
+  // Everything the group wants: healthy allocations for its total (and its canaries),
+  // the canaries promoted.
+  bool Done() const {
+    return (desired_canaries == 0 || promoted) &&
+           healthy_allocs >= std::max(desired_total, desired_canaries);
+  }
 };
 
 struct Deployment {

@@ -25,6 +25,7 @@ inline constexpr char kTriggerRetryFailedAlloc[] = "alloc-failure";
 inline constexpr char kTriggerReconnect[] = "reconnect";
 inline constexpr char kTriggerMaxDisconnectTimeout[] = "max-disconnect-timeout";
 inline constexpr char kTriggerRollingUpdate[] = "rolling-update";
+inline constexpr char kTriggerDeploymentWatcher[] = "deployment-watcher";
 
 struct Evaluation {
   std::string id;

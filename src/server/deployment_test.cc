@@ -272,6 +272,44 @@ TEST_F(DeploymentTest, UnhealthyAllocationsAreReplacedUntilTheProgressDeadline) 
   EXPECT_TRUE(server_.state().GetAlloc(second->id)->next_allocation.empty());
 }
 
+// What a node says of health: never dated after the servers' clock (a future time would
+// push the progress deadline out), ignored where health is set by hand, and a verdict
+// changed by allocation-health moves the counters both ways.
+TEST_F(DeploymentTest, NodeVerdictsAreCheckedAndOverridesMoveTheCounters) {
+  model::Job job = RollingJob("web", 2);
+  Register(job);
+  const std::vector<AllocPtr> live = Live("web");
+  ASSERT_EQ(live.size(), 2u);
+  model::AllocClientUpdate u{
+      .id = live[0]->id,
+      .node_id = live[0]->node_id,
+      .client_status = model::kClientRunning,
+      .deployment_status =
+          model::AllocDeploymentStatus{.healthy = true,
+                                       .timestamp = clock_.Now() + std::chrono::hours(24 * 300)},
+      .deployment_id = live[0]->deployment_id};
+  ASSERT_TRUE(server_.UpdateAllocsFromClient(u.node_id, {u}).ok());
+  const model::DeploymentState& s = Latest("web")->task_groups.at("web");
+  EXPECT_EQ(s.healthy_allocs, 1);
+  EXPECT_EQ(s.require_progress_by, clock_.Now() + std::chrono::minutes(10));
+
+  const std::string id = Latest("web")->id;
+  auto overridden = testing::Await(io_, server_.SetAllocHealthDurably(id, {}, {live[0]->id}));
+  ASSERT_TRUE(overridden.ok()) << overridden.status();
+  const model::DeploymentState& after = server_.state().GetDeployment(id)->task_groups.at("web");
+  EXPECT_EQ(after.healthy_allocs, 0);
+  EXPECT_EQ(after.unhealthy_allocs, 1);
+
+  model::Job manual = RollingJob("manual", 1);
+  manual.task_groups[0].update->health_check = "manual";
+  Register(manual);
+  ASSERT_EQ(Live("manual").size(), 1u);
+  Report(Live("manual")[0], true);
+  EXPECT_EQ(Latest("manual")->task_groups.at("web").healthy_allocs, 0);
+  const AllocPtr judged = server_.state().GetAlloc(Live("manual")[0]->id);
+  EXPECT_TRUE(!judged->deployment_status || !judged->deployment_status->healthy);
+}
+
 TEST_F(DeploymentTest, APassedProgressDeadlineFailsTheDeployment) {
   model::Job job = RollingJob("web", 1);
   job.task_groups[0].update->progress_deadline = std::chrono::minutes(6);

@@ -2,6 +2,7 @@
 // the deployment watcher (health, progress deadlines, auto-promotion, auto-revert),
 // and the writes that fail and promote deployments.
 #include <algorithm>
+#include <set>
 
 #include "common/ids.h"
 #include "common/logging.h"
@@ -13,14 +14,6 @@ namespace drover::server {
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 namespace {
-
-constexpr char kTriggerDeploymentWatcher[] = "deployment-watcher";
-
-// A group that has everything it wants: healthy allocations for its total, and its
-// canaries promoted.
-bool GroupDone(const model::DeploymentState& s) {
-  return (s.desired_canaries == 0 || s.promoted) && s.healthy_allocs >= s.desired_total;
-}
 
 // Past its progress deadline without the progress it needed: a group waiting for
 // manual promotion with healthy canaries is not.
@@ -96,7 +89,7 @@ EvalResponse Server::CreateDeploymentEval(const model::Deployment& d) {
   }
   if (d.eval_priority > 0)
     stub.priority = d.eval_priority;
-  return CreateEval(stub, kTriggerDeploymentWatcher, d.id);
+  return CreateEval(stub, model::kTriggerDeploymentWatcher, d.id);
 }
 
 absl::StatusOr<Server::DeploymentUpdateResponse> Server::FailDeployment(const model::Deployment& d,
@@ -240,9 +233,11 @@ void Server::MarkUnhealthyForReplacement(const model::Deployment& d, const model
 std::optional<common::Time> Server::DeploymentPass() {
   std::optional<common::Time> next;
   const common::Time now = clock_.Now();
+  std::set<std::string> running;
   for (const DeploymentPtr& d : state_.ListDeployments("*", "")) {
     if (d->status != model::kDeploymentRunning)
       continue;
+    running.insert(d->id);
     const JobPtr job = state_.GetJob(d->namespace_, d->job_id);
     if (!job || job->version != d->job_version || job->create_index != d->job_create_index)
       continue;  // the scheduler cancels it
@@ -265,7 +260,16 @@ std::optional<common::Time> Server::DeploymentPass() {
         DROVER_LOG_ERROR("deployment {}: could not fail it: {}", d->id, r.status().ToString());
       continue;
     }
-    MarkUnhealthyForReplacement(*d, *job);
+    for (const auto& [name, s] : d->task_groups) {
+      if (!s.Done() && s.require_progress_by != common::Time{})
+        next = next ? std::min(*next, s.require_progress_by) : s.require_progress_by;
+    }
+    const bool replaceable =
+        std::any_of(d->task_groups.begin(), d->task_groups.end(), [](const auto& g) {
+          return g.second.unhealthy_allocs > 0 && g.second.progress_deadline != common::Duration{0};
+        });
+    if (replaceable)
+      MarkUnhealthyForReplacement(*d, *job);
     if (d->RequiresPromotion() && d->HasAutoPromote()) {
       const bool ready =
           std::all_of(d->task_groups.begin(), d->task_groups.end(), [](const auto& g) {
@@ -288,11 +292,10 @@ std::optional<common::Time> Server::DeploymentPass() {
       if (!HasQueuedEval(*job))
         CreateDeploymentEval(*d);
     }
-    for (const auto& [name, s] : d->task_groups) {
-      if (!GroupDone(s) && s.require_progress_by != common::Time{})
-        next = next ? std::min(*next, s.require_progress_by) : s.require_progress_by;
-    }
   }
+  // Deployments that ended without a status change (their job purged) are forgotten.
+  std::erase_if(deployment_healthy_seen_,
+                [&](const auto& entry) { return !running.contains(entry.first); });
   return next;
 }
 

@@ -237,18 +237,11 @@ bool CanUpdateInPlace(const SchedulerInput& in, const model::TaskGroup& g,
          StillFitsItsNode(in, g, a);
 }
 
-bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
-                         PlanResult& plan) {
-  if (CanUpdateInPlace(in, g, *a)) {
-    model::Allocation updated = *a;
-    updated.job = in.job;
-    plan.upserts.push_back(std::move(updated));
-    ++plan.updated_in_place;
-    return true;
-  }
-  plan.upserts.push_back(StopCopy(*a, kAllocUpdating));
-  ++plan.stopped;
-  return false;
+void UpdateInPlace(const SchedulerInput& in, const model::Allocation& a, PlanResult& plan) {
+  model::Allocation updated = a;
+  updated.job = in.job;
+  plan.upserts.push_back(std::move(updated));
+  ++plan.updated_in_place;
 }
 
 std::set<std::string> LostNodes(const SchedulerInput& in) {

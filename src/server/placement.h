@@ -78,10 +78,9 @@ model::Allocation StopCopy(const model::Allocation& a, const char* why);
 // UpdatableInPlace, and its node still fits the new placement fields.
 bool CanUpdateInPlace(const SchedulerInput& in, const model::TaskGroup& g,
                       const model::Allocation& a);
-// An allocation of an older version of the job: updated in place when
-// UpdatableInPlace (true), else stopped for a replacement (false).
-bool UpdateInPlaceOrStop(const SchedulerInput& in, const model::TaskGroup& g, const AllocPtr& a,
-                         PlanResult& plan);
+// An allocation of an older version of the job that CanUpdateInPlace, now running the
+// new one (the plan stores it).
+void UpdateInPlace(const SchedulerInput& in, const model::Allocation& a, PlanResult& plan);
 // Stopped and marked lost: its node is down.
 model::Allocation LostCopy(const model::Allocation& a);
 // Nodes of the job's allocations that cannot run anything: down, or no longer known.

@@ -168,9 +168,7 @@ std::string Rollout::AttachGroup(const model::TaskGroup& g, const GroupOutcome& 
   if (o.canaries_wanted > 0)
     s.desired_canaries = g.update->canary;
   changed_ = changed_ || added || !(s == before);
-  complete_[g.name] = o.pending == 0 &&
-                      s.healthy_allocs >= std::max(s.desired_total, s.desired_canaries) &&
-                      (s.desired_canaries == 0 || s.promoted);
+  complete_[g.name] = o.pending == 0 && s.Done();
   return deployment_->id;
 }
 

@@ -702,6 +702,22 @@ void Server::CreateNodeEvals(const std::string& node_id) {
   }
 }
 
+std::vector<model::AllocClientUpdate> Server::CheckHealthVerdicts(
+    std::vector<model::AllocClientUpdate> updates) const {
+  const common::Time now = clock_.Now();
+  for (model::AllocClientUpdate& u : updates) {
+    if (!u.deployment_status)
+      continue;
+    AllocPtr alloc = state_.GetAlloc(u.id);
+    const model::TaskGroup* g = alloc ? alloc->Group() : nullptr;
+    if (g != nullptr && g->update && g->update->health_check == model::kUpdateHealthManual)
+      u.deployment_status.reset();
+    else
+      u.deployment_status->timestamp = std::min(u.deployment_status->timestamp, now);
+  }
+  return updates;
+}
+
 absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
                                             const std::vector<model::AllocClientUpdate>& updates) {
   if (!leader_)
@@ -732,7 +748,7 @@ absl::Status Server::UpdateAllocsFromClient(const std::string& node_id,
         u.client_status != model::kClientUnknown)
       reconnected_jobs.emplace(alloc->namespace_, alloc->job_id);
   }
-  for (const std::string& id : state_.UpdateAllocsFromClient(updates)) {
+  for (const std::string& id : state_.UpdateAllocsFromClient(CheckHealthVerdicts(updates))) {
     DROVER_LOG_WARN("client update for unknown allocation {} ignored", id);
   }
   for (const auto& [ns, id] : failed_jobs) {

@@ -338,6 +338,11 @@ class Server {
   // made: the marking is dropped on apply, and the job wants another evaluation so that
   // one of the allocation and its replacement is stopped.
   bool MarksUnknownOnAReadyNode(const PlanResult& plan) const;
+  // A node's health verdicts as the servers take them: never dated after the servers'
+  // clock (a future time would push a progress deadline out), and none where the
+  // group's health is set by hand (health_check = "manual").
+  std::vector<model::AllocClientUpdate> CheckHealthVerdicts(
+      std::vector<model::AllocClientUpdate> updates) const;
   // Drops the plan's disconnect and rolling-update follow-ups that a pending evaluation
   // already covers.
   void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;

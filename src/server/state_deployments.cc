@@ -61,8 +61,15 @@ std::vector<DeploymentPtr> StateStore::DeploymentsByJob(const std::string& ns,
 }
 
 DeploymentPtr StateStore::LatestDeployment(const std::string& ns, const std::string& job_id) const {
-  std::vector<DeploymentPtr> all = DeploymentsByJob(ns, job_id);
-  return all.empty() ? nullptr : all.front();
+  DeploymentPtr latest;
+  if (auto it = deployments_by_job_.find(JobKey(ns, job_id)); it != deployments_by_job_.end()) {
+    for (const std::string& id : it->second) {
+      const DeploymentPtr& d = deployments_.at(id);
+      if (!latest || d->create_index > latest->create_index)
+        latest = d;
+    }
+  }
+  return latest;
 }
 
 void StateStore::DeploymentsChanged(bool changed, uint64_t index) {
@@ -99,14 +106,18 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
   auto it = deployments_.find(after.deployment_id);
   if (it == deployments_.end() || !it->second->Active())
     return false;
-  model::Deployment d = *it->second;
-  auto group = d.task_groups.find(after.task_group);
-  if (group == d.task_groups.end())
+  if (!it->second->task_groups.contains(after.task_group))
     return false;
-  model::DeploymentState& s = group->second;
-  bool changed = false;
   // Placed into the deployment: new, or updated in place from another one.
   const bool joined = before == nullptr || before->deployment_id != after.deployment_id;
+  const std::optional<bool> was =
+      joined || !before->deployment_status ? std::nullopt : before->deployment_status->healthy;
+  const std::optional<bool> now =
+      after.deployment_status ? after.deployment_status->healthy : std::nullopt;
+  if (!joined && was == now)
+    return false;  // most updates: nothing the deployment counts changed
+  model::Deployment d = *it->second;
+  model::DeploymentState& s = d.task_groups.at(after.task_group);
   if (joined) {
     ++s.placed_allocs;
     // The progress deadline runs from the first placement.
@@ -114,13 +125,12 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
       s.require_progress_by = clock_.Now() + s.progress_deadline;
     if (after.deployment_status && after.deployment_status->canary)
       s.placed_canaries.push_back(after.id);
-    changed = true;
   }
-  const std::optional<bool> was =
-      joined || !before->deployment_status ? std::nullopt : before->deployment_status->healthy;
-  const std::optional<bool> now =
-      after.deployment_status ? after.deployment_status->healthy : std::nullopt;
-  if (!was && now) {
+  // A verdict given, or changed (allocation-health overrides a client's): the counters
+  // follow, both ways.
+  if (was && was != now)
+    --(*was ? s.healthy_allocs : s.unhealthy_allocs);
+  if (now && was != now) {
     if (*now) {
       ++s.healthy_allocs;
       // Progress: the deadline moves to the healthy time plus progress_deadline.
@@ -131,10 +141,7 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
     } else {
       ++s.unhealthy_allocs;
     }
-    changed = true;
   }
-  if (!changed)
-    return false;
   d.modify_index = index_;
   d.modify_time = common::ToUnixNanos(clock_.Now());
   it->second = std::make_shared<const model::Deployment>(std::move(d));

@@ -23,7 +23,7 @@ bool CurrentVersion(const model::Allocation& a, const model::Job& job) {
 // and the allocation each new one replaces (a destructive update).
 struct SystemWork {
   std::map<std::string, std::set<std::string>> to_place;  // group -> nodes
-  std::map<std::pair<std::string, std::string>, std::string> replaces;
+  std::map<std::pair<std::string, std::string>, AllocPtr> replaces;
   // When the next batch of a rolling update is due (none: nothing held back).
   std::optional<common::Time> next_batch;
 };
@@ -151,7 +151,7 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
         continue;
       }
       if (CanUpdateInPlace(in, g, *kept)) {
-        UpdateInPlaceOrStop(in, g, kept, plan);
+        UpdateInPlace(in, *kept, plan);
         ++updates.in_place_update;
       } else {
         ++updates.destructive_update;  // counted whether or not this pass makes it
@@ -164,7 +164,7 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
       plan.upserts.push_back(StopCopy(*old, kAllocUpdating));
       ++plan.stopped;
       w.to_place[g.name].insert(old->node_id);
-      w.replaces[{g.name, old->node_id}] = old->id;
+      w.replaces[{g.name, old->node_id}] = old;
     }
     if (gate.next && (!w.next_batch || *gate.next < *w.next_batch))
       w.next_batch = gate.next;
@@ -172,20 +172,17 @@ SystemWork Reconcile(const SchedulerInput& in, const std::set<std::string>& serv
   return w;
 }
 
-// A destructive update whose new version does not fit its node even with the old
-// allocation gone: the old one keeps running (its stop is taken back) rather than
-// leave the node without the job.
-void KeepOldVersion(const SchedulerInput& in, const std::string& alloc_id, NodeUsage& usage,
-                    PlanResult& plan) {
+// Destructive updates whose new version did not fit the node even with the old
+// allocation gone: the old ones keep running (their stops are taken back) rather than
+// leave their nodes without the job.
+void KeepOldVersions(const std::set<std::string>& kept, PlanResult& plan) {
+  if (kept.empty())
+    return;
   const size_t before = plan.upserts.size();
   std::erase_if(plan.upserts, [&](const model::Allocation& u) {
-    return u.id == alloc_id && u.desired_status == model::kDesiredStop;
+    return u.desired_status == model::kDesiredStop && kept.contains(u.id);
   });
   plan.stopped -= static_cast<int>(before - plan.upserts.size());
-  for (const AllocPtr& a : in.job_allocs) {
-    if (a->id == alloc_id)
-      AddUsage(usage, *a);
-  }
 }
 
 }  // namespace
@@ -207,6 +204,7 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
   std::map<std::string, const model::Node*> nodes;
   for (const NodePtr& n : in.nodes)
     nodes[n->id] = n.get();
+  std::set<std::string> kept_old;  // old allocations whose replacement did not fit
   for (const model::TaskGroup& g : job.task_groups) {
     plan.queued[g.name] = 0;
     const GroupAsk ask = AskOf(g);
@@ -232,8 +230,10 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       }
       if (!fit) {
         if (metric.nodes_exhausted > 0) {
-          if (replaced != w.replaces.end())
-            KeepOldVersion(in, replaced->second, usage[node_id], plan);
+          if (replaced != w.replaces.end()) {
+            kept_old.insert(replaced->second->id);
+            AddUsage(usage[node_id], *replaced->second);
+          }
           if (failed++ == 0) {
             failed_metric = metric;
           } else {
@@ -247,13 +247,14 @@ PlanResult ScheduleSystem(const SchedulerInput& in) {
       }
       model::Allocation a = NewAlloc(in, g, 0, node, *std::move(fit), ask, metric);
       if (replaced != w.replaces.end())
-        a.previous_allocation = replaced->second;
+        a.previous_allocation = replaced->second->id;
       AddUsage(usage[node_id], a);
       plan.upserts.push_back(std::move(a));
       ++plan.placed;
     }
     RecordFailedPlacements(plan, g.name, failed, std::move(failed_metric));
   }
+  KeepOldVersions(kept_old, plan);
   if (w.next_batch) {
     plan.followup_evals.push_back(FollowupEval(in, model::kTriggerRollingUpdate,
                                                "created for a rolling update's next batch",
