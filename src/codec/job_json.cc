@@ -1,4 +1,7 @@
 // Jobs, task groups, tasks and their parts; job list stubs and job summaries.
+#include <algorithm>
+#include <array>
+#include <optional>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -555,37 +558,47 @@ absl::StatusOr<model::TaskGroupSummary> DecodeGroupSummary(const Json& j, const 
   return s;
 }
 
+// A job-level Reschedule, Migrate or Update applies to every group, under the group's
+// own fields (as Nomad merges them): folded into the groups of one copy of the job
+// before they are decoded. Nothing when the job has none.
+std::optional<Json> FoldJobLevelPolicies(const Json& j) {
+  static constexpr std::array<std::pair<const char*, const char*>, 3> kPolicies = {
+      std::pair{"Reschedule", "ReschedulePolicy"}, std::pair{"Migrate", "Migrate"},
+      std::pair{"Update", "Update"}};
+  if (!j.is_object() || !j.contains("TaskGroups") || !j["TaskGroups"].is_array())
+    return std::nullopt;
+  auto present = [&](const char* key) { return j.contains(key) && j[key].is_object(); };
+  if (std::none_of(kPolicies.begin(), kPolicies.end(),
+                   [&](const auto& p) { return present(p.first); }))
+    return std::nullopt;
+  Json merged = j;
+  for (const auto& [job_key, group_key] : kPolicies) {
+    if (!present(job_key))
+      continue;
+    for (Json& group : merged["TaskGroups"]) {
+      if (!group.is_object())
+        continue;
+      Json policy = j[job_key];
+      if (group.contains(group_key) && group[group_key].is_object()) {
+        for (auto it = group[group_key].begin(); it != group[group_key].end(); ++it) {
+          if (!it->is_null())
+            policy[it.key()] = *it;
+        }
+      }
+      group[group_key] = std::move(policy);
+    }
+    merged.erase(job_key);
+  }
+  return merged;
+}
+
 }  // namespace
 
 namespace internal {
 
 absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
-  // A job-level Reschedule, Migrate or Update applies to every group, under the group's
-  // own fields (as Nomad merges them): fold it into the groups before decoding them.
-  for (const auto& [job_key, group_key] :
-       {std::pair{"Reschedule", "ReschedulePolicy"}, std::pair{"Migrate", "Migrate"},
-        std::pair{"Update", "Update"}}) {
-    if (j.is_object() && j.contains(job_key) && j[job_key].is_object() &&
-        j.contains("TaskGroups") && j["TaskGroups"].is_array()) {
-      Json merged = j;
-      for (Json& group : merged["TaskGroups"]) {
-        if (!group.is_object()) {
-          continue;
-        }
-        Json policy = j[job_key];
-        if (group.contains(group_key) && group[group_key].is_object()) {
-          for (auto it = group[group_key].begin(); it != group[group_key].end(); ++it) {
-            if (!it->is_null()) {
-              policy[it.key()] = *it;
-            }
-          }
-        }
-        group[group_key] = std::move(policy);
-      }
-      merged.erase(job_key);
-      return DecodeJob(merged, path);
-    }
-  }
+  if (std::optional<Json> folded = FoldJobLevelPolicies(j))
+    return DecodeJob(*folded, path);  // once: the copy has no job-level policies left
   Reader r(j, path);
   model::Job job;
   if (!r.ExpectObject()) {

@@ -126,10 +126,7 @@ absl::StatusOr<Server::DeploymentUpdateResponse> Server::FailDeployment(const mo
   // A version whose rollout failed is not one to go back to.
   (void)state_.SetJobStability(d.namespace_, d.job_id, d.job_version, false);
   if (target) {
-    absl::StatusOr<PreparedJob> prepared = codec::PrepareJob(*target, config_.region);
-    if (!prepared.ok())
-      return prepared.status();
-    absl::StatusOr<EvalResponse> reverted = RegisterJob(*std::move(prepared));
+    absl::StatusOr<EvalResponse> reverted = RegisterJob(model::Job(*target));
     if (!reverted.ok())
       return reverted.status();
     out.reverted_job_version = target->version;
@@ -234,9 +231,7 @@ std::optional<common::Time> Server::DeploymentPass() {
   std::optional<common::Time> next;
   const common::Time now = clock_.Now();
   std::set<std::string> running;
-  for (const DeploymentPtr& d : state_.ListDeployments("*", "")) {
-    if (d->status != model::kDeploymentRunning)
-      continue;
+  for (const DeploymentPtr& d : state_.RunningDeployments()) {
     running.insert(d->id);
     const JobPtr job = state_.GetJob(d->namespace_, d->job_id);
     if (!job || job->version != d->job_version || job->create_index != d->job_create_index)

@@ -60,10 +60,7 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::RevertJobDurably(
     }
     // Canonicalized and validated when it was registered; checked again all the same,
     // as any registration is (the rules may have changed since).
-    absl::StatusOr<PreparedJob> prepared = codec::PrepareJob(**kept, config_.region);
-    if (!prepared.ok())
-      return prepared.status();
-    return RegisterJob(*std::move(prepared));
+    return RegisterJob(model::Job(**kept));
   };
   std::function<void()> undo = [&] { state_.RestoreJob(before); };
   co_return co_await Durably(write, undo);

@@ -23,12 +23,27 @@ DeploymentPtr StateStore::UpsertDeployment(model::Deployment d) {
   }
   d.modify_index = index;
   d.modify_time = now;
-  const std::string id = d.id;
-  deployments_by_job_[JobKey(d.namespace_, d.job_id)].insert(id);
   auto stored = std::make_shared<const model::Deployment>(std::move(d));
-  deployments_[id] = stored;
+  PutDeployment(stored);
   Save(stored);
   return stored;
+}
+
+void StateStore::PutDeployment(const DeploymentPtr& d) {
+  deployments_[d->id] = d;
+  deployments_by_job_[JobKey(d->namespace_, d->job_id)].insert(d->id);
+  if (d->status == model::kDeploymentRunning)
+    running_deployments_.insert(d->id);
+  else
+    running_deployments_.erase(d->id);
+}
+
+std::vector<DeploymentPtr> StateStore::RunningDeployments() const {
+  std::vector<DeploymentPtr> out;
+  out.reserve(running_deployments_.size());
+  for (const std::string& id : running_deployments_)
+    out.push_back(deployments_.at(id));
+  return out;
 }
 
 DeploymentPtr StateStore::GetDeployment(const std::string& id) const {
@@ -81,8 +96,7 @@ void StateStore::DeploymentsChanged(bool changed, uint64_t index) {
 
 void StateStore::RestoreDeployment(const std::string& id, DeploymentPtr before) {
   if (before) {
-    deployments_[id] = before;
-    deployments_by_job_[JobKey(before->namespace_, before->job_id)].insert(id);
+    PutDeployment(before);
     Save(before);
   } else {
     EraseDeployment(id);
@@ -95,6 +109,7 @@ void StateStore::EraseDeployment(const std::string& id) {
   if (it == deployments_.end())
     return;
   Unindex(deployments_by_job_, JobKey(it->second->namespace_, it->second->job_id), id);
+  running_deployments_.erase(id);
   deployments_.erase(it);
   ForgetDeployment(id);
 }
@@ -144,7 +159,7 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
   }
   d.modify_index = index_;
   d.modify_time = common::ToUnixNanos(clock_.Now());
-  it->second = std::make_shared<const model::Deployment>(std::move(d));
+  PutDeployment(std::make_shared<const model::Deployment>(std::move(d)));
   Save(it->second);
   return true;
 }
@@ -163,9 +178,8 @@ absl::Status StateStore::ApplyDeploymentRecord(const std::string& id,
     return d.status();
   if (d->id != id)
     return absl::InvalidArgumentError("the key does not name the deployment it holds");
-  deployments_by_job_[JobKey(d->namespace_, d->job_id)].insert(id);
   RaiseIndex(Table::kDeployments, std::max(d->modify_index, d->create_index));
-  deployments_[id] = std::make_shared<const model::Deployment>(*std::move(d));
+  PutDeployment(std::make_shared<const model::Deployment>(*std::move(d)));
   return absl::OkStatus();
 }
 

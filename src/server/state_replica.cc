@@ -61,6 +61,7 @@ void StateStore::ClearObjects() {
   scaling_events_.clear();
   deployments_.clear();
   deployments_by_job_.clear();
+  running_deployments_.clear();
 }
 
 std::shared_ptr<state::Store> StateStore::SetWriter(std::shared_ptr<state::Store> store) {

@@ -166,6 +166,8 @@ class StateStore {
   // Newest (highest CreateIndex) first.
   std::vector<DeploymentPtr> DeploymentsByJob(const std::string& ns,
                                               const std::string& job_id) const;
+  // Those with status "running" (not paused, not ended): what the watcher looks at.
+  std::vector<DeploymentPtr> RunningDeployments() const;
   // The newest of DeploymentsByJob, or null.
   DeploymentPtr LatestDeployment(const std::string& ns, const std::string& job_id) const;
   // Puts `before` back for deployment `id` (null: removes it), undoing a write that
@@ -268,6 +270,8 @@ class StateStore {
   void ForgetDeployment(const std::string& id);
   // Drops a deployment from memory and the store (no index bump).
   void EraseDeployment(const std::string& id);
+  // Stores `d` under its ID with its indexes (by job, running).
+  void PutDeployment(const DeploymentPtr& d);
   // Keeps the counters of `after`'s deployment (if it has one that is active) in step
   // with the change from `before` (null: a new allocation). Returns whether it changed
   // one.
@@ -333,6 +337,7 @@ class StateStore {
   std::map<std::string, NodePtr> nodes_;
   std::map<std::string, DeploymentPtr> deployments_;
   std::map<std::string, std::set<std::string>> deployments_by_job_;  // JobKey -> ids
+  std::set<std::string> running_deployments_;  // status "running": the watcher's work
   std::map<std::string, uint64_t> node_allocs_index_;
   // Set by the node's next change, then dropped: later waiters get a fresh one.
   std::map<std::string, std::shared_ptr<common::Event>> node_allocs_changed_;
