@@ -69,6 +69,26 @@ int WithClient(const ApiFlags& flags, const Dependencies& deps, Ui& ui,
   return command(*client, ui);
 }
 
+// What the Add*Commands functions need to make a chosen command the one that runs:
+// pointers to what outlives the parse (the callbacks run after the functions return).
+struct CommandBinder {
+  ApiFlags* flags;
+  const Dependencies* deps;
+  Ui* ui;
+  std::function<int()>* action;
+
+  // A callback that makes `run` the action, with a client for the chosen agent.
+  std::function<void()> Client(std::function<int(HttpClient&, Ui&)> run) const {
+    return [b = *this, run] {
+      *b.action = [b, run] { return WithClient(*b.flags, *b.deps, *b.ui, run); };
+    };
+  }
+  // A callback that makes `run` the action, without a client.
+  std::function<void()> Local(std::function<int()> run) const {
+    return [action = this->action, run] { *action = run; };
+  }
+};
+
 // The deepest subcommand the parser got to, for error usage.
 const CLI::App* SelectedCommand(const CLI::App& app) {
   const CLI::App* current = &app;
@@ -142,11 +162,9 @@ struct JobVersionOptions {
 // drover job plan, history, revert and eval. `action` gets what runs the chosen one.
 void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& deps, Ui& ui,
                            std::function<int()>& action, JobVersionOptions* o) {
-  Ui* out = &ui;
-  const Dependencies* d = &deps;
-  std::function<int()>* act = &action;
-  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
-    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  const CommandBinder binder{flags, &deps, &ui, &action};
+  const auto with_client = [binder](std::function<int(HttpClient&, Ui&)> run) {
+    return binder.Client(std::move(run));
   };
   CLI::App* plan = job->add_subcommand("plan", "Show what running a job file would change");
   plan->add_flag("--diff", o->plan.diff, "Show the diff to the registered job (--diff=false: not)");
@@ -195,11 +213,9 @@ void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& d
 // drover deployment list|status|promote|fail|pause|resume.
 void AddDeploymentCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
                            std::function<int()>& action, DeploymentOptions* o) {
-  Ui* out = &ui;
-  const Dependencies* d = &deps;
-  std::function<int()>* act = &action;
-  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
-    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  const CommandBinder binder{flags, &deps, &ui, &action};
+  const auto with_client = [binder](std::function<int(HttpClient&, Ui&)> run) {
+    return binder.Client(std::move(run));
   };
   CLI::App* deployment = app.add_subcommand("deployment", "Interact with deployments");
   deployment->require_subcommand(1);
@@ -263,11 +279,9 @@ bool ParseBoolFlag(const std::string& flag, const std::string& value) {
 // operator command was added (AddOperatorCommands).
 void AddSchedulerCommands(CLI::App& app, ApiFlags* flags, const Dependencies& deps, Ui& ui,
                           std::function<int()>& action, SchedulerCommandOptions* o) {
-  Ui* out = &ui;
-  const Dependencies* d = &deps;
-  std::function<int()>* act = &action;
-  const auto with_client = [=](std::function<int(HttpClient&, Ui&)> run) {
-    return [=] { *act = [=] { return WithClient(*flags, *d, *out, run); }; };
+  const CommandBinder binder{flags, &deps, &ui, &action};
+  const auto with_client = [binder](std::function<int(HttpClient&, Ui&)> run) {
+    return binder.Client(std::move(run));
   };
   CLI::App* scheduler =
       app.get_subcommand("operator")->add_subcommand("scheduler", "The scheduler configuration");
@@ -324,6 +338,266 @@ void AddSchedulerCommands(CLI::App& app, ApiFlags* flags, const Dependencies& de
       with_client([o](HttpClient& c, Ui& u) { return RunEvalDelete(o->eval_delete, c, u); }));
 }
 
+struct JobOptions {
+  JobRunOptions run;
+  JobVersionOptions versions;
+  JobFileOptions validate;
+  std::string inspect_id;
+  std::string init_file;
+  bool init_short = false;
+  JobStatusOptions status;
+  JobStopOptions stop;
+  JobAllocsOptions allocs;
+};
+
+struct AllocOptions {
+  AllocStatusOptions status;
+  AllocStopOptions stop;
+  AllocRestartOptions restart;
+  AllocSignalOptions signal;
+  AllocLogsOptions logs;
+  AllocFsOptions fs;
+};
+
+struct NodeOptions {
+  NodeStatusOptions status;
+  NodeEligibilityOptions eligibility;
+  NodeDrainOptions drain;
+};
+
+struct ClusterOptions {
+  JobStatusOptions status;
+  ServerMembersOptions members;
+};
+
+// drover agent.
+void AddAgentCommand(CLI::App& app, const CommandBinder& b, AgentOptions* o) {
+  CLI::App* agent = app.add_subcommand("agent", "Runs a Drover agent");
+  agent->add_flag("--dev", o->dev, "Development mode: server and client in one agent");
+  agent->add_flag("--server", o->server, "Run a server");
+  agent->add_flag("--client", o->client, "Run a client");
+  agent->add_option("--servers", o->servers,
+                    "A client's servers: RPC addresses host:port, comma separated");
+  agent->add_option("--bootstrap-expect", o->bootstrap_expect,
+                    "Servers to wait for before electing a first leader (above 1 needs etcd)");
+  agent->add_option("--etcd-endpoints", o->etcd_endpoints,
+                    "Servers share their state in etcd: its client URLs, comma separated");
+  agent->add_option("--rpc-port", o->rpc_port,
+                    "A server's RPC port for clients (default 4647; 0 picks a free one)");
+  agent->add_option("--bind", o->bind, "Address to bind the HTTP API to");
+  agent->add_option("--http-port", o->http_port, "HTTP API port (0 picks a free one)");
+  agent->add_option("--data-dir", o->data_dir, "Directory for agent state");
+  agent->add_option("--node", o->node, "Node name (default: the host name)");
+  agent->add_option("--log-level", o->log_level, "trace, debug, info, warn or error");
+  agent->add_option("--region", o->region, "Region (default: global)");
+  agent->add_option("--dc", o->datacenter, "Datacenter (default: dc1)");
+  agent
+      ->add_option("--config", o->config_paths,
+                   "Configuration file or directory (HCL or JSON; repeatable, later wins)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  agent->add_flag("--reset-corrupt-state", o->reset_corrupt_state,
+                  "Move a damaged state DB aside and start with an empty one");
+  agent->callback(
+      b.Local([o, ui = b.ui, deps = b.deps] { return RunAgentCommand(*o, *ui, deps->run_agent); }));
+}
+
+// drover job run|plan|history|revert|eval|scale|validate|inspect|init|status|stop|allocs.
+void AddJobCommands(CLI::App& app, const CommandBinder& b, JobOptions* o) {
+  CLI::App* job = app.add_subcommand("job", "Interact with jobs");
+  job->require_subcommand(1);
+
+  CLI::App* run = job->add_subcommand("run", "Run a new job or update an existing job");
+  run->add_flag("--detach", o->run.detach, "Return right after registering the job");
+  run->add_flag("--verbose", o->run.verbose, "Print full IDs");
+  run->add_flag("--output", o->run.output,
+                "Print the job's JSON (API form) instead of submitting it");
+  run->add_option_function<uint64_t>(
+      "--check-index", [o](const uint64_t& index) { o->run.check_index = index; },
+      "Run only if the job's modify index is this one (as `job plan` printed it)");
+  AddJobFileFlags(run, &o->run.job_file);
+  AddApiFlags(run, b.flags);
+  run->callback(b.Client([o](HttpClient& c, Ui& u) { return RunJobRun(o->run, c, u); }));
+
+  AddJobVersionCommands(job, b.flags, *b.deps, *b.ui, *b.action, &o->versions);
+
+  CLI::App* validate = job->add_subcommand("validate", "Check a job file for errors");
+  AddJobFileFlags(validate, &o->validate);
+  AddApiFlags(validate, b.flags);
+  validate->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunJobValidate(o->validate, c, u); }));
+
+  CLI::App* inspect = job->add_subcommand("inspect", "Print a registered job as JSON");
+  inspect->add_option("id", o->inspect_id, "Job ID or prefix")->required();
+  AddApiFlags(inspect, b.flags);
+  inspect->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunJobInspect(o->inspect_id, c, u); }));
+
+  CLI::App* init = job->add_subcommand("init", "Write an example job file");
+  init->add_flag("--short", o->init_short, "Write the example without comments");
+  init->add_option("file", o->init_file, "File to write (default: example.nomad.hcl)");
+  init->callback(b.Local([o, ui = b.ui] { return RunJobInit(o->init_file, o->init_short, *ui); }));
+
+  CLI::App* status = job->add_subcommand("status", "Display status information about a job");
+  status->add_flag("--short", o->status.short_output, "Only the job's basic information");
+  status->add_flag("--verbose", o->status.verbose, "Full IDs and absolute times");
+  status->add_flag("--evals", o->status.evals, "Show the job's evaluations");
+  status->add_flag("--all-allocs", o->status.all_allocs, "Allocations of every version of the job");
+  status->add_option("id", o->status.id, "Job ID or prefix (omit to list jobs)");
+  AddApiFlags(status, b.flags);
+  status->callback(b.Client([o](HttpClient& c, Ui& u) { return RunJobStatus(o->status, c, u); }));
+
+  CLI::App* stop = job->add_subcommand("stop", "Stop a running job");
+  stop->add_flag("--purge", o->stop.purge, "Purge the job from the system");
+  stop->add_flag("--detach", o->stop.detach, "Print the evaluation ID and return");
+  stop->add_flag("--yes,-y", o->stop.yes, "Do not ask for confirmation");
+  stop->add_flag("--verbose", o->stop.verbose, "Print full IDs");
+  stop->add_option("id", o->stop.id, "Job ID or prefix")->required();
+  AddApiFlags(stop, b.flags);
+  stop->callback(b.Client([o](HttpClient& c, Ui& u) { return RunJobStop(o->stop, c, u); }));
+
+  CLI::App* job_allocs = job->add_subcommand("allocs", "List allocations for a job");
+  job_allocs->add_flag("--all", o->allocs.all, "Allocations of every version of the job");
+  job_allocs->add_flag("--verbose", o->allocs.verbose, "Full IDs and absolute times");
+  job_allocs->add_option("id", o->allocs.id, "Job ID or prefix")->required();
+  AddApiFlags(job_allocs, b.flags);
+  job_allocs->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunJobAllocs(o->allocs, c, u); }));
+}
+
+// drover alloc status|stop|restart|signal|logs|fs.
+void AddAllocCommands(CLI::App& app, const CommandBinder& b, AllocOptions* o) {
+  CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
+  alloc->require_subcommand(1);
+  CLI::App* alloc_status =
+      alloc->add_subcommand("status", "Display allocation status information and metadata");
+  alloc_status->add_flag("--short", o->status.short_output, "Tasks as a short table");
+  alloc_status->add_flag("--verbose", o->status.verbose, "Full IDs and absolute times");
+  alloc_status->add_flag("--stats", o->status.stats, "Detailed resource usage per task");
+  alloc_status->add_option("id", o->status.id, "Allocation ID or prefix")->required();
+  AddApiFlags(alloc_status, b.flags);
+  alloc_status->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunAllocStatus(o->status, c, u); }));
+
+  CLI::App* alloc_stop = alloc->add_subcommand("stop", "Stop and reschedule a running allocation");
+  alloc_stop->add_flag("--detach", o->stop.detach, "Print the evaluation ID and return");
+  alloc_stop->add_flag("--no-shutdown-delay", o->stop.no_shutdown_delay,
+                       "Skip the tasks' shutdown_delay");
+  alloc_stop->add_flag("--verbose", o->stop.verbose, "Full IDs");
+  alloc_stop->add_option("id", o->stop.id, "Allocation ID or prefix")->required();
+  AddApiFlags(alloc_stop, b.flags);
+  alloc_stop->callback(b.Client([o](HttpClient& c, Ui& u) { return RunAllocStop(o->stop, c, u); }));
+
+  CLI::App* alloc_restart =
+      alloc->add_subcommand("restart", "Restart a running allocation or task");
+  alloc_restart->add_option("--task", o->restart.task, "The task to restart");
+  alloc_restart->add_flag("--all-tasks", o->restart.all_tasks,
+                          "Restart every task, even those that already ran");
+  alloc_restart->add_flag("--verbose", o->restart.verbose, "Full IDs");
+  alloc_restart->add_option("id", o->restart.id, "Allocation ID or prefix")->required();
+  alloc_restart->add_option("task_name", o->restart.task_arg, "The task to restart");
+  AddApiFlags(alloc_restart, b.flags);
+  alloc_restart->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunAllocRestart(o->restart, c, u); }));
+
+  CLI::App* alloc_signal = alloc->add_subcommand("signal", "Signal a running allocation");
+  // "--s" too: NormalizeArgs turns "-s=SIGHUP" into "--s=SIGHUP".
+  alloc_signal->add_option("-s,--s", o->signal.signal,
+                           "The signal to send (default: SIGKILL, chosen by the agent)");
+  alloc_signal->add_option("--task", o->signal.task, "The task to signal");
+  alloc_signal->add_flag("--verbose", o->signal.verbose, "Full IDs");
+  alloc_signal->add_option("id", o->signal.id, "Allocation ID or prefix")->required();
+  alloc_signal->add_option("task_name", o->signal.task_arg,
+                           "The task to signal (default: every task)");
+  AddApiFlags(alloc_signal, b.flags);
+  alloc_signal->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunAllocSignal(o->signal, c, u); }));
+
+  CLI::App* alloc_logs = alloc->add_subcommand("logs", "Stream the logs of a task");
+  alloc_logs->add_flag("--stderr", o->logs.stderr_, "Show stderr instead of stdout");
+  alloc_logs->add_flag("--tail", o->logs.tail, "Show the end of the log (10 lines)");
+  alloc_logs->add_option("-n,--n", o->logs.lines, "Show the last N lines");
+  alloc_logs->add_option("-c,--c", o->logs.bytes, "Show the last N bytes");
+  alloc_logs->add_flag("-f,--f", o->logs.follow, "Follow the log as the task writes it");
+  alloc_logs->add_flag("--verbose", o->logs.verbose, "Full IDs");
+  alloc_logs->add_option("id", o->logs.id, "Allocation ID or prefix")->required();
+  alloc_logs->add_option("task_name", o->logs.task, "The task (default: the group's only task)");
+  AddApiFlags(alloc_logs, b.flags);
+  alloc_logs->callback(b.Client([o](HttpClient& c, Ui& u) { return RunAllocLogs(o->logs, c, u); }));
+
+  CLI::App* alloc_fs = alloc->add_subcommand("fs", "Inspect the contents of an allocation dir");
+  alloc_fs->add_flag("--stat", o->fs.stat, "Show file information instead of contents");
+  alloc_fs->add_flag("--verbose", o->fs.verbose, "Full IDs");
+  alloc_fs->add_option("id", o->fs.id, "Allocation ID or prefix")->required();
+  alloc_fs->add_option("path", o->fs.path, "Path in the alloc dir (default: /)");
+  AddApiFlags(alloc_fs, b.flags);
+  alloc_fs->callback(b.Client([o](HttpClient& c, Ui& u) { return RunAllocFs(o->fs, c, u); }));
+}
+
+// drover node status|eligibility|drain.
+void AddNodeCommands(CLI::App& app, const CommandBinder& b, NodeOptions* o) {
+  CLI::App* node = app.add_subcommand("node", "Interact with nodes");
+  node->require_subcommand(1);
+  CLI::App* node_status = node->add_subcommand("status", "Display status information about nodes");
+  node_status->add_flag("--verbose", o->status.verbose, "Full IDs, drivers and attributes");
+  node_status->add_flag("--stats", o->status.stats, "Detailed CPU, memory and disk usage");
+  node_status->add_option("id", o->status.id, "Node ID or prefix (omit to list nodes)");
+  AddApiFlags(node_status, b.flags);
+  node_status->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunNodeStatus(o->status, c, u); }));
+
+  CLI::App* node_eligibility =
+      node->add_subcommand("eligibility", "Toggle scheduling eligibility for a node");
+  node_eligibility->add_flag("--enable", o->eligibility.enable, "Mark the node eligible");
+  node_eligibility->add_flag("--disable", o->eligibility.disable, "Mark the node ineligible");
+  node_eligibility->add_flag("--self", o->eligibility.self, "The local node");
+  node_eligibility->add_option("id", o->eligibility.id, "Node ID or prefix");
+  AddApiFlags(node_eligibility, b.flags);
+  node_eligibility->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunNodeEligibility(o->eligibility, c, u); }));
+
+  CLI::App* node_drain =
+      node->add_subcommand("drain", "Toggle drain mode on a node, moving its allocations away");
+  node_drain->add_flag("--enable", o->drain.enable, "Enable draining");
+  node_drain->add_flag("--disable", o->drain.disable, "Disable draining");
+  node_drain->add_flag("--monitor", o->drain.monitor, "Follow an ongoing drain");
+  node_drain->add_flag("--detach", o->drain.detach, "Return once the drain is set");
+  node_drain->add_flag("--yes,-y", o->drain.yes, "Do not ask for confirmation");
+  node_drain->add_flag("--self", o->drain.self, "The local node");
+  node_drain->add_option("--deadline", o->drain.deadline,
+                         "Force what is left off after this long (default 1h)");
+  node_drain->add_flag("--force", o->drain.force, "Move every allocation off at once");
+  node_drain->add_flag("--no-deadline", o->drain.no_deadline, "No deadline");
+  node_drain->add_flag("--ignore-system", o->drain.ignore_system,
+                       "Leave system job allocations running");
+  node_drain->add_flag("--keep-ineligible", o->drain.keep_ineligible,
+                       "With -disable: the node stays ineligible");
+  node_drain->add_option("-m", o->drain.message, "A message kept with the drain");
+  node_drain->add_option("--meta", o->drain.meta, "key=value kept with the drain");
+  node_drain->add_option("id", o->drain.id, "Node ID or prefix");
+  AddApiFlags(node_drain, b.flags);
+  node_drain->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunNodeDrain(o->drain, c, u); }));
+}
+
+// drover status, and drover server members.
+void AddClusterCommands(CLI::App& app, const CommandBinder& b, ClusterOptions* o) {
+  CLI::App* top_status =
+      app.add_subcommand("status", "Display the cluster's servers and nodes, and the jobs");
+  top_status->add_option("id", o->status.id, "A job ID or prefix");
+  AddApiFlags(top_status, b.flags);
+  top_status->callback(b.Client([o](HttpClient& c, Ui& u) { return RunStatus(o->status, c, u); }));
+
+  // drover server members
+  CLI::App* server = app.add_subcommand("server", "Interact with servers");
+  server->require_subcommand(1);
+  CLI::App* members = server->add_subcommand("members", "Display a list of the known servers");
+  members->add_flag("--detailed", o->members.detailed, "Every tag of each server");
+  AddApiFlags(members, b.flags);
+  members->callback(
+      b.Client([o](HttpClient& c, Ui& u) { return RunServerMembers(o->members, c, u); }));
+}
+
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,
                  std::ostream& out, std::ostream& err) {
   CLI::App app{"Drover: a Nomad-compatible workload orchestrator", "drover"};
@@ -334,327 +608,17 @@ int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps,
   std::function<int()> action;
   ApiFlags api;
 
-  // drover agent
+  const CommandBinder binder{&api, &deps, &ui, &action};
   AgentOptions agent_options;
-  CLI::App* agent = app.add_subcommand("agent", "Runs a Drover agent");
-  agent->add_flag("--dev", agent_options.dev, "Development mode: server and client in one agent");
-  agent->add_flag("--server", agent_options.server, "Run a server");
-  agent->add_flag("--client", agent_options.client, "Run a client");
-  agent->add_option("--servers", agent_options.servers,
-                    "A client's servers: RPC addresses host:port, comma separated");
-  agent->add_option("--bootstrap-expect", agent_options.bootstrap_expect,
-                    "Servers to wait for before electing a first leader (above 1 needs etcd)");
-  agent->add_option("--etcd-endpoints", agent_options.etcd_endpoints,
-                    "Servers share their state in etcd: its client URLs, comma separated");
-  agent->add_option("--rpc-port", agent_options.rpc_port,
-                    "A server's RPC port for clients (default 4647; 0 picks a free one)");
-  agent->add_option("--bind", agent_options.bind, "Address to bind the HTTP API to");
-  agent->add_option("--http-port", agent_options.http_port, "HTTP API port (0 picks a free one)");
-  agent->add_option("--data-dir", agent_options.data_dir, "Directory for agent state");
-  agent->add_option("--node", agent_options.node, "Node name (default: the host name)");
-  agent->add_option("--log-level", agent_options.log_level, "trace, debug, info, warn or error");
-  agent->add_option("--region", agent_options.region, "Region (default: global)");
-  agent->add_option("--dc", agent_options.datacenter, "Datacenter (default: dc1)");
-  agent
-      ->add_option("--config", agent_options.config_paths,
-                   "Configuration file or directory (HCL or JSON; repeatable, later wins)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  agent->add_flag("--reset-corrupt-state", agent_options.reset_corrupt_state,
-                  "Move a damaged state DB aside and start with an empty one");
-  agent->callback(
-      [&] { action = [&] { return RunAgentCommand(agent_options, ui, deps.run_agent); }; });
-
-  // drover job ...
-  CLI::App* job = app.add_subcommand("job", "Interact with jobs");
-  job->require_subcommand(1);
-
-  JobRunOptions run_options;
-  CLI::App* run = job->add_subcommand("run", "Run a new job or update an existing job");
-  run->add_flag("--detach", run_options.detach, "Return right after registering the job");
-  run->add_flag("--verbose", run_options.verbose, "Print full IDs");
-  run->add_flag("--output", run_options.output,
-                "Print the job's JSON (API form) instead of submitting it");
-  run->add_option_function<uint64_t>(
-      "--check-index", [&run_options](const uint64_t& index) { run_options.check_index = index; },
-      "Run only if the job's modify index is this one (as `job plan` printed it)");
-  AddJobFileFlags(run, &run_options.job_file);
-  AddApiFlags(run, &api);
-  run->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunJobRun(run_options, c, u); });
-    };
-  });
-
-  JobVersionOptions job_version_options;
-  AddJobVersionCommands(job, &api, deps, ui, action, &job_version_options);
-
-  JobFileOptions validate_options;
-  CLI::App* validate = job->add_subcommand("validate", "Check a job file for errors");
-  AddJobFileFlags(validate, &validate_options);
-  AddApiFlags(validate, &api);
-  validate->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunJobValidate(validate_options, c, u);
-      });
-    };
-  });
-
-  std::string inspect_id;
-  CLI::App* inspect = job->add_subcommand("inspect", "Print a registered job as JSON");
-  inspect->add_option("id", inspect_id, "Job ID or prefix")->required();
-  AddApiFlags(inspect, &api);
-  inspect->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunJobInspect(inspect_id, c, u); });
-    };
-  });
-
-  std::string init_file;
-  bool init_short = false;
-  CLI::App* init = job->add_subcommand("init", "Write an example job file");
-  init->add_flag("--short", init_short, "Write the example without comments");
-  init->add_option("file", init_file, "File to write (default: example.nomad.hcl)");
-  init->callback([&] { action = [&] { return RunJobInit(init_file, init_short, ui); }; });
-
-  JobStatusOptions status_options;
-  CLI::App* status = job->add_subcommand("status", "Display status information about a job");
-  status->add_flag("--short", status_options.short_output, "Only the job's basic information");
-  status->add_flag("--verbose", status_options.verbose, "Full IDs and absolute times");
-  status->add_flag("--evals", status_options.evals, "Show the job's evaluations");
-  status->add_flag("--all-allocs", status_options.all_allocs,
-                   "Allocations of every version of the job");
-  status->add_option("id", status_options.id, "Job ID or prefix (omit to list jobs)");
-  AddApiFlags(status, &api);
-  status->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunJobStatus(status_options, c, u); });
-    };
-  });
-
-  JobStopOptions stop_options;
-  CLI::App* stop = job->add_subcommand("stop", "Stop a running job");
-  stop->add_flag("--purge", stop_options.purge, "Purge the job from the system");
-  stop->add_flag("--detach", stop_options.detach, "Print the evaluation ID and return");
-  stop->add_flag("--yes,-y", stop_options.yes, "Do not ask for confirmation");
-  stop->add_flag("--verbose", stop_options.verbose, "Print full IDs");
-  stop->add_option("id", stop_options.id, "Job ID or prefix")->required();
-  AddApiFlags(stop, &api);
-  stop->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunJobStop(stop_options, c, u); });
-    };
-  });
-
-  JobAllocsOptions job_allocs_options;
-  CLI::App* job_allocs = job->add_subcommand("allocs", "List allocations for a job");
-  job_allocs->add_flag("--all", job_allocs_options.all, "Allocations of every version of the job");
-  job_allocs->add_flag("--verbose", job_allocs_options.verbose, "Full IDs and absolute times");
-  job_allocs->add_option("id", job_allocs_options.id, "Job ID or prefix")->required();
-  AddApiFlags(job_allocs, &api);
-  job_allocs->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunJobAllocs(job_allocs_options, c, u);
-      });
-    };
-  });
-
-  // drover alloc status|stop|restart|signal|logs|fs
-  CLI::App* alloc = app.add_subcommand("alloc", "Interact with allocations");
-  alloc->require_subcommand(1);
-  AllocStatusOptions alloc_options;
-  CLI::App* alloc_status =
-      alloc->add_subcommand("status", "Display allocation status information and metadata");
-  alloc_status->add_flag("--short", alloc_options.short_output, "Tasks as a short table");
-  alloc_status->add_flag("--verbose", alloc_options.verbose, "Full IDs and absolute times");
-  alloc_status->add_flag("--stats", alloc_options.stats, "Detailed resource usage per task");
-  alloc_status->add_option("id", alloc_options.id, "Allocation ID or prefix")->required();
-  AddApiFlags(alloc_status, &api);
-  alloc_status->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunAllocStatus(alloc_options, c, u); });
-    };
-  });
-
-  AllocStopOptions alloc_stop_options;
-  CLI::App* alloc_stop = alloc->add_subcommand("stop", "Stop and reschedule a running allocation");
-  alloc_stop->add_flag("--detach", alloc_stop_options.detach, "Print the evaluation ID and return");
-  alloc_stop->add_flag("--no-shutdown-delay", alloc_stop_options.no_shutdown_delay,
-                       "Skip the tasks' shutdown_delay");
-  alloc_stop->add_flag("--verbose", alloc_stop_options.verbose, "Full IDs");
-  alloc_stop->add_option("id", alloc_stop_options.id, "Allocation ID or prefix")->required();
-  AddApiFlags(alloc_stop, &api);
-  alloc_stop->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunAllocStop(alloc_stop_options, c, u);
-      });
-    };
-  });
-
-  AllocRestartOptions restart_options;
-  CLI::App* alloc_restart =
-      alloc->add_subcommand("restart", "Restart a running allocation or task");
-  alloc_restart->add_option("--task", restart_options.task, "The task to restart");
-  alloc_restart->add_flag("--all-tasks", restart_options.all_tasks,
-                          "Restart every task, even those that already ran");
-  alloc_restart->add_flag("--verbose", restart_options.verbose, "Full IDs");
-  alloc_restart->add_option("id", restart_options.id, "Allocation ID or prefix")->required();
-  alloc_restart->add_option("task_name", restart_options.task_arg, "The task to restart");
-  AddApiFlags(alloc_restart, &api);
-  alloc_restart->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunAllocRestart(restart_options, c, u);
-      });
-    };
-  });
-
-  AllocSignalOptions signal_options;
-  CLI::App* alloc_signal = alloc->add_subcommand("signal", "Signal a running allocation");
-  // "--s" too: NormalizeArgs turns "-s=SIGHUP" into "--s=SIGHUP".
-  alloc_signal->add_option("-s,--s", signal_options.signal,
-                           "The signal to send (default: SIGKILL, chosen by the agent)");
-  alloc_signal->add_option("--task", signal_options.task, "The task to signal");
-  alloc_signal->add_flag("--verbose", signal_options.verbose, "Full IDs");
-  alloc_signal->add_option("id", signal_options.id, "Allocation ID or prefix")->required();
-  alloc_signal->add_option("task_name", signal_options.task_arg,
-                           "The task to signal (default: every task)");
-  AddApiFlags(alloc_signal, &api);
-  alloc_signal->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunAllocSignal(signal_options, c, u); });
-    };
-  });
-
-  AllocLogsOptions logs_options;
-  CLI::App* alloc_logs = alloc->add_subcommand("logs", "Stream the logs of a task");
-  alloc_logs->add_flag("--stderr", logs_options.stderr_, "Show stderr instead of stdout");
-  alloc_logs->add_flag("--tail", logs_options.tail, "Show the end of the log (10 lines)");
-  alloc_logs->add_option("-n,--n", logs_options.lines, "Show the last N lines");
-  alloc_logs->add_option("-c,--c", logs_options.bytes, "Show the last N bytes");
-  alloc_logs->add_flag("-f,--f", logs_options.follow, "Follow the log as the task writes it");
-  alloc_logs->add_flag("--verbose", logs_options.verbose, "Full IDs");
-  alloc_logs->add_option("id", logs_options.id, "Allocation ID or prefix")->required();
-  alloc_logs->add_option("task_name", logs_options.task,
-                         "The task (default: the group's only task)");
-  AddApiFlags(alloc_logs, &api);
-  alloc_logs->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunAllocLogs(logs_options, c, u); });
-    };
-  });
-
-  AllocFsOptions fs_options;
-  CLI::App* alloc_fs = alloc->add_subcommand("fs", "Inspect the contents of an allocation dir");
-  alloc_fs->add_flag("--stat", fs_options.stat, "Show file information instead of contents");
-  alloc_fs->add_flag("--verbose", fs_options.verbose, "Full IDs");
-  alloc_fs->add_option("id", fs_options.id, "Allocation ID or prefix")->required();
-  alloc_fs->add_option("path", fs_options.path, "Path in the alloc dir (default: /)");
-  AddApiFlags(alloc_fs, &api);
-  alloc_fs->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunAllocFs(fs_options, c, u); });
-    };
-  });
-
-  // drover node status
-  CLI::App* node = app.add_subcommand("node", "Interact with nodes");
-  node->require_subcommand(1);
-  NodeStatusOptions node_options;
-  CLI::App* node_status = node->add_subcommand("status", "Display status information about nodes");
-  node_status->add_flag("--verbose", node_options.verbose, "Full IDs, drivers and attributes");
-  node_status->add_flag("--stats", node_options.stats, "Detailed CPU, memory and disk usage");
-  node_status->add_option("id", node_options.id, "Node ID or prefix (omit to list nodes)");
-  AddApiFlags(node_status, &api);
-  node_status->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunNodeStatus(node_options, c, u); });
-    };
-  });
-
-  NodeEligibilityOptions eligibility_options;
-  CLI::App* node_eligibility =
-      node->add_subcommand("eligibility", "Toggle scheduling eligibility for a node");
-  node_eligibility->add_flag("--enable", eligibility_options.enable, "Mark the node eligible");
-  node_eligibility->add_flag("--disable", eligibility_options.disable, "Mark the node ineligible");
-  node_eligibility->add_flag("--self", eligibility_options.self, "The local node");
-  node_eligibility->add_option("id", eligibility_options.id, "Node ID or prefix");
-  AddApiFlags(node_eligibility, &api);
-  node_eligibility->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunNodeEligibility(eligibility_options, c, u);
-      });
-    };
-  });
-
-  NodeDrainOptions drain_options;
-  CLI::App* node_drain =
-      node->add_subcommand("drain", "Toggle drain mode on a node, moving its allocations away");
-  node_drain->add_flag("--enable", drain_options.enable, "Enable draining");
-  node_drain->add_flag("--disable", drain_options.disable, "Disable draining");
-  node_drain->add_flag("--monitor", drain_options.monitor, "Follow an ongoing drain");
-  node_drain->add_flag("--detach", drain_options.detach, "Return once the drain is set");
-  node_drain->add_flag("--yes,-y", drain_options.yes, "Do not ask for confirmation");
-  node_drain->add_flag("--self", drain_options.self, "The local node");
-  node_drain->add_option("--deadline", drain_options.deadline,
-                         "Force what is left off after this long (default 1h)");
-  node_drain->add_flag("--force", drain_options.force, "Move every allocation off at once");
-  node_drain->add_flag("--no-deadline", drain_options.no_deadline, "No deadline");
-  node_drain->add_flag("--ignore-system", drain_options.ignore_system,
-                       "Leave system job allocations running");
-  node_drain->add_flag("--keep-ineligible", drain_options.keep_ineligible,
-                       "With -disable: the node stays ineligible");
-  node_drain->add_option("-m", drain_options.message, "A message kept with the drain");
-  node_drain->add_option("--meta", drain_options.meta, "key=value kept with the drain");
-  node_drain->add_option("id", drain_options.id, "Node ID or prefix");
-  AddApiFlags(node_drain, &api);
-  node_drain->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunNodeDrain(drain_options, c, u); });
-    };
-  });
-
-  // drover status
-  JobStatusOptions top_status_options;
-  CLI::App* top_status =
-      app.add_subcommand("status", "Display the cluster's servers and nodes, and the jobs");
-  top_status->add_option("id", top_status_options.id, "A job ID or prefix");
-  AddApiFlags(top_status, &api);
-  top_status->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui,
-                        [&](HttpClient& c, Ui& u) { return RunStatus(top_status_options, c, u); });
-    };
-  });
-
-  // drover server members
-  CLI::App* server = app.add_subcommand("server", "Interact with servers");
-  server->require_subcommand(1);
-  ServerMembersOptions members_options;
-  CLI::App* members = server->add_subcommand("members", "Display a list of the known servers");
-  members->add_flag("--detailed", members_options.detailed, "Every tag of each server");
-  AddApiFlags(members, &api);
-  members->callback([&] {
-    action = [&] {
-      return WithClient(api, deps, ui, [&](HttpClient& c, Ui& u) {
-        return RunServerMembers(members_options, c, u);
-      });
-    };
-  });
+  AddAgentCommand(app, binder, &agent_options);
+  JobOptions job_options;
+  AddJobCommands(app, binder, &job_options);
+  AllocOptions alloc_options;
+  AddAllocCommands(app, binder, &alloc_options);
+  NodeOptions node_options;
+  AddNodeCommands(app, binder, &node_options);
+  ClusterOptions cluster_options;
+  AddClusterCommands(app, binder, &cluster_options);
 
   // drover operator ...
   std::string operator_arg;
