@@ -107,6 +107,57 @@ void EvalMonitor::Output(std::string_view message) {
   ui_.Output(absl::StrCat("    ", Timestamp(), ": ", std::string(message)));
 }
 
+absl::StatusOr<model::Evaluation> EvalMonitor::EvaluationOf(const HttpResponse& response) {
+  absl::StatusOr<codec::Json> json = codec::ParseJson(response.body);
+  if (!json.ok()) {
+    return json.status();
+  }
+  return codec::EvaluationFromJson(*json);
+}
+
+std::optional<EvalState> EvalMonitor::StateOf(const model::Evaluation& eval,
+                                              const std::string& eval_path) {
+  EvalState next;
+  next.status = eval.status;
+  next.node = eval.node_id;
+  next.job = eval.job_id;
+  next.deployment = eval.deployment_id;
+  next.create_index = eval.create_index;
+  absl::StatusOr<codec::Json> allocs = GetJson(client_, absl::StrCat(eval_path, "/allocations"));
+  if (!allocs.ok()) {
+    ui_.Error(absl::StrCat("==> Error reading allocations: ", allocs.status().message()));
+    return std::nullopt;
+  }
+  for (const AllocRow& row : AllocRowsFromJson(*allocs)) {
+    next.allocs[row.id] = MonitoredAlloc{row.id,
+                                         row.task_group,
+                                         row.node_id,
+                                         row.desired_status,
+                                         row.client_status,
+                                         row.client_description,
+                                         row.create_index};
+  }
+  return next;
+}
+
+bool EvalMonitor::ReportFinished(const model::Evaluation& eval) {
+  if (eval.failed_tg_allocs.empty()) {
+    Info(absl::StrCat("Evaluation ", Quote(Limit(eval.id, id_length_)), " finished with status ",
+                      Quote(eval.status)));
+    return false;
+  }
+  Info(absl::StrCat("Evaluation ", Quote(Limit(eval.id, id_length_)), " finished with status ",
+                    Quote(eval.status), " but failed to place all allocations:"));
+  for (const std::string& line : FormatPlacementFailures(eval.failed_tg_allocs, Timestamp())) {
+    ui_.Output(absl::StrCat("    ", line));
+  }
+  if (!eval.blocked_eval.empty()) {
+    Output(absl::StrCat("Evaluation ", Quote(Limit(eval.blocked_eval, id_length_)),
+                        " waiting for additional capacity to place remainder"));
+  }
+  return true;
+}
+
 int EvalMonitor::Monitor(const std::string& eval_id) {
   state_ = EvalState{};
   bool header_written = false;
@@ -125,13 +176,7 @@ int EvalMonitor::Monitor(const std::string& eval_id) {
       ui_.Error(absl::StrCat("==> Error reading evaluation: ", response.status().message()));
       return kExitError;
     }
-    absl::StatusOr<model::Evaluation> eval = [&]() -> absl::StatusOr<model::Evaluation> {
-      absl::StatusOr<codec::Json> json = codec::ParseJson(response->body);
-      if (!json.ok()) {
-        return json.status();
-      }
-      return codec::EvaluationFromJson(*json);
-    }();
+    absl::StatusOr<model::Evaluation> eval = EvaluationOf(*response);
     if (!eval.ok()) {
       ui_.Error(absl::StrCat("==> Error reading evaluation: ", eval.status().message()));
       return kExitError;
@@ -142,32 +187,13 @@ int EvalMonitor::Monitor(const std::string& eval_id) {
       header_written = true;
     }
 
-    EvalState next;
-    next.status = eval->status;
-    next.node = eval->node_id;
-    next.job = eval->job_id;
-    next.deployment = eval->deployment_id;
-    next.create_index = eval->create_index;
-
-    absl::StatusOr<codec::Json> allocs = GetJson(client_, absl::StrCat(eval_path, "/allocations"));
-    if (!allocs.ok()) {
-      ui_.Error(absl::StrCat("==> Error reading allocations: ", allocs.status().message()));
+    std::optional<EvalState> next = StateOf(*eval, eval_path);
+    if (!next)
       return kExitError;
-    }
-    for (const AllocRow& row : AllocRowsFromJson(*allocs)) {
-      next.allocs[row.id] = MonitoredAlloc{row.id,
-                                           row.task_group,
-                                           row.node_id,
-                                           row.desired_status,
-                                           row.client_status,
-                                           row.client_description,
-                                           row.create_index};
-    }
-
-    for (const std::string& line : EvalStateChanges(state_, next, id_length_)) {
+    for (const std::string& line : EvalStateChanges(state_, *next, id_length_)) {
       Output(line);
     }
-    state_ = std::move(next);
+    state_ = *std::move(next);
 
     if (!IsTerminal(eval->status)) {
       wait_index = response->index;
@@ -178,21 +204,7 @@ int EvalMonitor::Monitor(const std::string& eval_id) {
       continue;
     }
 
-    if (eval->failed_tg_allocs.empty()) {
-      Info(absl::StrCat("Evaluation ", Quote(Limit(eval->id, id_length_)), " finished with status ",
-                        Quote(eval->status)));
-    } else {
-      sched_failure = true;
-      Info(absl::StrCat("Evaluation ", Quote(Limit(eval->id, id_length_)), " finished with status ",
-                        Quote(eval->status), " but failed to place all allocations:"));
-      for (const std::string& line : FormatPlacementFailures(eval->failed_tg_allocs, Timestamp())) {
-        ui_.Output(absl::StrCat("    ", line));
-      }
-      if (!eval->blocked_eval.empty()) {
-        Output(absl::StrCat("Evaluation ", Quote(Limit(eval->blocked_eval, id_length_)),
-                            " waiting for additional capacity to place remainder"));
-      }
-    }
+    sched_failure = ReportFinished(*eval);
 
     if (!eval->next_eval.empty()) {
       // As Nomad, the chained evaluation's outcome decides the exit code.

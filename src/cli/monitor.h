@@ -13,15 +13,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "cli/exit_codes.h"
 #include "cli/http_client.h"
 #include "cli/ui.h"
 
 #include "model/allocation.h"
+#include "model/evaluation.h"
 
 namespace drover::cli {
 
@@ -82,6 +85,12 @@ class EvalMonitor {
  private:
   void Info(std::string_view message);
   void Output(std::string_view message);
+  static absl::StatusOr<model::Evaluation> EvaluationOf(const HttpResponse& response);
+  // The evaluation's state with its allocations, for EvalStateChanges; nothing (the error
+  // printed) when they cannot be read.
+  std::optional<EvalState> StateOf(const model::Evaluation& eval, const std::string& eval_path);
+  // Prints how the evaluation finished; true when it failed to place something.
+  bool ReportFinished(const model::Evaluation& eval);
   std::string Timestamp() const;
 
   HttpClient& client_;
