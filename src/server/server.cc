@@ -317,6 +317,49 @@ SchedulerInput Server::MakeSchedulerInput(const model::Evaluation& eval, JobPtr 
   return input;
 }
 
+std::vector<model::Evaluation> Server::EvalsAfterPass(model::Evaluation eval, PlanResult& plan,
+                                                      std::vector<std::string>& followups) const {
+  eval.status = model::kEvalComplete;
+  if (!plan.deployment_id.empty())
+    eval.deployment_id = plan.deployment_id;
+  eval.failed_tg_allocs = plan.failed_tg_allocs;
+  eval.queued_allocations = plan.queued;
+  std::vector<model::Evaluation> evals;
+  if (!plan.failed_tg_allocs.empty()) {
+    // Like Nomad: a blocked evaluation retries once the cluster changes.
+    model::Evaluation blocked = eval;
+    blocked.id = common::NewUuid();
+    blocked.status = model::kEvalBlocked;
+    blocked.status_description = "created to place remaining allocations";
+    blocked.triggered_by = eval.triggered_by;
+    blocked.previous_eval = eval.id;
+    blocked.failed_tg_allocs.clear();
+    blocked.create_index = 0;
+    eval.blocked_eval = blocked.id;
+    evals.push_back(std::move(blocked));
+  }
+  DROVER_LOG_DEBUG(
+      "eval {} for job {}: placed {}, stopped {}, lost {}, in-place {}, failed groups {}", eval.id,
+      eval.job_id, plan.placed, plan.stopped, plan.lost, plan.updated_in_place,
+      plan.failed_tg_allocs.size());
+  // Any older blocked eval of this job is superseded by this pass.
+  for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
+    if (e->status == model::kEvalBlocked && e->id != eval.id) {
+      model::Evaluation c = *e;
+      c.status = model::kEvalCanceled;
+      c.status_description = "evaluation superseded by " + eval.id;
+      evals.push_back(std::move(c));
+    }
+  }
+  for (model::Evaluation& f : plan.followup_evals) {
+    eval.next_eval = f.id;
+    followups.push_back(f.id);
+    evals.push_back(std::move(f));
+  }
+  evals.push_back(std::move(eval));
+  return evals;
+}
+
 asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
   const std::string job_ns = eval.namespace_;
   const std::string job_id = eval.job_id;
@@ -354,45 +397,8 @@ asio::awaitable<void> Server::ProcessEval(model::Evaluation eval) {
                         Ms(std::chrono::steady_clock::now() - scheduled).count());
   }
   DropCoveredFollowups(eval, plan);
-  eval.status = model::kEvalComplete;
-  if (!plan.deployment_id.empty())
-    eval.deployment_id = plan.deployment_id;
-  eval.failed_tg_allocs = plan.failed_tg_allocs;
-  eval.queued_allocations = plan.queued;
-  std::vector<model::Evaluation> evals;
-  if (!plan.failed_tg_allocs.empty()) {
-    // Like Nomad: a blocked evaluation retries once the cluster changes.
-    model::Evaluation blocked = eval;
-    blocked.id = common::NewUuid();
-    blocked.status = model::kEvalBlocked;
-    blocked.status_description = "created to place remaining allocations";
-    blocked.triggered_by = eval.triggered_by;
-    blocked.previous_eval = eval.id;
-    blocked.failed_tg_allocs.clear();
-    blocked.create_index = 0;
-    eval.blocked_eval = blocked.id;
-    evals.push_back(std::move(blocked));
-  }
-  DROVER_LOG_DEBUG(
-      "eval {} for job {}: placed {}, stopped {}, lost {}, in-place {}, failed groups {}", eval.id,
-      eval.job_id, plan.placed, plan.stopped, plan.lost, plan.updated_in_place,
-      plan.failed_tg_allocs.size());
-  // Any older blocked eval of this job is superseded by this pass.
-  for (const EvalPtr& e : state_.EvalsByJob(eval.namespace_, eval.job_id)) {
-    if (e->status == model::kEvalBlocked && e->id != eval.id) {
-      model::Evaluation c = *e;
-      c.status = model::kEvalCanceled;
-      c.status_description = "evaluation superseded by " + eval.id;
-      evals.push_back(std::move(c));
-    }
-  }
   std::vector<std::string> followups;
-  for (model::Evaluation& f : plan.followup_evals) {
-    eval.next_eval = f.id;
-    followups.push_back(f.id);
-    evals.push_back(std::move(f));
-  }
-  evals.push_back(std::move(eval));
+  std::vector<model::Evaluation> evals = EvalsAfterPass(std::move(eval), plan, followups);
   state_.UpsertEvals(std::move(evals));
   for (const std::string& id : followups)
     Enqueue(id);

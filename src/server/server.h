@@ -338,6 +338,11 @@ class Server {
   // made: the marking is dropped on apply, and the job wants another evaluation so that
   // one of the allocation and its replacement is stopped.
   bool MarksUnknownOnAReadyNode(const PlanResult& plan) const;
+  // What a scheduler pass writes of evaluations: `eval` complete (with its deployment,
+  // failures and follow-ups named), a blocked one for what did not fit, older blocked
+  // ones of the job cancelled, and the follow-ups (their IDs also in `followups`).
+  std::vector<model::Evaluation> EvalsAfterPass(model::Evaluation eval, PlanResult& plan,
+                                                std::vector<std::string>& followups) const;
   // A node's health verdicts as the servers take them: never dated after the servers'
   // clock (a future time would push a progress deadline out), and none where the
   // group's health is set by hand (health_check = "manual").
