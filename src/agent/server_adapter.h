@@ -98,6 +98,14 @@ class ServerAdapter final : public api::ServerApi {
     return server_.PlanJob(std::move(job), diff);
   }
 
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(
+      std::string ns, std::string id) override {
+    return server_.ForcePeriodicDurably(std::move(ns), std::move(id));
+  }
+  asio::awaitable<absl::StatusOr<model::DispatchResponse>> DispatchJobDurably(
+      model::DispatchRequest request) override {
+    return server_.DispatchJobDurably(std::move(request));
+  }
   asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(
       ScaleRequest request) override {
     return server_.ScaleJobDurably(std::move(request));

@@ -153,6 +153,14 @@ class FakeServer final : public ServerApi {
     co_return Refused<model::JobPlan>();
   }
 
+  asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(std::string,
+                                                                            std::string) override {
+    co_return Refused<model::EvalResponse>();
+  }
+  asio::awaitable<absl::StatusOr<model::DispatchResponse>> DispatchJobDurably(
+      model::DispatchRequest) override {
+    co_return Refused<model::DispatchResponse>();
+  }
   asio::awaitable<absl::StatusOr<model::EvalResponse>> ScaleJobDurably(ScaleRequest) override {
     co_return Refused<model::EvalResponse>();
   }

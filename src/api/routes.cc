@@ -22,6 +22,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
     RegisterJobRoutes(router, ctx);
     RegisterJobVersionRoutes(router, ctx);
     RegisterScalingRoutes(router, ctx);
+    RegisterPeriodicRoutes(router, ctx);
     RegisterDeploymentRoutes(router, ctx);
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);

@@ -142,6 +142,13 @@ class ServerApi {
   virtual asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob job,
                                                                   bool diff) = 0;
 
+  // Periodic and parameterized jobs (docs/jobs.md#periodic-jobs): a periodic job's
+  // launch now, and a dispatch of a parameterized one.
+  virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(
+      std::string ns, std::string id) = 0;
+  virtual asio::awaitable<absl::StatusOr<model::DispatchResponse>> DispatchJobDurably(
+      model::DispatchRequest request) = 0;
+
   // Scaling (docs/jobs.md#scaling): a group's count set through the API, or an event
   // recorded; and a job's scaling events (null for none).
   using ScaleRequest = model::ScaleRequest;

@@ -196,6 +196,14 @@ void CanonicalizeJob(model::Job& job) {
   if (job.node_pool.empty()) {
     job.node_pool = "default";
   }
+  if (job.periodic) {
+    if (job.periodic->spec_type.empty())
+      job.periodic->spec_type = model::kPeriodicSpecCron;
+    if (job.periodic->time_zone.empty())
+      job.periodic->time_zone = "UTC";
+  }
+  if (job.parameterized && job.parameterized->payload.empty())
+    job.parameterized->payload = model::kDispatchPayloadOptional;
   for (model::TaskGroup& group : job.task_groups) {
     CanonicalizeGroup(group, job);
   }

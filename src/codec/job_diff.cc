@@ -502,7 +502,7 @@ Json PlanResponseJson(const model::JobPlan& plan) {
           {"JobModifyIndex", plan.job_modify_index},
           {"CreatedEvals", nullptr},
           {"Diff", plan.diff ? ToJson(*plan.diff) : Json(nullptr)},
-          {"NextPeriodicLaunch", "0001-01-01T00:00:00Z"},
+          {"NextPeriodicLaunch", FormatTime(plan.next_periodic_launch.value_or(model::Time{}))},
           {"Warnings", warnings},
           {"Index", plan.index}};
 }

@@ -509,6 +509,55 @@ absl::StatusOr<model::ScalingPolicy> DecodeScalingPolicy(const Json& j, const st
   return s;
 }
 
+Json PeriodicJson(const model::PeriodicConfig& p) {
+  return Json{{"Enabled", p.enabled},
+              {"Spec", p.spec},
+              {"Specs", p.specs.empty() ? Json(nullptr) : Json(p.specs)},
+              {"SpecType", p.spec_type},
+              {"ProhibitOverlap", p.prohibit_overlap},
+              {"TimeZone", p.time_zone}};
+}
+
+absl::StatusOr<model::PeriodicConfig> DecodePeriodic(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  model::PeriodicConfig p;  // Enabled unless sent false (Nomad's api Canonicalize)
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Enabled", p.enabled);
+  r.Read("Spec", p.spec);
+  r.Read("Specs", p.specs);
+  r.Read("SpecType", p.spec_type);
+  r.Read("ProhibitOverlap", p.prohibit_overlap);
+  r.Read("TimeZone", p.time_zone);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return p;
+}
+
+Json ParameterizedJson(const model::ParameterizedJobConfig& p) {
+  return Json{{"Payload", p.payload},
+              {"MetaRequired", p.meta_required.empty() ? Json(nullptr) : Json(p.meta_required)},
+              {"MetaOptional", p.meta_optional.empty() ? Json(nullptr) : Json(p.meta_optional)}};
+}
+
+absl::StatusOr<model::ParameterizedJobConfig> DecodeParameterized(const Json& j,
+                                                                  const std::string& path) {
+  Reader r(j, path);
+  model::ParameterizedJobConfig p;
+  if (!r.ExpectObject()) {
+    return r.status();
+  }
+  r.Read("Payload", p.payload);
+  r.Read("MetaRequired", p.meta_required);
+  r.Read("MetaOptional", p.meta_optional);
+  if (!r.ok()) {
+    return r.status();
+  }
+  return p;
+}
+
 absl::StatusOr<model::TaskGroup> DecodeTaskGroup(const Json& j, const std::string& path) {
   Reader r(j, path);
   model::TaskGroup g;
@@ -617,8 +666,11 @@ absl::StatusOr<model::Job> DecodeJob(const Json& j, const std::string& path) {
   r.ReadList("TaskGroups", job.task_groups, DecodeTaskGroup);
   r.Read("Meta", job.meta);
   r.Read("Stop", job.stop);
+  r.ReadOptional("Periodic", job.periodic, DecodePeriodic);
+  r.ReadOptional("ParameterizedJob", job.parameterized, DecodeParameterized);
   r.Read("ParentID", job.parent_id);
   r.Read("Dispatched", job.dispatched);
+  r.Read("DispatchIdempotencyToken", job.dispatch_idempotency_token);
   std::string payload;
   r.Read("Payload", payload);
   if (r.ok() && !payload.empty() && !absl::Base64Unescape(payload, &job.payload)) {
@@ -657,8 +709,8 @@ Json ToJson(const model::Job& job) {
   j["Update"] = nullptr;
   j["Multiregion"] = nullptr;
   j["Spreads"] = nullptr;
-  j["Periodic"] = nullptr;
-  j["ParameterizedJob"] = nullptr;
+  j["Periodic"] = job.periodic ? PeriodicJson(*job.periodic) : Json(nullptr);
+  j["ParameterizedJob"] = job.parameterized ? ParameterizedJson(*job.parameterized) : Json(nullptr);
   j["Reschedule"] = nullptr;
   j["Migrate"] = nullptr;
   j["Meta"] = StringMapOrNull(job.meta);
@@ -666,7 +718,8 @@ Json ToJson(const model::Job& job) {
   j["Stop"] = job.stop;
   j["ParentID"] = job.parent_id;
   j["Dispatched"] = job.dispatched;
-  j["DispatchIdempotencyToken"] = nullptr;
+  j["DispatchIdempotencyToken"] =
+      job.dispatch_idempotency_token.empty() ? Json(nullptr) : Json(job.dispatch_idempotency_token);
   j["Payload"] = job.payload.empty() ? Json(nullptr) : Json(absl::Base64Escape(job.payload));
   j["ConsulNamespace"] = nullptr;
   j["VaultNamespace"] = nullptr;
@@ -705,8 +758,8 @@ Json JobStubJson(const model::Job& job, const model::JobSummary* summary) {
   j["NodePool"] = job.node_pool;
   j["Type"] = job.type;
   j["Priority"] = job.priority;
-  j["Periodic"] = false;
-  j["ParameterizedJob"] = false;
+  j["Periodic"] = job.IsPeriodic();
+  j["ParameterizedJob"] = job.IsParameterized();
   j["Stop"] = job.stop;
   j["Status"] = job.status;
   j["StatusDescription"] = job.status_description;
@@ -728,7 +781,9 @@ Json ToJson(const model::JobSummary& s) {
   return Json{{"JobID", s.job_id},
               {"Namespace", s.namespace_},
               {"Summary", std::move(summary)},
-              {"Children", Json{{"Pending", 0}, {"Running", 0}, {"Dead", 0}}},
+              {"Children", Json{{"Pending", s.children.pending},
+                                {"Running", s.children.running},
+                                {"Dead", s.children.dead}}},
               {"CreateIndex", s.create_index},
               {"ModifyIndex", s.modify_index}};
 }
@@ -743,12 +798,51 @@ absl::StatusOr<model::JobSummary> JobSummaryFromJson(const Json& j) {
     r.Read("JobID", s.job_id);
     r.Read("Namespace", s.namespace_);
     r.ReadMap("Summary", s.summary, DecodeGroupSummary);
+    r.ReadObject(
+        "Children", s.children,
+        [](const Json& c, const std::string& path) -> absl::StatusOr<model::JobChildrenSummary> {
+          Reader cr(c, path);
+          model::JobChildrenSummary children;
+          if (!cr.ExpectObject())
+            return cr.status();
+          cr.Read("Pending", children.pending);
+          cr.Read("Running", children.running);
+          cr.Read("Dead", children.dead);
+          if (!cr.ok())
+            return cr.status();
+          return children;
+        });
     r.Read("CreateIndex", s.create_index);
     r.Read("ModifyIndex", s.modify_index);
     if (!r.ok()) {
       return r.status();
     }
     return s;
+  });
+}
+
+Json ToJson(const model::PeriodicLaunch& launch) {
+  return Json{{"Namespace", launch.namespace_},
+              {"ID", launch.job_id},
+              {"Launch", launch.launch},
+              {"CreateIndex", launch.create_index},
+              {"ModifyIndex", launch.modify_index}};
+}
+
+absl::StatusOr<model::PeriodicLaunch> PeriodicLaunchFromJson(const Json& j) {
+  return internal::NoThrow([&]() -> absl::StatusOr<model::PeriodicLaunch> {
+    Reader r(j, "PeriodicLaunch");
+    model::PeriodicLaunch out;
+    if (!r.ExpectObject())
+      return r.status();
+    r.Read("Namespace", out.namespace_);
+    r.Read("ID", out.job_id);
+    r.Read("Launch", out.launch);
+    r.Read("CreateIndex", out.create_index);
+    r.Read("ModifyIndex", out.modify_index);
+    if (!r.ok())
+      return r.status();
+    return out;
   });
 }
 

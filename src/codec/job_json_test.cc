@@ -275,6 +275,37 @@ TEST(JobJsonTest, ACountOfIntMinIsNotTakenForAnAbsentOne) {
   EXPECT_NE(job->task_groups[0].count, model::TaskGroup::kUnsetCount);
 }
 
+TEST(JobJsonTest, PeriodicAndParameterizedBlocksRoundTrip) {
+  absl::StatusOr<model::Job> job = JobFromJson(MustParse(R"({
+    "ID": "x", "Type": "batch",
+    "Periodic": {"Specs": ["@daily", "0 12 * * 1"], "ProhibitOverlap": true,
+                 "TimeZone": "Europe/Paris"},
+    "ParameterizedJob": {"Payload": "required", "MetaRequired": ["in"]},
+    "DispatchIdempotencyToken": "tok"
+  })"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(job->periodic);
+  EXPECT_TRUE(job->periodic->enabled);  // unless sent false
+  EXPECT_EQ(job->periodic->specs, (std::vector<std::string>{"@daily", "0 12 * * 1"}));
+  EXPECT_TRUE(job->periodic->prohibit_overlap);
+  EXPECT_EQ(job->periodic->time_zone, "Europe/Paris");
+  ASSERT_TRUE(job->parameterized);
+  EXPECT_EQ(job->parameterized->meta_required, std::vector<std::string>{"in"});
+  EXPECT_EQ(job->dispatch_idempotency_token, "tok");
+  Json j = ToJson(*job);
+  EXPECT_EQ(j["Periodic"], MustParse(R"({"Enabled": true, "Spec": "", "SpecType": "",
+      "Specs": ["@daily", "0 12 * * 1"], "ProhibitOverlap": true, "TimeZone": "Europe/Paris"})"));
+  EXPECT_EQ(j["ParameterizedJob"],
+            MustParse(R"({"Payload": "required", "MetaRequired": ["in"], "MetaOptional": null})"));
+  EXPECT_EQ(j["DispatchIdempotencyToken"], "tok");
+  absl::StatusOr<model::Job> back = JobFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *job);
+  Json stub = JobStubJson(*job, nullptr);
+  EXPECT_EQ(stub["Periodic"], true);
+  EXPECT_EQ(stub["ParameterizedJob"], true);
+}
+
 TEST(JobJsonTest, NullMeansAbsentAndUnknownFieldsAreIgnored) {
   absl::StatusOr<model::Job> job = JobFromJson(MustParse(R"({
     "ID": "x", "Region": null, "Priority": null, "Meta": null, "Datacenters": null,

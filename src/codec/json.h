@@ -99,6 +99,10 @@ absl::StatusOr<model::SchedulerConfig> SchedulerConfigFromJson(const Json& j,
 // ScalingEvent; a job's events ({Namespace, JobID, ScalingEvents: {group: [...]},
 // ModifyIndex}, the server state's record); a group's policy as Nomad's ScalingPolicy
 // and its list stub (ID, Enabled, Type, Target, CreateIndex, ModifyIndex).
+// A periodic job's launch record (the server state's): {Namespace, ID, Launch (Unix
+// nanoseconds), CreateIndex, ModifyIndex}.
+Json ToJson(const model::PeriodicLaunch& launch);
+absl::StatusOr<model::PeriodicLaunch> PeriodicLaunchFromJson(const Json& j);
 Json ToJson(const model::ScalingEvent& e);
 Json ToJson(const model::JobScalingEvents& events);
 absl::StatusOr<model::JobScalingEvents> JobScalingEventsFromJson(const Json& j);

@@ -228,6 +228,29 @@ void CheckJobLimits(const model::Job& job, std::vector<std::string>& errs) {
   }
   Constraints("Job", job.constraints, errs);
   Map("Job meta", job.meta, errs);
+  if (job.periodic || job.parameterized) {
+    // Its children's IDs are longer.
+    Size("Job ID bytes of a periodic or parameterized job", job.id.size(),
+         L::kMaxNameBytes - L::kChildIdSuffixBytes, errs);
+  }
+  if (job.periodic) {
+    Size("Job periodic crons", job.periodic->specs.size(), L::kMaxCronSpecs, errs);
+    for (const std::string& spec : job.periodic->AllSpecs())
+      Name("Job periodic cron", spec, errs);
+    Name("Job periodic time_zone", job.periodic->time_zone, errs);
+    Name("Job periodic spec type", job.periodic->spec_type, errs);
+  }
+  if (job.parameterized) {
+    const model::ParameterizedJobConfig& p = *job.parameterized;
+    Name("Job parameterized payload", p.payload, errs);
+    Size("Job parameterized meta keys", p.meta_required.size() + p.meta_optional.size(),
+         L::kMaxMapEntries, errs);
+    for (const auto* keys : {&p.meta_required, &p.meta_optional}) {
+      for (const std::string& key : *keys)
+        Name("Job parameterized meta key", key, errs);
+    }
+  }
+  Name("Job dispatch idempotency token", job.dispatch_idempotency_token, errs);
   if (job.task_groups.size() <= L::kMaxGroups) {
     for (const model::TaskGroup& g : job.task_groups)
       CheckGroup(g, errs);

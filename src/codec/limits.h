@@ -27,9 +27,14 @@ struct JobLimits {
   static constexpr size_t kMaxNameBytes = 256;          // IDs and names
   static constexpr size_t kMaxStringBytes = 64 << 10;   // meta and env values, any other string
   static constexpr size_t kMaxPayloadBytes = 16 << 10;  // a dispatched job's payload (Nomad's)
-  static constexpr size_t kMaxTaskEnvBytes = 1 << 20;   // a task's env and meta together
-  static constexpr int kMaxConfigDepth = 64;            // nesting of a task's `config`
-  static constexpr int kMaxAttempts = 1'000;            // restart and reschedule attempts
+  static constexpr size_t kMaxCronSpecs = 64;           // a periodic block's crons
+  // What a child's ID adds to its template's: "/dispatch-<unix>-<8 hex>" (29 bytes) or
+  // "/periodic-<unix>", and the dispatch's id prefix template (at most kMaxNameBytes
+  // less this less the template's ID).
+  static constexpr size_t kChildIdSuffixBytes = 32;
+  static constexpr size_t kMaxTaskEnvBytes = 1 << 20;  // a task's env and meta together
+  static constexpr int kMaxConfigDepth = 64;           // nesting of a task's `config`
+  static constexpr int kMaxAttempts = 1'000;           // restart and reschedule attempts
   static constexpr int64_t kMaxCpuMhz = 4'000'000;
   static constexpr int64_t kMaxMemoryMb = 16 << 20;   // 16 TiB
   static constexpr int64_t kMaxDiskMb = 100'000'000;  // 100 TB

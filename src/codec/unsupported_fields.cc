@@ -39,8 +39,8 @@ absl::Status Check(const Json& j, const std::string& path, const Fields& fields)
 }
 
 const Fields kJobFields = {
-    {"Periodic", "periodic jobs are"},       {"ParameterizedJob", "parameterized jobs are"},
-    {"Affinities", "affinities are"},        {"Spreads", "spread blocks are"},
+    {"Affinities", "affinities are"},
+    {"Spreads", "spread blocks are"},
     {"Multiregion", "multiregion jobs are"},
 };
 const Fields kGroupFields = {

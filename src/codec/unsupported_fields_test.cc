@@ -19,9 +19,9 @@ TEST(UnsupportedFieldsTest, AcceptsWhatDroverRunsAndEmptyOrNullFields) {
 }
 
 TEST(UnsupportedFieldsTest, NamesTheFirstUnsupportedField) {
-  EXPECT_EQ(
-      CheckSupportedJobFields(Json::parse(R"({"Periodic": {"Spec": "* * * * *"}})")).message(),
-      "Job.Periodic: periodic jobs are not supported by Drover yet");
+  EXPECT_EQ(CheckSupportedJobFields(Json::parse(R"({"Multiregion": {"Regions": [{"Name": "a"}]}})"))
+                .message(),
+            "Job.Multiregion: multiregion jobs are not supported by Drover yet");
   EXPECT_EQ(
       CheckSupportedJobFields(Json::parse(R"({"TaskGroups": [{}, {"Tasks": [{},
               {"Templates": [{"EmbeddedTmpl": "x"}]}]}]})"))

@@ -515,6 +515,7 @@ absl::Status ValidateJob(const model::Job& job) {
     errs.push_back("Missing job task groups");
   }
   CheckConstraints(job.constraints, errs);
+  internal::CheckPeriodicAndParameterized(job, errs);
 
   std::map<std::string, size_t> names;
   for (size_t i = 0; i < job.task_groups.size(); ++i) {

@@ -357,6 +357,59 @@ TEST(ValidateJobTest, MigrateRules) {
   }
 }
 
+TEST(ValidateJobTest, PeriodicAndParameterizedRules) {
+  model::Job job = ValidJob("batch");
+  job.periodic = model::PeriodicConfig{.specs = {"*/5 * * * *", "@daily"}};
+  CanonicalizeJob(job);
+  EXPECT_EQ(job.periodic->spec_type, "cron");
+  EXPECT_EQ(job.periodic->time_zone, "UTC");
+  EXPECT_TRUE(ValidateJob(job).ok()) << ValidateJob(job);
+
+  job.periodic->specs = {"61 * * * *", "bad"};
+  job.periodic->time_zone = "Mars/Olympus_Mons";
+  EXPECT_EQ(ErrorText(job),
+            "1 error occurred:\n\t* 3 errors occurred:\n"
+            "\t* Invalid time zone \"Mars/Olympus_Mons\": unknown time zone Mars/Olympus_Mons\n"
+            "\t* Invalid cron spec \"61 * * * *\": syntax error in minute field: '61'\n"
+            "\t* Invalid cron spec \"bad\": missing field(s)\n\n\n\n");
+  job.periodic = model::PeriodicConfig{.spec = "@hourly", .specs = {"@daily"}, .spec_type = "cron"};
+  EXPECT_THAT(ErrorText(job), HasSubstr("Only cron or crons may be used"));
+  job.periodic = model::PeriodicConfig{.spec_type = "cron"};
+  EXPECT_THAT(ErrorText(job), HasSubstr("Must specify a spec"));
+  job.periodic = model::PeriodicConfig{.spec = "@hourly", .spec_type = "_internal_test"};
+  EXPECT_THAT(ErrorText(job), HasSubstr("Unknown periodic specification type \"_internal_test\""));
+  // A disabled block is not checked (Nomad's).
+  job.periodic = model::PeriodicConfig{.enabled = false, .spec = "bad"};
+  EXPECT_TRUE(ValidateJob(job).ok());
+  job.periodic = model::PeriodicConfig{.spec = "@hourly", .spec_type = "cron"};
+  job.type = "service";
+  EXPECT_THAT(ErrorText(job),
+              HasSubstr("Periodic can only be used with \"batch\" or \"sysbatch\" scheduler"));
+
+  job = ValidJob("batch");
+  job.parameterized = model::ParameterizedJobConfig{};
+  CanonicalizeJob(job);
+  EXPECT_EQ(job.parameterized->payload, "optional");
+  EXPECT_TRUE(ValidateJob(job).ok());
+  job.parameterized = model::ParameterizedJobConfig{
+      .payload = "sometimes", .meta_required = {"a", "b"}, .meta_optional = {"b", "a", "c"}};
+  EXPECT_EQ(ErrorText(job),
+            "1 error occurred:\n\t* 2 errors occurred:\n"
+            "\t* Unknown payload requirement: \"sometimes\"\n"
+            "\t* Required and optional meta keys should be disjoint. Following keys exist in "
+            "both: [a b]\n\n\n\n");
+  job.parameterized = model::ParameterizedJobConfig{.payload = "optional"};
+  job.type = "system";
+  EXPECT_THAT(ErrorText(job), HasSubstr("Parameterized job can only be used with \"batch\" or "
+                                        "\"sysbatch\" scheduler"));
+  // Templates leave room in their IDs for their children's.
+  job = ValidJob("batch");
+  job.parameterized = model::ParameterizedJobConfig{.payload = "optional"};
+  job.id = job.name = std::string(250, 'j');
+  EXPECT_THAT(ErrorText(job), HasSubstr("Job ID bytes of a periodic or parameterized job: 250 is "
+                                        "more than the limit of 224"));
+}
+
 TEST(ValidateJobTest, UpdateRules) {
   model::Job job = ValidJob();
   model::UpdateStrategy u{.stagger = seconds(0),

@@ -329,4 +329,19 @@ std::optional<absl::Time> Expression::Next(absl::Time after, absl::TimeZone zone
   return std::nullopt;
 }
 
+absl::StatusOr<absl::TimeZone> LoadZone(std::string_view name) {
+  if (name.empty() || name == "UTC")
+    return absl::UTCTimeZone();
+  if (name == "Local")
+    return absl::LocalTimeZone();
+  if (name.find("..") != std::string_view::npos || name.front() == '/' || name.front() == '\\' ||
+      name.substr(0, 5) == "file:" || name.find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError("time: invalid location name");
+  }
+  absl::TimeZone zone;
+  if (!absl::LoadTimeZone(std::string(name), &zone))
+    return absl::NotFoundError("unknown time zone " + std::string(name));
+  return zone;
+}
+
 }  // namespace drover::cron

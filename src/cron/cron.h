@@ -50,4 +50,11 @@ class Expression {
   bool dow_restricted_ = false;
 };
 
+// The IANA time zone `name` names (Go's time.LoadLocation, whose errors Nomad shows):
+// "" and "UTC" are UTC, "Local" the machine's zone; a name with "..", or one that
+// starts with '/' or '\\' (a path, not a zone) is "time: invalid location name", and a
+// zone the tz database does not have "unknown time zone <name>". Reads the zone's file
+// the first time (tzdata), then from a process-wide cache.
+absl::StatusOr<absl::TimeZone> LoadZone(std::string_view name);
+
 }  // namespace drover::cron

@@ -154,5 +154,18 @@ TEST(CronTest, ErrorsNameTheFieldAndThePart) {
   EXPECT_THAT(Error("99999999999 * * * *"), HasSubstr("minute field"));
 }
 
+TEST(CronTest, LoadZoneTakesIanaNamesAndRefusesPaths) {
+  EXPECT_EQ(LoadZone("").value(), absl::UTCTimeZone());
+  EXPECT_EQ(LoadZone("UTC").value(), absl::UTCTimeZone());
+  absl::StatusOr<absl::TimeZone> ny = LoadZone("America/New_York");
+  ASSERT_TRUE(ny.ok()) << ny.status();
+  EXPECT_EQ(ny->name(), "America/New_York");
+  EXPECT_EQ(LoadZone("Mars/Olympus_Mons").status().message(),
+            "unknown time zone Mars/Olympus_Mons");
+  for (const char* path : {"/etc/passwd", "../../etc/passwd", "Europe/../../../etc/shadow",
+                           "\\share", "file:/etc/localtime"})
+    EXPECT_EQ(LoadZone(path).status().message(), "time: invalid location name") << path;
+}
+
 }  // namespace
 }  // namespace drover::cron

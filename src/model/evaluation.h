@@ -26,6 +26,7 @@ inline constexpr char kTriggerReconnect[] = "reconnect";
 inline constexpr char kTriggerMaxDisconnectTimeout[] = "max-disconnect-timeout";
 inline constexpr char kTriggerRollingUpdate[] = "rolling-update";
 inline constexpr char kTriggerDeploymentWatcher[] = "deployment-watcher";
+inline constexpr char kTriggerPeriodicJob[] = "periodic-job";
 
 struct Evaluation {
   std::string id;
@@ -66,10 +67,19 @@ struct TaskGroupSummary {
   friend bool operator==(const TaskGroupSummary&, const TaskGroupSummary&) = default;
 };
 
+// A periodic or parameterized job's children by status (Nomad's JobChildrenSummary).
+struct JobChildrenSummary {
+  int64_t pending = 0;
+  int64_t running = 0;
+  int64_t dead = 0;
+  friend bool operator==(const JobChildrenSummary&, const JobChildrenSummary&) = default;
+};
+
 struct JobSummary {
   std::string job_id;
   std::string namespace_;
   std::map<std::string, TaskGroupSummary> summary;
+  JobChildrenSummary children;
   uint64_t create_index = 0;
   uint64_t modify_index = 0;
   friend bool operator==(const JobSummary&, const JobSummary&) = default;

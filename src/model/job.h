@@ -255,6 +255,47 @@ struct TaskGroup {
   bool Rolling() const { return update && update->Rolling(); }
 };
 
+inline constexpr char kPeriodicSpecCron[] = "cron";
+// A periodic launch's child is `<parent>/periodic-<unix seconds>`; a dispatched one
+// `<parent>/dispatch-<unix seconds>-<8 hex>`.
+inline constexpr char kPeriodicLaunchSuffix[] = "/periodic-";
+inline constexpr char kDispatchLaunchSuffix[] = "/dispatch-";
+
+// The job's periodic block (Nomad's PeriodicConfig): a template launched as a child job
+// at each time its cron expressions name, in its time zone. Canonicalization fills
+// Nomad's defaults (spec type "cron", time zone "UTC"); `enabled` is true unless sent
+// false.
+struct PeriodicConfig {
+  bool enabled = true;
+  std::string spec;                // `cron`, one expression (deprecated by `crons`)
+  std::vector<std::string> specs;  // `crons`: the launch is the earliest of them
+  std::string spec_type;
+  bool prohibit_overlap = false;
+  std::string time_zone;
+  friend bool operator==(const PeriodicConfig&, const PeriodicConfig&) = default;
+  // Every expression, `spec` first.
+  std::vector<std::string> AllSpecs() const {
+    std::vector<std::string> all;
+    if (!spec.empty())
+      all.push_back(spec);
+    all.insert(all.end(), specs.begin(), specs.end());
+    return all;
+  }
+};
+
+inline constexpr char kDispatchPayloadOptional[] = "optional";
+inline constexpr char kDispatchPayloadRequired[] = "required";
+inline constexpr char kDispatchPayloadForbidden[] = "forbidden";
+
+// The job's parameterized block (Nomad's ParameterizedJobConfig): a template that runs
+// only when dispatched, with a payload and metadata.
+struct ParameterizedJobConfig {
+  std::string payload;  // optional (the default), required or forbidden
+  std::vector<std::string> meta_required;
+  std::vector<std::string> meta_optional;
+  friend bool operator==(const ParameterizedJobConfig&, const ParameterizedJobConfig&) = default;
+};
+
 struct Job {
   std::string region;
   std::string namespace_;
@@ -269,8 +310,11 @@ struct Job {
   std::vector<TaskGroup> task_groups;
   std::map<std::string, std::string> meta;
   bool stop = false;
+  std::optional<PeriodicConfig> periodic;
+  std::optional<ParameterizedJobConfig> parameterized;
   std::string parent_id;
   bool dispatched = false;
+  std::string dispatch_idempotency_token;
   std::string payload;  // raw bytes (base64 on the wire)
 
   // Server-managed.
@@ -286,6 +330,13 @@ struct Job {
 
   const TaskGroup* FindGroup(const std::string& group_name) const;
   bool IsBatch() const { return type == kJobTypeBatch || type == kJobTypeSysbatch; }
+  bool IsPeriodic() const { return periodic.has_value(); }
+  bool IsParameterized() const { return parameterized.has_value() && !dispatched; }
+  // Launches children on its own schedule (Nomad's IsPeriodicActive): periodic, enabled,
+  // not stopped, and not a parameterized template (whose dispatched children are).
+  bool IsPeriodicActive() const {
+    return periodic && periodic->enabled && !stop && !IsParameterized();
+  }
 };
 
 }  // namespace drover::model

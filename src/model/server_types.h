@@ -114,6 +114,38 @@ struct JobScalingEvents {
   friend bool operator==(const JobScalingEvents&, const JobScalingEvents&) = default;
 };
 
+// When a periodic job last launched (Nomad's PeriodicLaunch): the time it was
+// registered until its first launch, then each launch's (or skipped launch's) time. A
+// new leader launches once, now, when it finds a launch was missed meanwhile.
+struct PeriodicLaunch {
+  std::string namespace_;
+  std::string job_id;
+  int64_t launch = 0;  // Unix nanoseconds
+  uint64_t create_index = 0;
+  uint64_t modify_index = 0;
+  friend bool operator==(const PeriodicLaunch&, const PeriodicLaunch&) = default;
+};
+
+// POST /v1/job/:id/dispatch (Nomad's JobDispatchRequest): a child of a parameterized
+// job with this payload and meta.
+struct DispatchRequest {
+  std::string ns;
+  std::string job_id;
+  std::string payload;  // raw bytes
+  std::map<std::string, std::string> meta;
+  std::string idempotency_token;
+  std::string id_prefix_template;
+};
+
+// Its answer (Nomad's JobDispatchResponse); no evaluation for a periodic child.
+struct DispatchResponse {
+  std::string dispatched_job_id;
+  std::string eval_id;
+  uint64_t eval_create_index = 0;
+  uint64_t job_create_index = 0;
+  uint64_t index = 0;
+};
+
 // What registering a job would do (PUT /v1/job/:id/plan), decided by the scheduler
 // against the state now and applied nowhere.
 struct JobPlan {
@@ -127,6 +159,8 @@ struct JobPlan {
   // decisions; only when asked for.
   std::optional<JobDiff> diff;
   std::vector<std::string> warnings;
+  // A periodic job's next launch after now (none: not periodic, or no launch to come).
+  std::optional<common::Time> next_periodic_launch;
   uint64_t index = 0;
 };
 

@@ -123,6 +123,8 @@ asio::awaitable<absl::StatusOr<model::JobPlan>> Server::PlanJob(PreparedJob job,
   out.job_modify_index = current ? current->job_modify_index : 0;
   out.warnings = *std::move(warnings);
   out.index = state_.LatestIndex();
+  if (proposed->IsPeriodicActive())
+    out.next_periodic_launch = NextPeriodicLaunch(*proposed->periodic, clock_.Now());
   // The scheduler and the diff both run on the pool: a large job or cluster never
   // holds the control loop.
   auto work = [input = MakeSchedulerInput(eval, proposed), current, proposed, diff,

@@ -65,6 +65,7 @@ void Server::BeginTerm() {
   common::SpawnDetached(executor_, DeploymentLoop(term_), "deployment watcher");
   common::SpawnDetached(executor_, HeartbeatMonitor(term_), "heartbeat monitor");
   common::SpawnDetached(executor_, GcLoop(term_), "garbage collection");
+  common::SpawnDetached(executor_, PeriodicLoop(term_), "periodic launches");
 }
 
 void Server::RevokeLeadership() {

@@ -66,7 +66,21 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
   if (!warnings.ok())
     return warnings.status();
   JobPtr stored = state_.UpsertJob(std::move(job).Release());
-  EvalResponse resp = CreateEval(*stored, model::kTriggerJobRegister);
+  EvalResponse resp;
+  if (stored->IsPeriodic() || stored->IsParameterized()) {
+    // A template: its children are evaluated, never the template itself.
+    resp.job_modify_index = stored->job_modify_index;
+    resp.index = stored->modify_index;
+    // Its schedule counts from this registration: launches a changed spec would have
+    // made before now are not made up for.
+    const auto launch = state_.LastPeriodicLaunch(stored->namespace_, stored->id);
+    if (stored->IsPeriodicActive() &&
+        (!launch || stored->job_modify_index == stored->modify_index)) {
+      state_.SetPeriodicLaunch(stored->namespace_, stored->id, common::ToUnixNanos(clock_.Now()));
+    }
+  } else {
+    resp = CreateEval(*stored, model::kTriggerJobRegister);
+  }
   resp.warnings.insert(resp.warnings.end(), warnings->begin(), warnings->end());
   return resp;
 }
@@ -106,6 +120,10 @@ absl::StatusOr<EvalResponse> Server::DeregisterJob(const std::string& ns, const 
     copy.stop = true;
     job = state_.UpsertJob(copy);
     copy = *job;
+  }
+  if (copy.IsPeriodic() || copy.IsParameterized()) {
+    // A template runs nothing; its children run on, as Nomad's.
+    return EvalResponse{.job_modify_index = copy.job_modify_index, .index = state_.LatestIndex()};
   }
   return CreateEval(copy, model::kTriggerJobDeregister);
 }

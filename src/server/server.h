@@ -25,6 +25,7 @@
 #include "common/event.h"
 #include "model/prev_alloc_info.h"
 #include "server/core_gc.h"
+#include "server/periodic.h"
 #include "server/state_store.h"
 
 namespace drover::metrics {
@@ -178,6 +179,25 @@ class Server {
   // outside the group's scaling policy.
   using ScaleRequest = model::ScaleRequest;
   asio::awaitable<absl::StatusOr<EvalResponse>> ScaleJobDurably(ScaleRequest request);
+
+  // Periodic jobs (periodic.cc). The leader launches each active periodic job's
+  // children as its crons come (Nomad's periodic dispatcher); launches missed while no
+  // leader ran are made up for by one launch. POST /v1/job/:id/periodic/force: a launch
+  // now, whatever the schedule and prohibit_overlap. NotFound "job not found";
+  // FailedPrecondition for a job that is not periodic, or whose launches are off
+  // (disabled, stopped, a parameterized template), with Nomad's texts.
+  asio::awaitable<absl::StatusOr<EvalResponse>> ForcePeriodicDurably(std::string ns,
+                                                                     std::string id);
+  // POST /v1/job/:id/dispatch (job_dispatch.cc): registers a child of a parameterized
+  // job with the request's payload and meta, and evaluates it (unless the child is
+  // periodic). A token already used by a child of the job that is still in the state
+  // returns that child. Nomad's refusals, changing nothing: NotFound "parameterized job
+  // \"x\" not found"; FailedPrecondition for a job that is not parameterized or is
+  // stopped, a payload the job requires or forbids, one over 16 KiB, and meta keys
+  // missing or not allowed.
+  using DispatchRequest = model::DispatchRequest;
+  using DispatchResponse = model::DispatchResponse;
+  asio::awaitable<absl::StatusOr<DispatchResponse>> DispatchJobDurably(DispatchRequest request);
 
   // Deployments (deployment_ops.cc), Nomad's Deployment RPCs. Each is durable as
   // RegisterJobDurably and answers NotFound "deployment not found", or
@@ -352,6 +372,20 @@ class Server {
   // already covers.
   void DropCoveredFollowups(const model::Evaluation& eval, PlanResult& plan) const;
   asio::awaitable<void> HeartbeatMonitor(common::CancellationScopePtr term);
+  // The periodic loop: a pass whenever jobs change or a launch comes.
+  asio::awaitable<void> PeriodicLoop(common::CancellationScopePtr term);
+  // Launches what is due; returns the next launch of any periodic job.
+  asio::awaitable<std::optional<common::Time>> PeriodicPass(common::CancellationScopePtr term);
+  // Registers `parent`'s child for `launch` and records the launch; with
+  // prohibit_overlap (and not `forced`) only records it while a child is not dead.
+  absl::StatusOr<EvalResponse> LaunchPeriodic(const model::Job& parent, common::Time launch,
+                                              bool forced);
+  asio::awaitable<absl::StatusOr<EvalResponse>> LaunchPeriodicDurably(std::string ns,
+                                                                      std::string id,
+                                                                      common::Time launch,
+                                                                      bool forced);
+  // Whether a child of `parent` is pending or running (Nomad's RunningChildren).
+  bool HasLiveChildren(const model::Job& parent) const;
   // Collects garbage every gc_interval (core_gc.h).
   asio::awaitable<void> GcLoop(common::CancellationScopePtr term);
   // One collection with `thresholds`, durable; returns what went.

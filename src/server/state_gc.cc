@@ -46,6 +46,7 @@ void StateStore::Remove(const Removal& removal) {
     job_versions_.erase(key);
     ForgetJob(ns, id);
     DropScalingEvents(ns, id);
+    DropPeriodicLaunch(ns, id);
     jobs = true;
   }
   bool nodes = false;

@@ -26,6 +26,8 @@ inline constexpr char kNodePrefix[] = "nodes/";
 // scaling/<ns>\0<job id>: the job's scaling events.
 inline constexpr char kScalingPrefix[] = "scaling/";
 inline constexpr char kDeploymentPrefix[] = "deployments/";
+// periodic/<ns>\0<job id>: a periodic job's last launch.
+inline constexpr char kPeriodicPrefix[] = "periodic/";
 
 // Namespaces and ids may hold '/', never NUL.
 inline std::string JobRecordPrefix(const std::string& ns, const std::string& id) {

@@ -126,6 +126,18 @@ void StateStore::SaveScalingEvents(const std::string& key) {
   }
 }
 
+void StateStore::SavePeriodicLaunch(const std::string& key) {
+  if (!store_)
+    return;
+  auto it = periodic_launches_.find(key);
+  if (it != periodic_launches_.end()) {
+    store_->Put(layout::kPeriodicPrefix + key,
+                state::Encode("PeriodicLaunch", codec::ToJson(*it->second)), LogFailure());
+  } else {
+    store_->Delete(layout::kPeriodicPrefix + key, LogFailure());
+  }
+}
+
 void StateStore::ForgetJob(const std::string& ns, const std::string& id) {
   if (store_)
     store_->DeletePrefix(JobRecordPrefix(ns, id), LogFailure());
@@ -192,13 +204,18 @@ absl::Status StateStore::LoadOperatorRecords() {
     }
   }
 
-  auto scaling = store_->Scan(layout::kScalingPrefix);
-  if (!scaling.ok())
-    return scaling.status();
-  for (const auto& [key, bytes] : *scaling) {
-    if (absl::Status s = ApplyScalingRecord(Record{key, bytes}); !s.ok()) {
-      return absl::DataLossError("server state record '" + layout::Printable(key) +
-                                 "' cannot be decoded: " + std::string(s.message()));
+  for (const char* prefix : {layout::kScalingPrefix, layout::kPeriodicPrefix}) {
+    auto records = store_->Scan(prefix);
+    if (!records.ok())
+      return records.status();
+    for (const auto& [key, bytes] : *records) {
+      const Record r{key, bytes};
+      absl::Status s =
+          prefix == layout::kScalingPrefix ? ApplyScalingRecord(r) : ApplyPeriodicRecord(r);
+      if (!s.ok()) {
+        return absl::DataLossError("server state record '" + layout::Printable(key) +
+                                   "' cannot be decoded: " + std::string(s.message()));
+      }
     }
   }
   return absl::OkStatus();
@@ -306,6 +323,8 @@ void StateStore::SaveAll() {
   SaveSchedulerConfig();  // or its delete, when none is set
   for (const auto& [key, events] : scaling_events_)
     SaveScalingEvents(key);
+  for (const auto& [key, launch] : periodic_launches_)
+    SavePeriodicLaunch(key);
   SaveIndexes();
 }
 
@@ -330,10 +349,17 @@ void StateStore::ResaveAll() {
         store_->Delete(key, LogFailure());
     }
   }
-  // Scaling events of jobs that went, or whose delete failed.
+  // Scaling events and launch records of jobs that went, or whose delete failed.
   if (auto on_disk = store_->Scan(layout::kScalingPrefix); on_disk.ok()) {
     for (const auto& [key, bytes] : *on_disk) {
       if (!scaling_events_.contains(key.substr(std::string_view(layout::kScalingPrefix).size())))
+        store_->Delete(key, LogFailure());
+    }
+  }
+  if (auto on_disk = store_->Scan(layout::kPeriodicPrefix); on_disk.ok()) {
+    for (const auto& [key, bytes] : *on_disk) {
+      if (!periodic_launches_.contains(
+              key.substr(std::string_view(layout::kPeriodicPrefix).size())))
         store_->Delete(key, LogFailure());
     }
   }

@@ -59,6 +59,7 @@ void StateStore::ClearObjects() {
   nodes_.clear();
   scheduler_config_.reset();
   scaling_events_.clear();
+  periodic_launches_.clear();
   deployments_.clear();
   deployments_by_job_.clear();
   running_deployments_.clear();
@@ -265,6 +266,8 @@ bool StateStore::ApplyRecord(const Record& r) {
     applied = ApplyNodeRecord(id(layout::kNodePrefix), r.value);
   } else if (StartsWith(r.key, layout::kScalingPrefix)) {
     applied = ApplyScalingRecord(r);
+  } else if (StartsWith(r.key, layout::kPeriodicPrefix)) {
+    applied = ApplyPeriodicRecord(r);
   } else if (StartsWith(r.key, layout::kDeploymentPrefix)) {
     applied = ApplyDeploymentRecord(id(layout::kDeploymentPrefix), r.value);
   } else if (r.key == layout::kSchedulerConfigKey) {

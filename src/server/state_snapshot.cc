@@ -33,9 +33,13 @@ std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() c
   std::vector<std::shared_ptr<const model::JobScalingEvents>> scaling;
   for (const auto& [key, events] : scaling_events_)
     scaling.push_back(events);
+  std::vector<std::shared_ptr<const model::PeriodicLaunch>> launches;
+  for (const auto& [key, launch] : periodic_launches_)
+    launches.push_back(launch);
   return [jobs = std::move(jobs), evals = std::move(evals), allocs = std::move(allocs),
           nodes = std::move(nodes), meta = std::move(meta), scheduler = scheduler_config_,
-          scaling = std::move(scaling), deployments = std::move(deployments)] {
+          scaling = std::move(scaling), deployments = std::move(deployments),
+          launches = std::move(launches)] {
     std::vector<model::StateRecord> out;
     out.reserve(jobs.size() + evals.size() + allocs.size() + nodes.size() + 2);
     out.push_back({layout::kIndexKey, state::Encode("Index", meta)});
@@ -57,6 +61,10 @@ std::function<std::vector<model::StateRecord>()> StateStore::SnapshotRecords() c
     for (const auto& events : scaling) {
       out.push_back({layout::kScalingPrefix + events->namespace_ + '\0' + events->job_id,
                      state::Encode("JobScalingEvents", codec::ToJson(*events))});
+    }
+    for (const auto& launch : launches) {
+      out.push_back({layout::kPeriodicPrefix + launch->namespace_ + '\0' + launch->job_id,
+                     state::Encode("PeriodicLaunch", codec::ToJson(*launch))});
     }
     return out;
   };
@@ -97,6 +105,8 @@ absl::Status StateStore::Restore(const std::vector<model::StateRecord>& snapshot
     stale.insert(layout::kSchedulerConfigKey);
   for (const auto& [key, events] : scaling_events_)
     stale.insert(layout::kScalingPrefix + key);
+  for (const auto& [key, launch] : periodic_launches_)
+    stale.insert(layout::kPeriodicPrefix + key);
   for (const auto& [id, d] : deployments_)
     stale.insert(layout::kDeploymentPrefix + id);
   for (const Record& r : records)

@@ -284,6 +284,7 @@ bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
   job_versions_.erase(key);
   ForgetJob(ns, id);
   DropScalingEvents(ns, id);
+  DropPeriodicLaunch(ns, id);
   Bump(Table::kJobs);
   // Nomad's purge takes the job's deployments with it.
   if (auto it = deployments_by_job_.find(key); it != deployments_by_job_.end()) {
@@ -301,6 +302,7 @@ StateStore::JobSnapshot StateStore::SnapshotJob(const std::string& ns,
   if (auto it = job_versions_.find(JobKey(ns, id)); it != job_versions_.end())
     s.versions = it->second;
   s.scaling_events = ScalingEvents(ns, id);
+  s.periodic_launch = LastPeriodicLaunch(ns, id);
   return s;
 }
 
@@ -313,6 +315,8 @@ void StateStore::RestoreJob(const JobSnapshot& before) {
       scaling_events_.erase(key);
     SaveScalingEvents(key);
   }
+  if (before.periodic_launch != LastPeriodicLaunch(before.ns, before.id))
+    RestorePeriodicLaunch(before.ns, before.id, before.periodic_launch);
   ForgetJob(before.ns, before.id);
   if (before.job) {
     jobs_[key] = before.job;
@@ -399,6 +403,17 @@ model::JobSummary StateStore::JobSummary(const model::Job& job) const {
   s.modify_index = job.modify_index;
   for (const model::TaskGroup& g : job.task_groups) {
     s.summary[g.name] = {};
+  }
+  if (job.IsPeriodic() || job.IsParameterized()) {
+    for (const JobPtr& child : ChildJobs(job.namespace_, job.id)) {
+      if (child->status == model::kJobStatusRunning)
+        ++s.children.running;
+      else if (child->status == model::kJobStatusDead)
+        ++s.children.dead;
+      else
+        ++s.children.pending;
+      s.modify_index = std::max(s.modify_index, child->modify_index);
+    }
   }
   for (const AllocPtr& a : AllocsByJob(job.namespace_, job.id)) {
     auto& tg = s.summary[a->task_group];
@@ -663,11 +678,14 @@ void StateStore::RefreshJobStatus(const std::string& ns, const std::string& job_
   }
   const model::Job& job = *it->second;
   std::string status;
+  // Templates run nothing themselves: running until stopped (Nomad's getJobStatus).
+  if (job.IsPeriodic() || job.IsParameterized())
+    status = job.stop ? model::kJobStatusDead : model::kJobStatusRunning;
   bool has_alloc = false;
   bool has_eval = false;
   // Walks the index rather than copying the job's allocations: this runs on every
   // write to them.
-  if (auto ids = allocs_by_job_.find(it->first); ids != allocs_by_job_.end()) {
+  if (auto ids = allocs_by_job_.find(it->first); status.empty() && ids != allocs_by_job_.end()) {
     for (const std::string& id : ids->second) {
       has_alloc = true;
       if (!allocs_.at(id)->Terminal()) {

@@ -19,6 +19,7 @@
 //   nodes/<id>                       {Node}
 //   scaling/<ns>\0<id>               {JobScalingEvents}  a job's scaling events
 //   deployments/<id>                 {Deployment}
+//   periodic/<ns>\0<id>              {PeriodicLaunch}  a periodic job's last launch
 //
 // With several servers (docs/ha.md) the same records live in etcd: the leader writes
 // through to an etcd-backed state::Store (SetWriter), and every other server applies
@@ -144,6 +145,20 @@ class StateStore {
   std::shared_ptr<const model::JobScalingEvents> ScalingEvents(const std::string& ns,
                                                                const std::string& job_id) const;
 
+  // Periodic and parameterized jobs (state_periodic.cc). The jobs that launch on their
+  // own schedule (Job::IsPeriodicActive); a scan of the jobs table.
+  std::vector<JobPtr> PeriodicJobs() const;
+  // The children a periodic or parameterized job launched (ParentID `parent`), by ID.
+  std::vector<JobPtr> ChildJobs(const std::string& ns, const std::string& parent) const;
+  // A periodic job's last launch (model::PeriodicLaunch); none before its first
+  // registration as a periodic job. The record goes with the job.
+  std::optional<model::PeriodicLaunch> LastPeriodicLaunch(const std::string& ns,
+                                                          const std::string& job_id) const;
+  void SetPeriodicLaunch(const std::string& ns, const std::string& job_id, int64_t launch);
+  // Puts back what LastPeriodicLaunch() was (undoing a write that was not durable).
+  void RestorePeriodicLaunch(const std::string& ns, const std::string& job_id,
+                             const std::optional<model::PeriodicLaunch>& before);
+
   // The scheduler configuration an operator set (none until then).
   const std::optional<model::SchedulerConfig>& scheduler_config() const {
     return scheduler_config_;
@@ -210,6 +225,7 @@ class StateStore {
     JobPtr job;  // null: there was none
     std::vector<JobPtr> versions;
     std::shared_ptr<const model::JobScalingEvents> scaling_events;
+    std::optional<model::PeriodicLaunch> periodic_launch;
   };
   JobSnapshot SnapshotJob(const std::string& ns, const std::string& id) const;
   void RestoreJob(const JobSnapshot& before);
@@ -258,6 +274,9 @@ class StateStore {
   // Drops a job's scaling events (the job went).
   void DropScalingEvents(const std::string& ns, const std::string& id);
   absl::Status ApplyScalingRecord(const Record& r);
+  void SavePeriodicLaunch(const std::string& key);  // JobKey; deletes the record when none
+  void DropPeriodicLaunch(const std::string& ns, const std::string& id);
+  absl::Status ApplyPeriodicRecord(const Record& r);
   absl::Status ApplySchedulerConfigRecord(const std::optional<std::string>& value);
   void ForgetJob(const std::string& ns, const std::string& id);
   void ForgetJobVersion(const model::Job& version);
@@ -323,7 +342,8 @@ class StateStore {
   std::map<std::string, std::vector<JobPtr>> job_versions_;  // newest first
   size_t tracked_versions_ = 6;
   std::optional<model::SchedulerConfig> scheduler_config_;
-  std::map<std::string, std::shared_ptr<const model::JobScalingEvents>> scaling_events_;  // JobKey
+  std::map<std::string, std::shared_ptr<const model::JobScalingEvents>> scaling_events_;   // JobKey
+  std::map<std::string, std::shared_ptr<const model::PeriodicLaunch>> periodic_launches_;  // JobKey
   std::map<std::string, EvalPtr> evals_;
   std::map<std::string, AllocPtr> allocs_;
   // Secondary indexes (ids, sorted like the primary tables). An allocation's job and

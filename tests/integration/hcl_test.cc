@@ -126,10 +126,10 @@ TEST_F(HclTest, ParseEndpointAndUnsupportedFeatures) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(codec::ParseJson(parsed->body)->at("ID"), "hcl");
 
-  const std::string periodic = agent_.WriteFile("p.nomad.hcl", R"(job "p" {
+  const std::string spread = agent_.WriteFile("p.nomad.hcl", R"(job "p" {
   type = "batch"
-  periodic {
-    cron = "@daily"
+  spread {
+    attribute = "${node.datacenter}"
   }
   group "g" {
     task "t" {
@@ -138,9 +138,9 @@ TEST_F(HclTest, ParseEndpointAndUnsupportedFeatures) {
   }
 }
 )");
-  CliResult run = agent_.Cli({"job", "run", periodic});
+  CliResult run = agent_.Cli({"job", "run", spread});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_NE(run.err.find("Job.Periodic: periodic jobs are not supported by Drover yet"),
+  EXPECT_NE(run.err.find("Job.Spreads: spread blocks are not supported by Drover yet"),
             std::string::npos)
       << run.err;
 }

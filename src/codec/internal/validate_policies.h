@@ -16,4 +16,7 @@ void CheckRestartPolicy(const model::RestartPolicy& p, std::vector<std::string>&
 void CheckGroupPolicies(const model::TaskGroup& group, const model::Job& job,
                         std::vector<std::string>& errs);
 
+// The job's periodic and parameterized blocks (validate_periodic.cc).
+void CheckPeriodicAndParameterized(const model::Job& job, std::vector<std::string>& errs);
+
 }  // namespace drover::codec::internal
