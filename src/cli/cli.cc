@@ -157,9 +157,12 @@ struct JobVersionOptions {
   JobRevertOptions revert;
   JobEvalOptions eval;
   JobScaleOptions scale;
+  JobPeriodicForceOptions periodic_force;
+  JobDispatchOptions dispatch;
 };
 
-// drover job plan, history, revert and eval. `action` gets what runs the chosen one.
+// drover job plan, history, revert, eval, scale, periodic force and dispatch. `action`
+// gets what runs the chosen one.
 void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& deps, Ui& ui,
                            std::function<int()>& action, JobVersionOptions* o) {
   const CommandBinder binder{flags, &deps, &ui, &action};
@@ -208,6 +211,34 @@ void AddJobVersionCommands(CLI::App* job, ApiFlags* flags, const Dependencies& d
   scale->add_option("args", o->scale.args, "[GROUP] COUNT")->required();
   AddApiFlags(scale, flags);
   scale->callback(with_client([o](HttpClient& c, Ui& u) { return RunJobScale(o->scale, c, u); }));
+
+  CLI::App* periodic = job->add_subcommand("periodic", "Interact with periodic jobs");
+  periodic->require_subcommand(1);
+  CLI::App* force = periodic->add_subcommand("force", "Launch a periodic job now");
+  force->add_flag("--detach", o->periodic_force.detach, "Print the evaluation ID and return");
+  force->add_flag("--verbose", o->periodic_force.verbose, "Print full IDs");
+  force->add_option("id", o->periodic_force.id, "Job ID or prefix")->required();
+  AddApiFlags(force, flags);
+  force->callback(with_client(
+      [o](HttpClient& c, Ui& u) { return RunJobPeriodicForce(o->periodic_force, c, u); }));
+
+  CLI::App* dispatch = job->add_subcommand("dispatch", "Dispatch a parameterized job");
+  // One value per -meta: a vector option would otherwise take the positionals after it.
+  dispatch->add_option("--meta", o->dispatch.meta, "Meta key=value (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  dispatch->add_option("--id-prefix-template", o->dispatch.id_prefix_template,
+                       "Put this in the dispatched job's ID");
+  dispatch->add_option("--idempotency-token", o->dispatch.idempotency_token,
+                       "Dispatch at most once with this token");
+  dispatch->add_flag("--detach", o->dispatch.detach, "Print the evaluation ID and return");
+  dispatch->add_flag("--verbose", o->dispatch.verbose, "Print full IDs");
+  dispatch->add_option("id", o->dispatch.id, "Job ID")->required();
+  dispatch->add_option("input", o->dispatch.input, "Payload file (\"-\" reads stdin)");
+  AddApiFlags(dispatch, flags);
+  dispatch->callback(
+      with_client([o](HttpClient& c, Ui& u) { return RunJobDispatch(o->dispatch, c, u); }));
 }
 
 // drover deployment list|status|promote|fail|pause|resume.

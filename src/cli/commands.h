@@ -72,6 +72,28 @@ struct JobScaleOptions {
 };
 int RunJobScale(const JobScaleOptions& options, HttpClient& client, Ui& ui);
 
+// drover job periodic force [-detach] [-verbose] ID: launches a periodic job now.
+struct JobPeriodicForceOptions {
+  std::string id;
+  bool detach = false;
+  bool verbose = false;
+};
+int RunJobPeriodicForce(const JobPeriodicForceOptions& options, HttpClient& client, Ui& ui);
+
+// drover job dispatch [-meta k=v]... [-id-prefix-template T] [-idempotency-token T]
+// [-detach] [-verbose] ID [INPUT|-]: a child of a parameterized job, with INPUT's bytes
+// (a file, or stdin for "-") as its payload.
+struct JobDispatchOptions {
+  std::string id;
+  std::string input;
+  std::vector<std::string> meta;
+  std::string id_prefix_template;
+  std::string idempotency_token;
+  bool detach = false;
+  bool verbose = false;
+};
+int RunJobDispatch(const JobDispatchOptions& options, HttpClient& client, Ui& ui);
+
 // drover job eval [-force-reschedule] [-detach] [-verbose] ID.
 struct JobEvalOptions {
   std::string id;

@@ -8,6 +8,7 @@
 #include "cli/format.h"
 #include "cli/job_file.h"
 #include "cli/json_fields.h"
+#include "cli/periodic_launch.h"
 #include "cli/url.h"
 #include <nlohmann/json.hpp>
 
@@ -20,11 +21,28 @@ constexpr char kCheckIndexHelp[] =
     "changed, another user has modified the job and the plan's results are\n"
     "potentially invalid.";
 
-// "- All tasks successfully allocated." or the groups that would not fit, and why.
-std::string FormatDryRun(const codec::Json& plan, const codec::Json& job) {
+// "- If submitted now, next periodic launch would be at ..." for a periodic job, as
+// Nomad's; "" for any other.
+std::string NextLaunchLine(const codec::Json& plan, const codec::Json& job, common::Time now) {
+  const codec::Json* periodic = JsonMember(job, "Periodic");
+  if (JsonString(plan, "NextPeriodicLaunch").empty() ||
+      JsonString(plan, "NextPeriodicLaunch") == "0001-01-01T00:00:00Z" || periodic == nullptr ||
+      !periodic->is_object() || JsonPresent(job, "ParameterizedJob"))
+    return "";
+  absl::StatusOr<std::optional<std::string>> next = NextLaunchText(*periodic, now);
+  if (!next.ok())
+    return absl::StrCat("\n- Invalid time zone: ", next.status().message());
+  if (!*next)
+    return "";
+  return absl::StrCat("\n- If submitted now, next periodic launch would be at ", **next, ".");
+}
+
+// "- All tasks successfully allocated." or the groups that would not fit, and why; and
+// when a periodic job launches next.
+std::string FormatDryRun(const codec::Json& plan, const codec::Json& job, common::Time now) {
   const codec::Json* failed = JsonMember(plan, "FailedTGAllocs");
   if (failed == nullptr || !failed->is_object() || failed->empty())
-    return "- All tasks successfully allocated.";
+    return "- All tasks successfully allocated." + NextLaunchLine(plan, job, now);
   // The metrics decode as an evaluation's FailedTGAllocs do.
   absl::StatusOr<model::Evaluation> eval =
       codec::EvaluationFromJson(codec::Json{{"FailedTGAllocs", *failed}});
@@ -32,7 +50,7 @@ std::string FormatDryRun(const codec::Json& plan, const codec::Json& job) {
                         ? "- WARNING: Failed to place allocations on all nodes."
                         : "- WARNING: Failed to place all allocations.";
   if (!eval.ok())
-    return out;
+    return out + NextLaunchLine(plan, job, now);
   for (const auto& [group, metrics] : eval->failed_tg_allocs) {
     const char* noun = metrics.coalesced_failures > 0 ? "allocations" : "allocation";
     absl::StrAppend(&out, "\n  Task Group ", Quote(group), " (failed to place ",
@@ -40,7 +58,7 @@ std::string FormatDryRun(const codec::Json& plan, const codec::Json& job) {
     if (std::string reasons = FormatAllocMetrics(metrics, "    "); !reasons.empty())
       absl::StrAppend(&out, "\n", reasons);
   }
-  return out;
+  return out + NextLaunchLine(plan, job, now);
 }
 
 // Nomad's exit code: 1 when some group would have allocations created, stopped,
@@ -97,7 +115,7 @@ int RunJobPlan(const JobPlanOptions& options, HttpClient& client, Ui& ui) {
     ui.Output(text + "\n");
   }
   ui.Output("Scheduler dry-run:");
-  ui.Output(FormatDryRun(*plan, *job));
+  ui.Output(FormatDryRun(*plan, *job, ui.Now()));
   ui.Output("");
   if (const std::string warnings = JsonString(*plan, "Warnings"); !warnings.empty())
     ui.Output(absl::StrCat("Job Warnings:\n", warnings, "\n"));

@@ -8,6 +8,7 @@
 #include "cli/job_file.h"
 #include "cli/json_fields.h"
 #include "cli/monitor.h"
+#include "cli/periodic_launch.h"
 #include <nlohmann/json.hpp>
 
 namespace drover::cli {
@@ -62,7 +63,14 @@ int RunJobRun(const JobRunOptions& options, HttpClient& client, Ui& ui) {
 
   if (options.detach || periodic || parameterized || eval_id.empty()) {
     ui.Output("Job registration successful");
-    if (!periodic && !parameterized && !eval_id.empty()) {
+    if (periodic && !parameterized) {
+      absl::StatusOr<std::optional<std::string>> next =
+          NextLaunchText(*JsonMember(*job, "Periodic"), ui.Now());
+      if (!next.ok())
+        ui.Error(absl::StrCat("Error determining next launch time: ", next.status().message()));
+      else if (*next)
+        ui.Output(absl::StrCat("Approximate next launch time: ", **next));
+    } else if (!parameterized && !eval_id.empty()) {
       ui.Output(absl::StrCat("Evaluation ID: ", eval_id));
     }
     return kExitOk;

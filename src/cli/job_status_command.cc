@@ -12,6 +12,7 @@
 #include "cli/json_fields.h"
 #include "cli/listing.h"
 #include "cli/lookup.h"
+#include "cli/periodic_launch.h"
 #include "cli/url.h"
 #include <nlohmann/json.hpp>
 
@@ -45,7 +46,7 @@ int ListJobs(HttpClient& client, Ui& ui) {
   return kExitOk;
 }
 
-std::string FormatJobHeader(const codec::Json& job) {
+std::string FormatJobHeader(const codec::Json& job, common::Time now) {
   const JobRow row = JobRowFromJson(job);
   std::vector<std::string> basic = {
       absl::StrCat("ID|", row.id),
@@ -60,6 +61,14 @@ std::string FormatJobHeader(const codec::Json& job) {
       absl::StrCat("Periodic|", BoolText(row.periodic)),
       absl::StrCat("Parameterized|", BoolText(row.parameterized)),
   };
+  const codec::Json* periodic = JsonMember(job, "Periodic");
+  if (row.periodic && !row.parameterized && periodic != nullptr) {
+    if (row.stop) {
+      basic.push_back("Next Periodic Launch|none (job stopped)");
+    } else if (auto next = NextLaunchText(*periodic, now); next.ok() && *next) {
+      basic.push_back(absl::StrCat("Next Periodic Launch|", **next));
+    }
+  }
   return FormatKV(basic);
 }
 
@@ -243,7 +252,7 @@ int RunJobStatus(const JobStatusOptions& options, HttpClient& client, Ui& ui) {
     ui.Error(absl::StrCat("Error querying job: ", job.status().message()));
     return kExitError;
   }
-  ui.Output(FormatJobHeader(*job));
+  ui.Output(FormatJobHeader(*job, ui.Now()));
   if (options.short_output) {
     return kExitOk;
   }

@@ -344,4 +344,21 @@ absl::StatusOr<absl::TimeZone> LoadZone(std::string_view name) {
   return zone;
 }
 
+absl::StatusOr<std::optional<absl::Time>> NextOfAny(const std::vector<std::string>& specs,
+                                                    std::string_view zone_name, absl::Time after) {
+  absl::StatusOr<absl::TimeZone> zone = LoadZone(zone_name);
+  if (!zone.ok())
+    return zone.status();
+  std::optional<absl::Time> next;
+  for (const std::string& spec : specs) {
+    absl::StatusOr<Expression> e = Expression::Parse(spec);
+    if (!e.ok())
+      return e.status();
+    std::optional<absl::Time> t = e->Next(after, *zone);
+    if (t && (!next || *t < *next))
+      next = t;
+  }
+  return next;
+}
+
 }  // namespace drover::cron

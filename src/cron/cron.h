@@ -14,7 +14,9 @@
 
 #include <bitset>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -56,5 +58,11 @@ class Expression {
 // zone the tz database does not have "unknown time zone <name>". Reads the zone's file
 // the first time (tzdata), then from a process-wide cache.
 absl::StatusOr<absl::TimeZone> LoadZone(std::string_view name);
+
+// The first time strictly after `after` that any of `specs` matches in the zone named
+// `zone_name` (a periodic block's launch); nothing when none has one. An error for a
+// spec or zone that does not parse.
+absl::StatusOr<std::optional<absl::Time>> NextOfAny(const std::vector<std::string>& specs,
+                                                    std::string_view zone_name, absl::Time after);
 
 }  // namespace drover::cron

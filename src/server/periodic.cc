@@ -22,22 +22,13 @@ constexpr common::Duration kLaunchRetry = std::chrono::seconds(5);
 
 std::optional<common::Time> NextPeriodicLaunch(const model::PeriodicConfig& periodic,
                                                common::Time after) {
-  absl::StatusOr<absl::TimeZone> zone = cron::LoadZone(periodic.time_zone);
-  if (!zone.ok() || periodic.spec_type != model::kPeriodicSpecCron)
+  if (periodic.spec_type != model::kPeriodicSpecCron)
     return std::nullopt;
-  const absl::Time from = absl::FromUnixNanos(common::ToUnixNanos(after));
-  std::optional<common::Time> next;
-  for (const std::string& spec : periodic.AllSpecs()) {
-    absl::StatusOr<cron::Expression> e = cron::Expression::Parse(spec);
-    if (!e.ok())
-      continue;
-    if (std::optional<absl::Time> t = e->Next(from, *zone)) {
-      const common::Time launch = common::FromUnixNanos(absl::ToUnixNanos(*t));
-      if (!next || launch < *next)
-        next = launch;
-    }
-  }
-  return next;
+  absl::StatusOr<std::optional<absl::Time>> next = cron::NextOfAny(
+      periodic.AllSpecs(), periodic.time_zone, absl::FromUnixNanos(common::ToUnixNanos(after)));
+  if (!next.ok() || !*next)
+    return std::nullopt;
+  return common::FromUnixNanos(absl::ToUnixNanos(**next));
 }
 
 model::Job PeriodicChild(const model::Job& parent, common::Time launch) {
