@@ -272,5 +272,39 @@ TEST_F(AgentTest, DispatchedChildrenGetThePayloadAndMetaAndBadDispatchesAreRefus
   EXPECT_EQ(Children(agent_, "render", "dispatch-").size(), 2u);
 }
 
+// The examples run as their comments say: the periodic one's HCL forced, the
+// parameterized one's JSON twin dispatched with a payload.
+TEST_F(AgentTest, ThePeriodicAndParameterizedExamplesRun) {
+  const std::string examples = std::string(DROVER_SOURCE_DIR) + "/examples/";
+  ASSERT_EQ(agent_.Cli({"job", "run", examples + "periodic.nomad.hcl"}).exit_code, 0);
+  ASSERT_EQ(agent_.Cli({"job", "periodic", "force", "report"}).exit_code, 0);
+  std::vector<std::string> children = Children(agent_, "report", "periodic-");
+  ASSERT_EQ(children.size(), 1u);
+  codec::Json alloc = WaitAlloc(Escaped(children[0]), "complete");
+  auto report = agent_.http().Do("GET",
+                                 "/v1/client/fs/logs/" + alloc["ID"].get<std::string>() +
+                                     "?task=report&type=stdout&plain=true",
+                                 "");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->body, "report from " + children[0] + "\n");
+
+  std::ifstream twin(examples + "dispatch.json");
+  std::stringstream body;
+  body << twin.rdbuf();
+  ASSERT_TRUE(agent_.http().Do("PUT", "/v1/jobs", body.str()).ok());
+  const std::string input = agent_.WriteFile("in.txt", "have a nice day\n");
+  CliResult dispatch = agent_.Cli({"job", "dispatch", "-meta", "name=world", "greet", input});
+  ASSERT_EQ(dispatch.exit_code, 0) << dispatch.out << dispatch.err;
+  children = Children(agent_, "greet", "dispatch-");
+  ASSERT_EQ(children.size(), 1u);
+  alloc = WaitAlloc(Escaped(children[0]), "complete");
+  auto greeting = agent_.http().Do(
+      "GET",
+      "/v1/client/fs/logs/" + alloc["ID"].get<std::string>() + "?task=greet&type=stdout&plain=true",
+      "");
+  ASSERT_TRUE(greeting.ok()) << greeting.status();
+  EXPECT_EQ(greeting->body, "Hello, world!\nhave a nice day\n");
+}
+
 }  // namespace
 }  // namespace drover::integration
