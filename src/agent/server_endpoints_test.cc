@@ -281,9 +281,30 @@ TEST_F(EndpointsTest, ParseReturnsTheBareJobOrA400) {
 
 TEST_F(EndpointsTest, RegisterRefusesFeaturesDroverDoesNotRunYet) {
   Response reg = Call("PUT", "/v1/jobs",
-                      R"({"Job": {"ID": "p", "Periodic": {"Spec": "@daily"}, "TaskGroups": []}})");
+                      R"({"Job": {"ID": "p", "Spreads": [{"Attribute": "x"}], "TaskGroups": []}})");
   EXPECT_EQ(reg.status, 400);
-  EXPECT_EQ(reg.body, "Job.Periodic: periodic jobs are not supported by Drover yet");
+  EXPECT_EQ(reg.body, "Job.Spreads: spread blocks are not supported by Drover yet");
+}
+
+TEST_F(EndpointsTest, ForceAndDispatchRefuseWhatTheyCannotRead) {
+  Response force = Call("PUT", "/v1/job/nope/periodic/force", "");
+  EXPECT_EQ(force.status, 404);
+  EXPECT_EQ(force.body, "job not found");
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"Payload": "not base64!"})", "Payload: invalid base64"},
+      {R"({"JobID": "other"})", "Job ID does not match"},
+      {R"({"Meta": {"k": 1}})", "Meta.k: expected a string"},
+      {R"({"Meta": ["k"]})", "Meta: expected an object of strings"},
+      {R"({"IdempotencyToken": 5})", "IdempotencyToken: expected a string"},
+      {R"([1])", "Failed to decode request body: expected an object"}};
+  for (const auto& [body, error] : bad) {
+    Response r = Call("PUT", "/v1/job/render/dispatch", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(r.body, error) << body;
+  }
+  Response missing = Call("PUT", "/v1/job/render/dispatch", "{}");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.body, "parameterized job \"render\" not found");
 }
 
 TEST_F(EndpointsTest, ValidateReportsErrorsInTheBody) {
