@@ -98,6 +98,14 @@ class ServerAdapter final : public api::ServerApi {
     return server_.PlanJob(std::move(job), diff);
   }
 
+  absl::StatusOr<std::vector<model::StateEventPtr>> EventsFrom(uint64_t seq,
+                                                               size_t max) const override {
+    return server_.state().EventsFrom(seq, max);
+  }
+  uint64_t EventSeqAtIndex(uint64_t index) const override {
+    return server_.state().EventSeqAtIndex(index);
+  }
+  asio::awaitable<absl::Status> WaitDurable() override { return server_.state().Flush(); }
   asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(
       std::string ns, std::string id) override {
     return server_.ForcePeriodicDurably(std::move(ns), std::move(id));

@@ -64,7 +64,12 @@ std::string PercentEncode(const std::string& s) {
 std::string TargetOf(const Request& req) {
   std::string target = req.raw_path.empty() ? req.path : req.raw_path;
   char sep = '?';
-  for (const auto& [key, value] : req.query) {
+  // Repeated parameters (?topic=a&topic=b) travel as sent.
+  const std::vector<std::pair<std::string, std::string>> params =
+      req.query_list.empty()
+          ? std::vector<std::pair<std::string, std::string>>(req.query.begin(), req.query.end())
+          : req.query_list;
+  for (const auto& [key, value] : params) {
     target += sep;
     target += PercentEncode(key);
     if (!value.empty()) {

@@ -5,16 +5,20 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/asio.h"
 
 namespace drover::api {
 
 struct Request {
-  std::string method;                          // "GET", "PUT", ...
-  std::string path;                            // decoded path without the query
-  std::string raw_path;                        // as sent (percent-encoded); routing splits it
-  std::map<std::string, std::string> query;    // last value wins
+  std::string method;                        // "GET", "PUT", ...
+  std::string path;                          // decoded path without the query
+  std::string raw_path;                      // as sent (percent-encoded); routing splits it
+  std::map<std::string, std::string> query;  // last value wins
+  // Every parameter in order, repeated ones included (?topic=a&topic=b).
+  std::vector<std::pair<std::string, std::string>> query_list;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::map<std::string, std::string> params;  // ":name" captures from the route

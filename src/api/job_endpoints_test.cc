@@ -153,6 +153,11 @@ class FakeServer final : public ServerApi {
     co_return Refused<model::JobPlan>();
   }
 
+  absl::StatusOr<std::vector<model::StateEventPtr>> EventsFrom(uint64_t, size_t) const override {
+    return std::vector<model::StateEventPtr>{};
+  }
+  uint64_t EventSeqAtIndex(uint64_t) const override { return 1; }
+  asio::awaitable<absl::Status> WaitDurable() override { co_return absl::OkStatus(); }
   asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(std::string,
                                                                             std::string) override {
     co_return Refused<model::EvalResponse>();

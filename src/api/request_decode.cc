@@ -29,6 +29,8 @@ Request DecodeRequest(std::string method, const std::string& target,
   req.path = std::string(parsed->path());
   for (const auto& param : parsed->params()) {
     req.query[std::string(param.key)] = param.has_value ? std::string(param.value) : "";
+    req.query_list.emplace_back(std::string(param.key),
+                                param.has_value ? std::string(param.value) : "");
   }
   return req;
 }

@@ -23,6 +23,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
     RegisterJobVersionRoutes(router, ctx);
     RegisterScalingRoutes(router, ctx);
     RegisterPeriodicRoutes(router, ctx);
+    RegisterEventRoutes(router, ctx);
     RegisterDeploymentRoutes(router, ctx);
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);

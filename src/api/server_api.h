@@ -142,6 +142,13 @@ class ServerApi {
   virtual asio::awaitable<absl::StatusOr<model::JobPlan>> PlanJob(codec::PreparedJob job,
                                                                   bool diff) = 0;
 
+  // The change feed (docs/api.md#event-stream): StateStore's EventsFrom,
+  // EventSeqAtIndex, and a wait until what changed so far is durable.
+  virtual absl::StatusOr<std::vector<model::StateEventPtr>> EventsFrom(uint64_t seq,
+                                                                       size_t max) const = 0;
+  virtual uint64_t EventSeqAtIndex(uint64_t index) const = 0;
+  virtual asio::awaitable<absl::Status> WaitDurable() = 0;
+
   // Periodic and parameterized jobs (docs/jobs.md#periodic-jobs): a periodic job's
   // launch now, and a dispatch of a parameterized one.
   virtual asio::awaitable<absl::StatusOr<model::EvalResponse>> ForcePeriodicDurably(

@@ -399,6 +399,7 @@ struct NodeOptions {
 struct ClusterOptions {
   JobStatusOptions status;
   ServerMembersOptions members;
+  EventStreamOptions events;
 };
 
 // drover agent.
@@ -611,7 +612,7 @@ void AddNodeCommands(CLI::App& app, const CommandBinder& b, NodeOptions* o) {
       b.Client([o](HttpClient& c, Ui& u) { return RunNodeDrain(o->drain, c, u); }));
 }
 
-// drover status, and drover server members.
+// drover status, drover server members, and drover event stream.
 void AddClusterCommands(CLI::App& app, const CommandBinder& b, ClusterOptions* o) {
   CLI::App* top_status =
       app.add_subcommand("status", "Display the cluster's servers and nodes, and the jobs");
@@ -627,6 +628,18 @@ void AddClusterCommands(CLI::App& app, const CommandBinder& b, ClusterOptions* o
   AddApiFlags(members, b.flags);
   members->callback(
       b.Client([o](HttpClient& c, Ui& u) { return RunServerMembers(o->members, c, u); }));
+
+  // drover event stream (Nomad has no CLI for it).
+  CLI::App* event = app.add_subcommand("event", "Follow the servers' events");
+  event->require_subcommand(1);
+  CLI::App* stream = event->add_subcommand("stream", "Print events as they happen, as JSON lines");
+  stream->add_option("--topic", o->events.topics, "Topic[:key] (repeatable; default: every one)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  stream->add_option("--index", o->events.index, "Start at this index (0: the oldest kept)");
+  AddApiFlags(stream, b.flags);
+  stream->callback(b.Client([o](HttpClient& c, Ui& u) { return RunEventStream(o->events, c, u); }));
 }
 
 int RunUnchecked(const std::vector<std::string>& args, const Dependencies& deps, Ui& ui,

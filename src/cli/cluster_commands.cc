@@ -134,3 +134,35 @@ int RunStatus(const JobStatusOptions& options, HttpClient& client, Ui& ui) {
 }
 
 }  // namespace drover::cli
+
+namespace drover::cli {
+
+int RunEventStream(const EventStreamOptions& options, HttpClient& client, Ui& ui) {
+  std::string path = absl::StrCat("/v1/event/stream?index=", options.index);
+  for (const std::string& topic : options.topics)
+    absl::StrAppend(&path, "&topic=", QueryEscape(topic));
+  std::string buffer;
+  std::string ended;  // the servers' reason, when they end the stream
+  absl::Status s = client.Stream(path, [&](std::string_view data) {
+    buffer.append(data);
+    for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
+      const std::string line = buffer.substr(0, nl);
+      if (line.empty() || line == "{}")
+        continue;
+      if (absl::StatusOr<codec::Json> j = codec::ParseJson(line);
+          j.ok() && j->is_object() && j->contains("Error")) {
+        ended = JsonString(*j, "Error");
+        return false;
+      }
+      ui.Output(line);
+    }
+    return true;
+  });
+  if (!s.ok() || !ended.empty()) {
+    ui.Error(absl::StrCat("Error following events: ", s.ok() ? ended : s.message()));
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace drover::cli

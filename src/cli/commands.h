@@ -205,6 +205,15 @@ struct ServerMembersOptions {
 };
 int RunServerMembers(const ServerMembersOptions& options, HttpClient& client, Ui& ui);
 
+// drover event stream [-topic T[:KEY]]... [-index N]: follows the servers' events
+// (GET /v1/event/stream), printing each index's events as one JSON line, as the API
+// sends them; heartbeats are not printed. Ends when the stream does (or on Ctrl-C).
+struct EventStreamOptions {
+  std::vector<std::string> topics;
+  uint64_t index = 0;
+};
+int RunEventStream(const EventStreamOptions& options, HttpClient& client, Ui& ui);
+
 // drover job allocs [-all] [-verbose] JOB: the job's allocations.
 struct JobAllocsOptions {
   std::string id;

@@ -30,6 +30,32 @@ using AllocPtr = std::shared_ptr<const Allocation>;
 using NodePtr = std::shared_ptr<const Node>;
 using DeploymentPtr = std::shared_ptr<const Deployment>;
 
+// Event stream topics (Nomad's structs.Topic).
+inline constexpr char kTopicJob[] = "Job";
+inline constexpr char kTopicEvaluation[] = "Evaluation";
+inline constexpr char kTopicAllocation[] = "Allocation";
+inline constexpr char kTopicDeployment[] = "Deployment";
+inline constexpr char kTopicNode[] = "Node";
+
+// One change to the server state as the event stream tells it (Nomad's structs.Event):
+// its topic and type, the object's key (an ID) and the keys it may also be filtered by
+// (its job and deployment), the index of the change, and the object as it is after it
+// (exactly one of the pointers is set).
+struct StateEvent {
+  std::string topic;
+  std::string type;
+  std::string key;
+  std::string namespace_;  // empty for nodes
+  std::vector<std::string> filter_keys;
+  uint64_t index = 0;
+  JobPtr job;
+  EvalPtr eval;
+  AllocPtr alloc;
+  DeploymentPtr deployment;
+  NodePtr node;
+};
+using StateEventPtr = std::shared_ptr<const StateEvent>;
+
 // One record of the server state as it is stored (state_store.h's layout): what an
 // operator snapshot holds.
 struct StateRecord {

@@ -180,6 +180,7 @@ absl::Status StateStore::ApplyDeploymentRecord(const std::string& id,
     return absl::InvalidArgumentError("the key does not name the deployment it holds");
   RaiseIndex(Table::kDeployments, std::max(d->modify_index, d->create_index));
   PutDeployment(std::make_shared<const model::Deployment>(*std::move(d)));
+  Publish(deployments_.at(id));
   return absl::OkStatus();
 }
 

@@ -66,27 +66,27 @@ state::Store::Done LogFailure() {
 
 }  // namespace
 
-void StateStore::Save(const JobPtr& job) {
+void StateStore::Persist(const JobPtr& job) {
   if (store_)
     store_->Put(JobRecordKey(*job), layout::EncodeRecord(*job), LogFailure());
 }
 
-void StateStore::Save(const EvalPtr& eval) {
+void StateStore::Persist(const EvalPtr& eval) {
   if (store_)
     store_->Put(kEvalPrefix + eval->id, layout::EncodeRecord(*eval), LogFailure());
 }
 
-void StateStore::Save(const AllocPtr& alloc) {
+void StateStore::Persist(const AllocPtr& alloc) {
   if (store_)
     store_->Put(kAllocPrefix + alloc->id, layout::EncodeRecord(*alloc), LogFailure());
 }
 
-void StateStore::Save(const NodePtr& node) {
+void StateStore::Persist(const NodePtr& node) {
   if (store_)
     store_->Put(kNodePrefix + node->id, layout::EncodeRecord(*node), LogFailure());
 }
 
-void StateStore::Save(const DeploymentPtr& deployment) {
+void StateStore::Persist(const DeploymentPtr& deployment) {
   if (store_) {
     store_->Put(layout::kDeploymentPrefix + deployment->id, layout::EncodeRecord(*deployment),
                 LogFailure());
@@ -172,7 +172,10 @@ absl::Status StateStore::Attach(std::unique_ptr<state::Store> store) {
   store_ = std::move(store);
   resave_on_failure_ = true;
   failed_writes_seen_ = store_->stats().failed;
-  if (absl::Status s = Load(); !s.ok()) {
+  publish_ = false;  // what was there before: not changes the event stream tells
+  absl::Status loaded = Load();
+  publish_ = true;
+  if (absl::Status s = loaded; !s.ok()) {
     // Nothing half-loaded stays behind (the caller may try again with another DB).
     store_.reset();
     ClearObjects();
@@ -310,16 +313,16 @@ absl::Status StateStore::Load() {
 void StateStore::SaveAll() {
   for (const auto& [key, versions] : job_versions_) {
     for (const JobPtr& j : versions)
-      Save(j);
+      Persist(j);
   }
   for (const auto& [id, e] : evals_)
-    Save(e);
+    Persist(e);
   for (const auto& [id, a] : allocs_)
-    Save(a);
+    Persist(a);
   for (const auto& [id, n] : nodes_)
-    Save(n);
+    Persist(n);
   for (const auto& [id, d] : deployments_)
-    Save(d);
+    Persist(d);
   SaveSchedulerConfig();  // or its delete, when none is set
   for (const auto& [key, events] : scaling_events_)
     SaveScalingEvents(key);

@@ -79,7 +79,10 @@ void StateStore::ResetTo(const std::vector<Record>& records) {
   for (auto& [t, i] : table_index_)
     i = 1;
   node_allocs_index_.clear();
+  // The whole state at once: not a change the event stream tells.
+  publish_ = false;
   ApplyRecords(records);
+  publish_ = true;
   unsettled_ = false;
   // Every waiting node looks again: its allocations may differ from what it was told.
   for (auto& [node, event] : node_allocs_changed_)
@@ -131,8 +134,9 @@ void StateStore::ApplyJobRecord(const std::string& key, JobPtr job) {
   if (versions.empty()) {
     job_versions_.erase(job_key);
     jobs_.erase(job_key);
-  } else {
+  } else if (jobs_[job_key] != versions.front()) {
     jobs_[job_key] = versions.front();
+    Publish(versions.front());
   }
 }
 
@@ -151,6 +155,7 @@ absl::Status StateStore::ApplyEvalRecord(const std::string& id,
   evals_[id] = *e;
   evals_by_job_[JobKey((*e)->namespace_, (*e)->job_id)].insert(id);
   RaiseIndex(Table::kEvals, std::max((*e)->modify_index, (*e)->create_index));
+  Publish(*e);
   return absl::OkStatus();
 }
 
@@ -181,6 +186,7 @@ absl::Status StateStore::ApplyAllocRecord(const std::string& id,
              std::max({alloc->modify_index, alloc->alloc_modify_index, alloc->create_index}));
   if (servers_changed)
     NodeAllocsChanged(alloc->node_id, alloc->alloc_modify_index);
+  Publish(alloc);
   return absl::OkStatus();
 }
 
@@ -196,6 +202,7 @@ absl::Status StateStore::ApplyNodeRecord(const std::string& id,
     return n.status();
   nodes_[id] = *n;
   RaiseIndex(Table::kNodes, std::max((*n)->modify_index, (*n)->create_index));
+  Publish(*n);
   return absl::OkStatus();
 }
 

@@ -278,14 +278,18 @@ std::vector<JobPtr> StateStore::JobVersions(const std::string& ns, const std::st
 
 bool StateStore::DeleteJob(const std::string& ns, const std::string& id) {
   const std::string key = JobKey(ns, id);
-  if (jobs_.erase(key) == 0) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) {
     return false;
   }
+  const JobPtr gone = it->second;
+  jobs_.erase(it);
   job_versions_.erase(key);
   ForgetJob(ns, id);
   DropScalingEvents(ns, id);
   DropPeriodicLaunch(ns, id);
   Bump(Table::kJobs);
+  Publish(gone, "JobDeregistered");
   // Nomad's purge takes the job's deployments with it.
   if (auto it = deployments_by_job_.find(key); it != deployments_by_job_.end()) {
     const std::set<std::string> ids = it->second;
@@ -322,7 +326,8 @@ void StateStore::RestoreJob(const JobSnapshot& before) {
     jobs_[key] = before.job;
     job_versions_[key] = before.versions;
     for (const JobPtr& v : before.versions)
-      Save(v);
+      Persist(v);
+    Publish(before.job);
   } else {
     jobs_.erase(key);
     job_versions_.erase(key);

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -159,6 +160,20 @@ class StateStore {
   void RestorePeriodicLaunch(const std::string& ns, const std::string& job_id,
                              const std::optional<model::PeriodicLaunch>& before);
 
+  // The change feed (GET /v1/event/stream, docs/api.md#event-stream): every change
+  // to a job, evaluation, allocation, deployment or node, as an event numbered in the
+  // order it was made (from 1) and stamped with its index. The newest kMaxEvents are
+  // kept; a reader that falls further behind is told so by EventsFrom.
+  static constexpr size_t kMaxEvents = 8192;
+  // The number the next event will have.
+  uint64_t next_event_seq() const { return first_event_seq_ + events_.size(); }
+  // Up to `max` events numbered from `seq` on; OutOfRange when `seq` is older than the
+  // oldest kept.
+  absl::StatusOr<std::vector<model::StateEventPtr>> EventsFrom(uint64_t seq, size_t max) const;
+  // The number of the oldest kept event with an index at least `index` (or the next
+  // event's when none has).
+  uint64_t EventSeqAtIndex(uint64_t index) const;
+
   // The scheduler configuration an operator set (none until then).
   const std::optional<model::SchedulerConfig>& scheduler_config() const {
     return scheduler_config_;
@@ -262,12 +277,25 @@ class StateStore {
   uint64_t BumpGlobal();
   // Sets the server-managed fields UpsertJob sets, for a write at `index`.
   void AssignVersion(model::Job& job, uint64_t index) const;
+  // A change: published on the change feed and written through.
+  template <typename Ptr>
+  void Save(const Ptr& object) {
+    Publish(object);
+    Persist(object);
+  }
   // Write-through (no-ops without a store).
-  void Save(const JobPtr& job);
-  void Save(const EvalPtr& eval);
-  void Save(const AllocPtr& alloc);
-  void Save(const NodePtr& node);
-  void Save(const DeploymentPtr& deployment);
+  void Persist(const JobPtr& job);
+  void Persist(const EvalPtr& eval);
+  void Persist(const AllocPtr& alloc);
+  void Persist(const NodePtr& node);
+  void Persist(const DeploymentPtr& deployment);
+  // The change feed (state_events.cc); no-ops while `publish_` is off (loads).
+  void Publish(const JobPtr& job, const char* type = nullptr);
+  void Publish(const EvalPtr& eval);
+  void Publish(const AllocPtr& alloc);
+  void Publish(const NodePtr& node);
+  void Publish(const DeploymentPtr& deployment);
+  void Append(model::StateEvent event);
   void SaveIndexes();
   void SaveSchedulerConfig();
   void SaveScalingEvents(const std::string& key);  // JobKey; deletes the record when none
@@ -371,6 +399,9 @@ class StateStore {
   bool resave_on_failure_ = true;
   bool unsettled_ = false;
   uint64_t skipped_records_ = 0;
+  std::deque<model::StateEventPtr> events_;  // the change feed, oldest first
+  uint64_t first_event_seq_ = 1;
+  bool publish_ = true;
   std::set<std::string> logged_bad_keys_;  // each bad record is logged once
 };
 

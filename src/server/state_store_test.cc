@@ -106,6 +106,41 @@ TEST_F(StateStoreTest, BlockingQueryWakesOnChangeOrTimesOut) {
   EXPECT_EQ(*timed_out, now_index);
 }
 
+TEST_F(StateStoreTest, TheChangeFeedTellsEachChangeInOrderAndForgetsTheOldest) {
+  const uint64_t first = store_.next_event_seq();
+  store_.UpsertJob(test::MakeJob("web"));
+  model::Evaluation eval;
+  eval.id = "e1";
+  eval.namespace_ = "default";
+  eval.job_id = "web";
+  store_.UpsertEvals({eval});
+  EXPECT_TRUE(store_.DeleteJob("default", "web"));
+  auto events = store_.EventsFrom(first, 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::vector<std::string> types;
+  uint64_t index = 0;
+  for (const model::StateEventPtr& e : *events) {
+    types.push_back(e->topic + ":" + e->type);
+    EXPECT_GE(e->index, index);
+    index = e->index;
+  }
+  // The job's status refresh after the evaluation is a change too.
+  EXPECT_EQ(types.front(), "Job:JobRegistered");
+  EXPECT_EQ(types.back(), "Job:JobDeregistered");
+  EXPECT_NE(std::find(types.begin(), types.end(), "Evaluation:EvaluationUpdated"), types.end());
+  EXPECT_EQ((*events)[1]->filter_keys, (std::vector<std::string>{"web", ""}));
+  EXPECT_EQ(store_.EventSeqAtIndex(index), first + events->size() - 1);
+  EXPECT_EQ(store_.EventSeqAtIndex(index + 1), store_.next_event_seq());
+
+  // Only the newest kMaxEvents stay: a reader further behind is told so.
+  for (size_t i = 0; i < StateStore::kMaxEvents; ++i)
+    store_.UpsertJob(test::MakeJob("j" + std::to_string(i % 50)));
+  EXPECT_EQ(store_.EventsFrom(first, 1).status().code(), absl::StatusCode::kOutOfRange);
+  const uint64_t oldest = store_.next_event_seq() - StateStore::kMaxEvents;
+  EXPECT_EQ(store_.EventsFrom(oldest, 1)->size(), 1u);
+  EXPECT_EQ(store_.EventSeqAtIndex(0), oldest);
+}
+
 TEST_F(StateStoreTest, PrefixAndNamespaceListing) {
   store_.UpsertJob(test::MakeJob("web"));
   store_.UpsertJob(test::MakeJob("worker"));
