@@ -74,6 +74,7 @@ void RegisterJobVersionRoutes(Router& router, ApiContext& ctx);
 void RegisterScalingRoutes(Router& router, ApiContext& ctx);
 void RegisterPeriodicRoutes(Router& router, ApiContext& ctx);
 void RegisterEventRoutes(Router& router, ApiContext& ctx);
+void RegisterSearchRoutes(Router& router, ApiContext& ctx);
 void RegisterDeploymentRoutes(Router& router, ApiContext& ctx);
 void RegisterJobspecRoutes(Router& router, ApiContext& ctx);
 void RegisterAllocRoutes(Router& router, ApiContext& ctx);

@@ -24,6 +24,7 @@ void RegisterRoutes(Router& router, ApiContext& ctx) {
     RegisterScalingRoutes(router, ctx);
     RegisterPeriodicRoutes(router, ctx);
     RegisterEventRoutes(router, ctx);
+    RegisterSearchRoutes(router, ctx);
     RegisterDeploymentRoutes(router, ctx);
     RegisterAllocRoutes(router, ctx);
     RegisterEvalRoutes(router, ctx);
