@@ -318,5 +318,165 @@ TEST_F(EndpointsTest, ValidateReportsErrorsInTheBody) {
   EXPECT_EQ(bad["ValidationErrors"].size(), 1u);
 }
 
+// Field fidelity: /v1/jobs/parse with Canonicalize gives what Nomad's api Canonicalize
+// gives for the same file (each expected value is a documented Nomad default), newer
+// blocks parse (and registration refuses them by name), and a registered job carries
+// Nomad's zero values and nulls.
+constexpr char kFidelityHcl[] = R"(job "fid" {
+  type = "batch"
+  periodic {
+    cron = "@daily"
+  }
+  affinity {
+    attribute = "${node.class}"
+    value     = "big"
+  }
+  group "g" {
+    consul {
+      namespace = "team"
+    }
+    task "t" {
+      driver = "raw_exec"
+      template {
+        data        = "x"
+        destination = "local/x"
+      }
+      template {
+        data          = "y"
+        destination   = "local/y"
+        change_mode   = "signal"
+      }
+      template {
+        data          = "z"
+        destination   = "local/z"
+        change_signal = "sigusr1"
+      }
+      artifact {
+        source = "https://example.com/tool.tgz"
+      }
+      artifact {
+        source = "https://example.com/bin/tool"
+        mode   = "file"
+      }
+      vault {
+        policies = ["read"]
+      }
+      identity {
+        env = true
+      }
+      identity {
+        name = "aws"
+        aud  = ["sts.amazonaws.com"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }
+  }
+}
+)";
+
+TEST_F(EndpointsTest, ParseCanonicalizeGivesNomadsDefaults) {
+  const codec::Json request = {{"JobHCL", kFidelityHcl}, {"Canonicalize", true}};
+  Response parsed = Call("POST", "/v1/jobs/parse", request.dump());
+  ASSERT_EQ(parsed.status, 200) << parsed.body;
+  const codec::Json job = Body(parsed);
+  const std::vector<std::pair<std::string, codec::Json>> expected = {
+      {"/Region", "global"},
+      {"/Namespace", "default"},
+      {"/Priority", 50},
+      {"/NodePool", "default"},
+      {"/Datacenters", codec::Json::array({"*"})},
+      {"/Periodic/Enabled", true},
+      {"/Periodic/SpecType", "cron"},
+      {"/Periodic/TimeZone", "UTC"},
+      {"/Periodic/ProhibitOverlap", false},
+      {"/Affinities/0/Weight", 50},
+      {"/TaskGroups/0/Count", 1},
+      {"/TaskGroups/0/RestartPolicy/Attempts", 3},  // batch: 3 in 24h, 15s apart
+      {"/TaskGroups/0/RestartPolicy/Interval", 86'400'000'000'000},
+      {"/TaskGroups/0/RestartPolicy/Delay", 15'000'000'000},
+      {"/TaskGroups/0/RestartPolicy/Mode", "fail"},
+      {"/TaskGroups/0/ReschedulePolicy/Attempts", 1},
+      {"/TaskGroups/0/ReschedulePolicy/DelayFunction", "constant"},
+      {"/TaskGroups/0/EphemeralDisk/SizeMB", 300},
+      {"/TaskGroups/0/Consul/Namespace", "team"},
+      {"/TaskGroups/0/Tasks/0/Resources/CPU", 100},
+      {"/TaskGroups/0/Tasks/0/Resources/MemoryMB", 300},
+      {"/TaskGroups/0/Tasks/0/KillTimeout", 5'000'000'000},
+      {"/TaskGroups/0/Tasks/0/KillSignal", ""},
+      {"/TaskGroups/0/Tasks/0/LogConfig/MaxFiles", 10},
+      {"/TaskGroups/0/Tasks/0/LogConfig/MaxFileSizeMB", 10},
+      {"/TaskGroups/0/Tasks/0/Templates/0/ChangeMode", "restart"},
+      {"/TaskGroups/0/Tasks/0/Templates/0/ChangeSignal", ""},
+      {"/TaskGroups/0/Tasks/0/Templates/0/Splay", 5'000'000'000},
+      {"/TaskGroups/0/Tasks/0/Templates/0/Perms", "0644"},
+      {"/TaskGroups/0/Tasks/0/Templates/0/LeftDelim", "{{"},
+      {"/TaskGroups/0/Tasks/0/Templates/0/RightDelim", "}}"},
+      {"/TaskGroups/0/Tasks/0/Templates/0/Envvars", false},
+      {"/TaskGroups/0/Tasks/0/Templates/0/ErrMissingKey", false},
+      {"/TaskGroups/0/Tasks/0/Templates/0/SourcePath", ""},
+      {"/TaskGroups/0/Tasks/1/Templates/1/ChangeSignal", nullptr},  // no second task
+      {"/TaskGroups/0/Tasks/0/Templates/1/ChangeSignal", "SIGHUP"},
+      {"/TaskGroups/0/Tasks/0/Templates/2/ChangeSignal", "SIGUSR1"},
+      {"/TaskGroups/0/Tasks/0/Artifacts/0/GetterMode", "any"},
+      {"/TaskGroups/0/Tasks/0/Artifacts/0/RelativeDest", "local/"},
+      {"/TaskGroups/0/Tasks/0/Artifacts/1/RelativeDest", "local/tool"},
+      {"/TaskGroups/0/Tasks/0/Vault/Env", true},
+      {"/TaskGroups/0/Tasks/0/Vault/ChangeMode", "restart"},
+      {"/TaskGroups/0/Tasks/0/Vault/ChangeSignal", "SIGHUP"},
+      {"/TaskGroups/0/Tasks/0/Vault/Cluster", "default"},
+      {"/TaskGroups/0/Tasks/0/Identity/Env", true},
+      {"/TaskGroups/0/Tasks/0/Identities/0/Name", "aws"},
+      {"/TaskGroups/0/Tasks/0/VolumeMounts/0/PropagationMode", "private"},
+      {"/TaskGroups/0/Tasks/0/VolumeMounts/0/ReadOnly", false},
+  };
+  for (const auto& [pointer, value] : expected) {
+    const codec::Json::json_pointer p(pointer);
+    if (value.is_null()) {
+      EXPECT_FALSE(job.contains(p)) << pointer;
+      continue;
+    }
+    ASSERT_TRUE(job.contains(p)) << pointer << " missing in " << job.dump();
+    EXPECT_EQ(job[p], value) << pointer;
+  }
+
+  // Registration refuses what it cannot carry out, by name.
+  codec::Json without_affinity = job;
+  without_affinity.erase("Affinities");  // refused first otherwise
+  Response reg = Call("PUT", "/v1/jobs", codec::Dump(codec::Json{{"Job", without_affinity}}));
+  EXPECT_EQ(reg.status, 400);
+  EXPECT_NE(reg.body.find("Job.TaskGroups[0].Consul: consul blocks are not supported"),
+            std::string::npos)
+      << reg.body;
+
+  // A registered job: Nomad's zero values, and null where Nomad's field is a pointer.
+  ASSERT_EQ(Call("PUT", "/v1/jobs", kJob).status, 200);
+  const codec::Json web = Body(Call("GET", "/v1/job/web"));
+  for (const auto& [pointer, value] : std::vector<std::pair<std::string, codec::Json>>{
+           {"/Dispatched", false},
+           {"/ParentID", ""},
+           {"/Stop", false},
+           {"/Periodic", nullptr},
+           {"/ParameterizedJob", nullptr},
+           {"/Payload", nullptr},
+           {"/Affinities", nullptr},
+           {"/Spreads", nullptr},
+           {"/Multiregion", nullptr},
+           {"/DispatchIdempotencyToken", nullptr},
+           {"/TaskGroups/0/Tasks/0/KillSignal", ""},
+           {"/TaskGroups/0/Tasks/0/Leader", false},
+           {"/TaskGroups/0/Tasks/0/Templates", nullptr},
+           {"/TaskGroups/0/Tasks/0/Vault", nullptr},
+           {"/TaskGroups/0/Tasks/0/DispatchPayload", nullptr},
+           {"/TaskGroups/0/Services", nullptr},
+       }) {
+    const codec::Json::json_pointer p(pointer);
+    ASSERT_TRUE(web.contains(p)) << pointer << " missing";
+    EXPECT_EQ(web[p], value) << pointer;
+  }
+}
+
 }  // namespace
 }  // namespace drover::agent

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include <nlohmann/json.hpp>
 
 #include "api/api_context.h"
@@ -35,6 +36,80 @@ void MergeMissing(codec::Json& canonical, const codec::Json& parsed) {
       }
     }
   }
+}
+
+// Sets `key` to `value` where the block left it out (Nomad's api Canonicalize sets
+// every nil pointer).
+void Default(codec::Json& block, const char* key, codec::Json value) {
+  if (!block.contains(key) || block[key].is_null())
+    block[key] = std::move(value);
+}
+
+// Nomad's api Canonicalize for the blocks the model does not hold (registration refuses
+// them, but /v1/jobs/parse shows them): templates, artifacts, vault, affinities,
+// spreads and volume mounts.
+void CanonicalizeUnmodeled(codec::Json& job) {
+  using codec::Json;
+  constexpr int64_t kNanosPerSecond = 1'000'000'000;
+  const auto each = [](Json& parent, const char* key, const std::function<void(Json&)>& fn) {
+    if (parent.is_object() && parent.contains(key) && parent[key].is_array()) {
+      for (Json& item : parent[key]) {
+        if (item.is_object())
+          fn(item);
+      }
+    }
+  };
+  const auto weight = [](Json& a) { Default(a, "Weight", 50); };
+  each(job, "Affinities", weight);
+  each(job, "Spreads", weight);
+  each(job, "TaskGroups", [&](Json& group) {
+    each(group, "Affinities", weight);
+    each(group, "Spreads", weight);
+    each(group, "Tasks", [&](Json& task) {
+      each(task, "Affinities", weight);
+      each(task, "Templates", [&](Json& t) {
+        for (const char* key : {"SourcePath", "DestPath", "EmbeddedTmpl"})
+          Default(t, key, "");
+        Default(t, "ChangeMode", "restart");
+        if (t.contains("ChangeSignal") && t["ChangeSignal"].is_string()) {
+          t["ChangeSignal"] = absl::AsciiStrToUpper(t["ChangeSignal"].get<std::string>());
+        } else {
+          t["ChangeSignal"] = t["ChangeMode"] == "signal" ? "SIGHUP" : "";
+        }
+        Default(t, "Splay", 5 * kNanosPerSecond);
+        Default(t, "Perms", "0644");
+        Default(t, "LeftDelim", "{{");
+        Default(t, "RightDelim", "}}");
+        Default(t, "Envvars", false);
+        Default(t, "ErrMissingKey", false);
+        Default(t, "VaultGrace", 0);
+      });
+      each(task, "Artifacts", [](Json& a) {
+        Default(a, "GetterMode", "any");
+        Default(a, "GetterSource", "");
+        if (!a.contains("RelativeDest") || a["RelativeDest"].is_null()) {
+          const std::string source = a["GetterSource"].get<std::string>();
+          a["RelativeDest"] = a["GetterMode"] == "file"
+                                  ? "local/" + source.substr(source.find_last_of('/') + 1)
+                                  : "local/";
+        }
+      });
+      each(task, "VolumeMounts", [](Json& m) {
+        Default(m, "ReadOnly", false);
+        Default(m, "PropagationMode", "private");
+      });
+      if (task.contains("Vault") && task["Vault"].is_object()) {
+        Json& v = task["Vault"];
+        Default(v, "Env", true);
+        Default(v, "DisableFile", false);
+        Default(v, "Namespace", "");
+        Default(v, "Cluster", "default");
+        Default(v, "ChangeMode", "restart");
+        Default(v, "ChangeSignal", "SIGHUP");
+        Default(v, "AllowTokenExpiration", false);
+      }
+    });
+  });
 }
 
 struct ParseResult {
@@ -74,6 +149,7 @@ ParseResult ParseRequest(const std::string& body) {
   codec::CanonicalizeJob(*decoded);
   codec::Json canonical = codec::ToJson(*decoded);
   MergeMissing(canonical, *job);
+  CanonicalizeUnmodeled(canonical);
   return {200, "", std::move(canonical)};
 }
 

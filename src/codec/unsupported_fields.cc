@@ -50,6 +50,7 @@ const Fields kGroupFields = {
     {"Services", "services are"},
     {"StopAfterClientDisconnect", "stop_after_client_disconnect is"},
     {"Disconnect", "disconnect blocks are"},
+    {"Consul", "consul blocks are"},
 };
 const Fields kNetworkFields = {
     {"Hostname", "network hostnames are"},
@@ -65,6 +66,9 @@ const Fields kTaskFields = {
     {"CSIPluginConfig", "CSI plugins are"},
     {"Kind", "task kinds are"},
     {"ScalingPolicies", "task scaling policies (vertical autoscaling) are"},
+    {"Identity", "workload identities are"},
+    {"Identities", "workload identities are"},
+    {"Consul", "consul blocks are"},
 };
 
 }  // namespace

@@ -59,6 +59,28 @@ absl::Status FixNetwork(Decoder&, const Block*, Json& out) {
   return absl::OkStatus();
 }
 
+// A task's identity block without a `name` is its default identity (Identity); named
+// ones are Identities, as Nomad's jobspec2 splits them.
+absl::Status FixTask(Decoder&, const Block*, Json& out) {
+  if (!out.contains("Identities")) {
+    return absl::OkStatus();
+  }
+  Json named = Json::array();
+  for (Json& identity : out["Identities"]) {
+    if (identity.value("Name", "").empty() && !out.contains("Identity")) {
+      out["Identity"] = std::move(identity);
+    } else {
+      named.push_back(std::move(identity));
+    }
+  }
+  if (named.empty()) {
+    out.erase("Identities");
+  } else {
+    out["Identities"] = std::move(named);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FixPeriodic(Decoder&, const Block*, Json& out) {
   if (out.contains("Spec") || out.contains("Specs")) {
     out["SpecType"] = "cron";
@@ -279,6 +301,39 @@ const BlockSpec kTemplate{"template",
 
 const BlockSpec kDispatchPayload{"dispatch_payload", {{"file", "File", F::kString}}};
 
+// Decoded (Nomad 1.7+ job files have them) so that registration refuses them by name.
+const BlockSpec kVault{"vault",
+                       {
+                           {"policies", "Policies", F::kStringList},
+                           {"role", "Role", F::kString},
+                           {"namespace", "Namespace", F::kString},
+                           {"cluster", "Cluster", F::kString},
+                           {"env", "Env", F::kBool},
+                           {"disable_file", "DisableFile", F::kBool},
+                           {"change_mode", "ChangeMode", F::kString},
+                           {"change_signal", "ChangeSignal", F::kString},
+                           {"allow_token_expiration", "AllowTokenExpiration", F::kBool},
+                       }};
+
+const BlockSpec kIdentity{"identity",
+                          {
+                              {"name", "Name", F::kString},
+                              {"aud", "Audience", F::kStringList},
+                              {"env", "Env", F::kBool},
+                              {"file", "File", F::kBool},
+                              {"filepath", "Filepath", F::kString},
+                              {"ttl", "TTL", F::kDuration},
+                              {"change_mode", "ChangeMode", F::kString},
+                              {"change_signal", "ChangeSignal", F::kString},
+                          }};
+
+const BlockSpec kConsul{"consul",
+                        {
+                            {"namespace", "Namespace", F::kString},
+                            {"cluster", "Cluster", F::kString},
+                            {"partition", "Partition", F::kString},
+                        }};
+
 const BlockSpec kVolume{"volume",
                         {
                             {"type", "Type", F::kString},
@@ -364,7 +419,11 @@ const BlockSpec kTask{"task",
                           {"dispatch_payload", "DispatchPayload", F::kBlock, &kDispatchPayload},
                           {"volume_mount", "VolumeMounts", F::kBlockList, &kVolumeMount},
                           {"service", "Services", F::kBlockList, &kService},
-                      }};
+                          {"vault", "Vault", F::kBlock, &kVault},
+                          {"identity", "Identities", F::kBlockList, &kIdentity},
+                          {"consul", "Consul", F::kBlock, &kConsul},
+                      },
+                      FixTask};
 
 const BlockSpec kScaling{"scaling",
                          {{"min", "Min", F::kInt},
@@ -394,6 +453,7 @@ const BlockSpec kGroup{
         {"volume", "Volumes", F::kLabeledMap, &kVolume, "Name"},
         {"service", "Services", F::kBlockList, &kService},
         {"scaling", "Scaling", F::kBlock, &kScaling},
+        {"consul", "Consul", F::kBlock, &kConsul},
         {"task", "Tasks", F::kLabeledList, &kTask, "Name"},
     }};
 
