@@ -86,9 +86,7 @@ codec::Json EventJson(const model::StateEvent& e) {
   } else if (e.eval) {
     payload["Evaluation"] = codec::ToJson(*e.eval);
   } else if (e.alloc) {
-    codec::Json alloc = codec::ToJson(*e.alloc);
-    alloc["Job"] = nullptr;  // as Nomad's: the job has its own events
-    payload["Allocation"] = std::move(alloc);
+    payload["Allocation"] = codec::ToJson(*e.alloc);  // without its job (state_events.cc)
   } else if (e.deployment) {
     payload["Deployment"] = codec::ToJson(*e.deployment);
   } else if (e.node) {
@@ -135,6 +133,7 @@ asio::awaitable<void> Stream(ApiContext& ctx, Topics topics, std::string ns, uin
       co_return;
     }
     if (!events->empty()) {
+      const uint64_t batch = seq;
       seq += events->size();
       std::vector<model::StateEventPtr> matching;
       for (const model::StateEventPtr& e : *events) {
@@ -144,7 +143,11 @@ asio::awaitable<void> Stream(ApiContext& ctx, Topics topics, std::string ns, uin
       if (matching.empty())
         continue;
       // Only what is durable is told: a write that cannot be is undone.
-      if (absl::Status durable = co_await ctx.server->WaitDurable(); !durable.ok()) {
+      absl::Status durable = co_await ctx.server->WaitDurable();
+      // A write undone meanwhile resets the feed: these events may not have happened.
+      if (durable.ok())
+        durable = ctx.server->EventsFrom(batch, 0).status();
+      if (!durable.ok()) {
         std::string error = ErrorLine(durable);
         co_await out.Write(std::move(error));
         co_return;

@@ -115,6 +115,11 @@ asio::awaitable<Response> Forward(std::shared_ptr<Servers> servers, Request& req
   // Only the API goes to the servers, and only once.
   if (!req.path.starts_with("/v1/") || AlreadyForwarded(req))
     co_return Response::Error(404, "Invalid URL");
+  // Forwarding here waits for the whole answer: an endless stream would never come.
+  if (req.path == "/v1/event/stream") {
+    co_return Response::Error(
+        501, "the event stream is not relayed by a client-only agent yet: ask a server");
+  }
   const rpc::HttpCall call = CallFor(req);
   std::string last;
   for (size_t tried = 0; tried < servers->list.size(); ++tried) {

@@ -56,7 +56,8 @@ asio::awaitable<Response> Dispatch(ApiContext& ctx, Request& req) {
   auto decoded = DecodeDispatch(req);
   if (!decoded.ok())
     co_return ErrorResponse(decoded.status());
-  auto resp = co_await ctx.server->DispatchJobDurably(*std::move(decoded));
+  model::DispatchRequest request = *std::move(decoded);
+  auto resp = co_await ctx.server->DispatchJobDurably(std::move(request));
   if (!resp.ok())
     co_return ErrorResponse(resp.status());
   const codec::Json body = {{"DispatchedJobID", resp->dispatched_job_id},
@@ -68,7 +69,9 @@ asio::awaitable<Response> Dispatch(ApiContext& ctx, Request& req) {
 }
 
 asio::awaitable<Response> ForcePeriodic(ApiContext& ctx, Request& req) {
-  auto resp = co_await ctx.server->ForcePeriodicDurably(NamespaceOf(req), req.Param("id"));
+  std::string ns = NamespaceOf(req);
+  std::string id = req.Param("id");
+  auto resp = co_await ctx.server->ForcePeriodicDurably(std::move(ns), std::move(id));
   if (!resp.ok())
     co_return ErrorResponse(resp.status());
   const codec::Json body = {{"EvalID", resp->eval_id},

@@ -228,10 +228,12 @@ void CheckJobLimits(const model::Job& job, std::vector<std::string>& errs) {
   }
   Constraints("Job", job.constraints, errs);
   Map("Job meta", job.meta, errs);
-  if (job.periodic || job.parameterized) {
-    // Its children's IDs are longer.
-    Size("Job ID bytes of a periodic or parameterized job", job.id.size(),
-         L::kMaxNameBytes - L::kChildIdSuffixBytes, errs);
+  if (job.IsPeriodic() || job.IsParameterized()) {
+    // Its children's IDs are longer: a dispatched one's, and its periodic children's.
+    const size_t room = (job.IsParameterized() ? L::kDispatchIdSuffixBytes : 0) +
+                        (job.IsPeriodic() ? L::kPeriodicIdSuffixBytes : 0);
+    Size("Job ID bytes of a periodic or parameterized job", job.id.size(), L::kMaxNameBytes - room,
+         errs);
   }
   if (job.periodic) {
     Size("Job periodic crons", job.periodic->specs.size(), L::kMaxCronSpecs, errs);

@@ -28,10 +28,11 @@ struct JobLimits {
   static constexpr size_t kMaxStringBytes = 64 << 10;   // meta and env values, any other string
   static constexpr size_t kMaxPayloadBytes = 16 << 10;  // a dispatched job's payload (Nomad's)
   static constexpr size_t kMaxCronSpecs = 64;           // a periodic block's crons
-  // What a child's ID adds to its template's: "/dispatch-<unix>-<8 hex>" (29 bytes) or
-  // "/periodic-<unix>", and the dispatch's id prefix template (at most kMaxNameBytes
-  // less this less the template's ID).
-  static constexpr size_t kChildIdSuffixBytes = 32;
+  // What a child's ID adds to its template's: "/dispatch-<unix>-<8 hex>" (29 bytes;
+  // and a dispatch's id prefix template, which the child's own ID limit bounds) and
+  // "/periodic-<unix>" (20).
+  static constexpr size_t kDispatchIdSuffixBytes = 29;
+  static constexpr size_t kPeriodicIdSuffixBytes = 20;
   static constexpr size_t kMaxTaskEnvBytes = 1 << 20;  // a task's env and meta together
   static constexpr int kMaxConfigDepth = 64;           // nesting of a task's `config`
   static constexpr int kMaxAttempts = 1'000;           // restart and reschedule attempts

@@ -407,7 +407,17 @@ TEST(ValidateJobTest, PeriodicAndParameterizedRules) {
   job.parameterized = model::ParameterizedJobConfig{.payload = "optional"};
   job.id = job.name = std::string(250, 'j');
   EXPECT_THAT(ErrorText(job), HasSubstr("Job ID bytes of a periodic or parameterized job: 250 is "
-                                        "more than the limit of 224"));
+                                        "more than the limit of 227"));
+  job.periodic = model::PeriodicConfig{.spec = "@daily", .spec_type = "cron", .time_zone = "UTC"};
+  EXPECT_THAT(ErrorText(job), HasSubstr("limit of 207"));  // its dispatched children launch
+  job.parameterized.reset();
+  EXPECT_THAT(ErrorText(job), HasSubstr("limit of 236"));
+  job.id = job.name = std::string(236, 'j');
+  EXPECT_TRUE(ValidateJob(job).ok());
+  // A dispatched child is no template: its own periodic suffix is what it leaves room for.
+  job.parameterized = model::ParameterizedJobConfig{.payload = "optional"};
+  job.dispatched = true;
+  EXPECT_TRUE(ValidateJob(job).ok());
 }
 
 TEST(ValidateJobTest, UpdateRules) {

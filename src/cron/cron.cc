@@ -1,7 +1,10 @@
 #include "cron/cron.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,11 @@ namespace drover::cron {
 namespace {
 
 constexpr int kFirstYear = 1970;
+// Where the tz database is: $TZDIR, as absl reads it, else where Debian's tzdata puts it.
+std::filesystem::path ZoneInfoDir() {
+  const char* dir = std::getenv("TZDIR");
+  return dir != nullptr && *dir != '\0' ? dir : "/usr/share/zoneinfo";
+}
 constexpr int kLastYear = 2099;
 
 struct Field {
@@ -337,6 +345,16 @@ absl::StatusOr<absl::TimeZone> LoadZone(std::string_view name) {
   if (name.find("..") != std::string_view::npos || name.front() == '/' || name.front() == '\\' ||
       name.substr(0, 5) == "file:" || name.find('\0') != std::string_view::npos) {
     return absl::InvalidArgumentError("time: invalid location name");
+  }
+  // Only names the tz database has reach absl, whose process-wide cache keeps every
+  // name it was asked for, found or not.
+  const bool plausible = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+                           return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '/' ||
+                                  c == '_' || c == '-' || c == '+';
+                         });
+  std::error_code ec;
+  if (!plausible || !std::filesystem::is_regular_file(ZoneInfoDir() / name, ec)) {
+    return absl::NotFoundError("unknown time zone " + std::string(name));
   }
   absl::TimeZone zone;
   if (!absl::LoadTimeZone(std::string(name), &zone))

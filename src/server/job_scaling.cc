@@ -56,8 +56,14 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::ScaleJobDurably(ScaleReque
       if (!warnings.ok())
         return warnings.status();
       JobPtr stored = state_.UpsertJob(std::move(*prepared).Release());
-      resp = CreateEval(*stored, model::kTriggerScaling);
-      event.eval_id = resp.eval_id;
+      // A template's new count is for its children: nothing to evaluate (Nomad's).
+      if (!stored->IsPeriodic() && !stored->IsParameterized()) {
+        resp = CreateEval(*stored, model::kTriggerScaling);
+        event.eval_id = resp.eval_id;
+      } else {
+        resp.job_modify_index = stored->job_modify_index;
+        resp.index = stored->modify_index;
+      }
     }
     const model::ScalingEvent recorded =
         state_.AddScalingEvent(request.ns, request.job_id, request.group, std::move(event));

@@ -75,6 +75,10 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::EvaluateJobDurably(std::st
     const JobPtr job = state_.GetJob(ns, id);
     if (!job)
       return absl::NotFoundError("job not found");
+    if (job->IsPeriodic())
+      return absl::FailedPreconditionError("can't evaluate periodic job");
+    if (job->IsParameterized())
+      return absl::FailedPreconditionError("can't evaluate parameterized job");
     if (force_reschedule) {
       std::vector<model::Allocation> marked;
       for (const AllocPtr& a : state_.AllocsByJob(ns, id)) {

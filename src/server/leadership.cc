@@ -84,6 +84,7 @@ void Server::EndTermLoops() {
   heartbeat_deadline_.clear();
   draining_.clear();
   deployment_healthy_seen_.clear();
+  periodic_next_.clear();
 }
 
 asio::awaitable<absl::Status> Server::RestoreSnapshotDurably(

@@ -17,6 +17,9 @@ namespace {
 
 // A failed launch (a write that could not be made durable) is tried again after this.
 constexpr common::Duration kLaunchRetry = std::chrono::seconds(5);
+// The loop looks again at least this often: its timer runs on the steady clock, and the
+// wall clock may jump (a suspended VM, a corrected clock).
+constexpr common::Duration kMaxSleep = std::chrono::minutes(1);
 
 }  // namespace
 
@@ -83,11 +86,21 @@ absl::StatusOr<EvalResponse> Server::LaunchPeriodic(const model::Job& parent, co
   }
   absl::StatusOr<PreparedJob> child =
       codec::PrepareJob(PeriodicChild(parent, launch), config_.region);
-  if (!child.ok())
-    return child.status();
-  absl::StatusOr<std::vector<std::string>> warnings = CheckRegistration(child->job());
-  if (!warnings.ok())
-    return warnings.status();
+  absl::Status registrable = child.status();
+  if (registrable.ok())
+    registrable = CheckRegistration(child->job()).status();
+  if (!registrable.ok()) {
+    if (forced)
+      return registrable;
+    // Not one to try again (the loop would every few seconds): this launch is passed
+    // over, and said so.
+    DROVER_LOG_ERROR(
+        "server: launch of periodic job {} skipped: its child cannot be "
+        "registered: {}",
+        parent.id, registrable.ToString());
+    state_.SetPeriodicLaunch(parent.namespace_, parent.id, common::ToUnixNanos(launch));
+    return EvalResponse{.index = state_.LatestIndex()};
+  }
   JobPtr stored = state_.UpsertJob(std::move(*child).Release());
   EvalResponse resp = CreateEval(*stored, model::kTriggerPeriodicJob);
   state_.SetPeriodicLaunch(parent.namespace_, parent.id, common::ToUnixNanos(launch));
@@ -111,6 +124,11 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::LaunchPeriodicDurably(std:
       return absl::FailedPreconditionError("force launch for job \"" + id +
                                            "\" failed: can't force run non-tracked job " + id +
                                            " (" + ns + ")");
+    }
+    if (const auto last = state_.LastPeriodicLaunch(ns, id);
+        !forced && last && last->launch >= common::ToUnixNanos(launch)) {
+      // Decided before this write's turn; another launch (or a registration) came first.
+      return EvalResponse{.index = state_.LatestIndex()};
     }
     parent_before = state_.SnapshotJob(ns, id);
     child_before = state_.SnapshotJob(ns, PeriodicChild(*parent, launch).id);
@@ -139,12 +157,28 @@ asio::awaitable<std::optional<common::Time>> Server::PeriodicPass(
       earliest = t;
   };
   const common::Time now = clock_.Now();
-  for (const JobPtr& job : state_.PeriodicJobs()) {
+  const std::vector<JobPtr> jobs = state_.PeriodicJobs();
+  std::map<std::string, PeriodicNext> cache;  // this pass's: the jobs that are still periodic
+  for (const JobPtr& job : jobs) {
     if (term->cancelled())
       break;
     const auto last = state_.LastPeriodicLaunch(job->namespace_, job->id);
-    const common::Time from = common::FromUnixNanos(last ? last->launch : job->submit_time);
-    const std::optional<common::Time> next = NextPeriodicLaunch(*job->periodic, from);
+    const int64_t from = last ? last->launch : job->submit_time;
+    // Computed once per job version and launch: a pass runs on every change to the jobs
+    // table, and a cron that matches rarely is a long walk.
+    const std::string key = job->namespace_ + '\0' + job->id;
+    auto cached = periodic_next_.find(key);
+    if (cached == periodic_next_.end() ||
+        cached->second.job_modify_index != job->job_modify_index || cached->second.from != from) {
+      cached =
+          periodic_next_
+              .insert_or_assign(key, PeriodicNext{job->job_modify_index, from,
+                                                  NextPeriodicLaunch(*job->periodic,
+                                                                     common::FromUnixNanos(from))})
+              .first;
+    }
+    cache.insert(*cached);
+    const std::optional<common::Time> next = cached->second.next;
     if (!next || *next > now) {
       consider(next);
       continue;
@@ -164,6 +198,7 @@ asio::awaitable<std::optional<common::Time>> Server::PeriodicPass(
       consider(clock_.Now() + kLaunchRetry);
     }
   }
+  periodic_next_ = std::move(cache);
   co_return earliest;
 }
 
@@ -175,8 +210,8 @@ asio::awaitable<void> Server::PeriodicLoop(common::CancellationScopePtr term) {
     const uint64_t index = state_.LatestIndex();
     const common::Duration wait =
         next ? std::clamp<common::Duration>(*next - clock_.Now(), common::Duration::zero(),
-                                            std::chrono::hours(1))
-             : std::chrono::hours(1);
+                                            kMaxSleep)
+             : kMaxSleep;
     std::vector<Table> tables{Table::kJobs};
     auto changed = state_.BlockUntil(tables, index, wait);
     auto stopped = term->Wait();

@@ -189,6 +189,44 @@ TEST_F(PeriodicTest, ANewVersionCountsItsScheduleFromItsRegistration) {
   EXPECT_EQ(Children().size(), 1u);
 }
 
+TEST_F(PeriodicTest, StartingAStoppedJobAgainDoesNotMakeUpForItsLaunches) {
+  ASSERT_TRUE(server_.RegisterJob(PeriodicJob("* * * * *")).ok());
+  ASSERT_TRUE(server_.DeregisterJob("default", "report", /*purge=*/false).ok());
+  Advance(10min);
+  model::Job again = PeriodicJob("* * * * *");
+  ASSERT_TRUE(server_.RegisterJob(again).ok());
+  Advance(1s);
+  EXPECT_TRUE(Children().empty());
+  Advance(60s);
+  ASSERT_TRUE(testing::RunUntil(io_, [&] { return Children().size() == 1; }));
+}
+
+TEST_F(PeriodicTest, ATemplateIsNeverEvaluated) {
+  model::Job job = PeriodicJob("@daily");
+  job.type = model::kJobTypeSysbatch;
+  ASSERT_TRUE(server_.RegisterJob(job).ok());
+  model::Job param = ParameterizedJob("optional", {});
+  param.type = model::kJobTypeSysbatch;
+  ASSERT_TRUE(server_.RegisterJob(param).ok());
+  // A node joining evaluates sysbatch jobs, not templates.
+  ASSERT_TRUE(server_.RegisterNode(test::MakeNode("n1")).ok());
+  EXPECT_TRUE(server_.state().EvalsByJob("default", "report").empty());
+  EXPECT_TRUE(server_.state().EvalsByJob("default", "render").empty());
+  auto evaluate = [&](const std::string& id) {
+    return testing::Await(io_, server_.EvaluateJobDurably("default", id, false)).status();
+  };
+  EXPECT_EQ(evaluate("report").message(), "can't evaluate periodic job");
+  EXPECT_EQ(evaluate("render").message(), "can't evaluate parameterized job");
+  // Scaling a template changes the count its children get, and evaluates nothing.
+  auto scaled = testing::Await(
+      io_, server_.ScaleJobDurably(
+               Server::ScaleRequest{.ns = "default", .job_id = "render", .group = "web", .count = 3}));
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_EQ(scaled->eval_id, "");
+  EXPECT_EQ(server_.state().GetJob("default", "render")->task_groups[0].count, 3);
+  EXPECT_TRUE(server_.state().EvalsByJob("default", "render").empty());
+}
+
 TEST(PeriodicPersistTest, LaunchRecordsSurviveARestartAndTravelInSnapshots) {
   testing::TempDir dir;
   asio::io_context io;

@@ -65,17 +65,19 @@ absl::StatusOr<EvalResponse> Server::RegisterJob(PreparedJob job) {
   absl::StatusOr<std::vector<std::string>> warnings = CheckRegistration(job.job());
   if (!warnings.ok())
     return warnings.status();
+  const JobPtr previous = state_.GetJob(job.job().namespace_, job.job().id);
   JobPtr stored = state_.UpsertJob(std::move(job).Release());
   EvalResponse resp;
   if (stored->IsPeriodic() || stored->IsParameterized()) {
     // A template: its children are evaluated, never the template itself.
     resp.job_modify_index = stored->job_modify_index;
     resp.index = stored->modify_index;
-    // Its schedule counts from this registration: launches a changed spec would have
-    // made before now are not made up for.
+    // Its schedule counts from this registration when it starts launching or its spec
+    // changed (started again, a new cron): launches it would have made before now are
+    // not made up for.
     const auto launch = state_.LastPeriodicLaunch(stored->namespace_, stored->id);
-    if (stored->IsPeriodicActive() &&
-        (!launch || stored->job_modify_index == stored->modify_index)) {
+    if (stored->IsPeriodicActive() && (!launch || !previous || !previous->IsPeriodicActive() ||
+                                       previous->job_modify_index != stored->job_modify_index)) {
       state_.SetPeriodicLaunch(stored->namespace_, stored->id, common::ToUnixNanos(clock_.Now()));
     }
   } else {
@@ -145,6 +147,8 @@ asio::awaitable<absl::StatusOr<EvalResponse>> Server::Durably(
     for (const std::string& id : evals)
       state_.RemoveEval(id);
     undo();
+    // What the undone write published never happened: readers of the feed start over.
+    state_.ResetEventFeed();
     co_return durable;
   }
   for (const std::string& id : evals)
@@ -638,7 +642,8 @@ std::vector<std::string> Server::CreateSystemJobEvals() {
   // A node that joins, comes back or changes may now run system jobs it did not.
   std::vector<std::string> ids;
   for (const JobPtr& job : state_.ListJobs("*", "")) {
-    if (!job->stop &&
+    // Templates (periodic, parameterized) run nothing themselves.
+    if (!job->stop && !job->IsPeriodic() && !job->IsParameterized() &&
         (job->type == model::kJobTypeSystem || job->type == model::kJobTypeSysbatch) &&
         !HasQueuedEval(*job))
       ids.push_back(CreateEval(*job, model::kTriggerNodeUpdate).eval_id);

@@ -386,6 +386,14 @@ class Server {
                                                                       bool forced);
   // Whether a child of `parent` is pending or running (Nomad's RunningChildren).
   bool HasLiveChildren(const model::Job& parent) const;
+  // The periodic loop's next launch of each periodic job (JobKey), for the job version
+  // and last launch it was computed from.
+  struct PeriodicNext {
+    uint64_t job_modify_index = 0;
+    int64_t from = 0;  // Unix nanoseconds
+    std::optional<common::Time> next;
+  };
+  std::map<std::string, PeriodicNext> periodic_next_;
   // Collects garbage every gc_interval (core_gc.h).
   asio::awaitable<void> GcLoop(common::CancellationScopePtr term);
   // One collection with `thresholds`, durable; returns what went.

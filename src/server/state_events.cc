@@ -36,13 +36,23 @@ void StateStore::Publish(const EvalPtr& eval) {
 }
 
 void StateStore::Publish(const AllocPtr& alloc) {
+  if (!publish_)
+    return;
+  // Without its job, as Nomad's payload: the job has events of its own, and an event
+  // must not keep a job version alive.
+  AllocPtr bare = alloc;
+  if (alloc->job) {
+    model::Allocation copy = *alloc;
+    copy.job.reset();
+    bare = std::make_shared<const model::Allocation>(std::move(copy));
+  }
   Append({.topic = model::kTopicAllocation,
           .type = "AllocationUpdated",
           .key = alloc->id,
           .namespace_ = alloc->namespace_,
           .filter_keys = {alloc->job_id, alloc->deployment_id},
           .index = index_,
-          .alloc = alloc});
+          .alloc = std::move(bare)});
 }
 
 void StateStore::Publish(const DeploymentPtr& deployment) {
@@ -63,12 +73,19 @@ void StateStore::Publish(const NodePtr& node) {
           .node = node});
 }
 
+void StateStore::ResetEventFeed() {
+  first_event_seq_ = next_event_seq() + 1;
+  events_.clear();
+}
+
 absl::StatusOr<std::vector<model::StateEventPtr>> StateStore::EventsFrom(uint64_t seq,
                                                                          size_t max) const {
   if (seq < first_event_seq_) {
-    return absl::OutOfRangeError("the event stream fell behind: events from " +
-                                 std::to_string(seq) + " are gone (the servers keep the newest " +
-                                 std::to_string(kMaxEvents) + ")");
+    return absl::OutOfRangeError(
+        "subscription closed by server, client should resubscribe: events from " +
+        std::to_string(seq) + " are gone (the servers keep the newest " +
+        std::to_string(kMaxEvents) + ", and start over when a write is undone or the state " +
+        "is replaced)");
   }
   std::vector<model::StateEventPtr> out;
   for (uint64_t i = seq - first_event_seq_; i < events_.size() && out.size() < max; ++i)

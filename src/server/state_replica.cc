@@ -79,7 +79,9 @@ void StateStore::ResetTo(const std::vector<Record>& records) {
   for (auto& [t, i] : table_index_)
     i = 1;
   node_allocs_index_.clear();
-  // The whole state at once: not a change the event stream tells.
+  // The whole state at once: not a change the event stream tells, and what the feed
+  // told may not have happened (a leader's term ended): readers start over.
+  ResetEventFeed();
   publish_ = false;
   ApplyRecords(records);
   publish_ = true;
@@ -133,7 +135,10 @@ void StateStore::ApplyJobRecord(const std::string& key, JobPtr job) {
   }
   if (versions.empty()) {
     job_versions_.erase(job_key);
-    jobs_.erase(job_key);
+    if (auto gone = jobs_.find(job_key); gone != jobs_.end()) {
+      Publish(gone->second, "JobDeregistered");  // a purge, as the leader told it
+      jobs_.erase(gone);
+    }
   } else if (jobs_[job_key] != versions.front()) {
     jobs_[job_key] = versions.front();
     Publish(versions.front());

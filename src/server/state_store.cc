@@ -215,9 +215,11 @@ absl::StatusOr<JobPtr> StateStore::SetJobStability(const std::string& ns, const 
   updated.stable = stable;
   updated.modify_index = Bump(Table::kJobs);
   *it = std::make_shared<const model::Job>(std::move(updated));
-  if (it == versions->second.begin())
+  Persist(*it);
+  if (it == versions->second.begin()) {
     jobs_[key] = *it;
-  Save(*it);
+    Publish(*it);
+  }
   return *it;
 }
 
@@ -312,6 +314,7 @@ StateStore::JobSnapshot StateStore::SnapshotJob(const std::string& ns,
 
 void StateStore::RestoreJob(const JobSnapshot& before) {
   const std::string key = JobKey(before.ns, before.id);
+  const JobPtr after = GetJob(before.ns, before.id);
   if (before.scaling_events != ScalingEvents(before.ns, before.id)) {
     if (before.scaling_events)
       scaling_events_[key] = before.scaling_events;
@@ -327,12 +330,16 @@ void StateStore::RestoreJob(const JobSnapshot& before) {
     job_versions_[key] = before.versions;
     for (const JobPtr& v : before.versions)
       Persist(v);
-    Publish(before.job);
   } else {
     jobs_.erase(key);
     job_versions_.erase(key);
   }
   Bump(Table::kJobs);
+  // The feed tells the job as it is again (or gone: an undone registration).
+  if (before.job)
+    Publish(before.job);
+  else if (after)
+    Publish(after, "JobDeregistered");
   RefreshJobStatus(before.ns, before.id);
 }
 

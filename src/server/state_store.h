@@ -164,7 +164,7 @@ class StateStore {
   // to a job, evaluation, allocation, deployment or node, as an event numbered in the
   // order it was made (from 1) and stamped with its index. The newest kMaxEvents are
   // kept; a reader that falls further behind is told so by EventsFrom.
-  static constexpr size_t kMaxEvents = 8192;
+  static constexpr size_t kMaxEvents = 1024;
   // The number the next event will have.
   uint64_t next_event_seq() const { return first_event_seq_ + events_.size(); }
   // Up to `max` events numbered from `seq` on; OutOfRange when `seq` is older than the
@@ -173,6 +173,9 @@ class StateStore {
   // The number of the oldest kept event with an index at least `index` (or the next
   // event's when none has).
   uint64_t EventSeqAtIndex(uint64_t index) const;
+  // Forgets every event, so that every reader is told it fell behind (EventsFrom) and
+  // starts over: after a write was undone, or the whole state replaced (ResetTo).
+  void ResetEventFeed();
 
   // The scheduler configuration an operator set (none until then).
   const std::optional<model::SchedulerConfig>& scheduler_config() const {

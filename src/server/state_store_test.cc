@@ -139,6 +139,13 @@ TEST_F(StateStoreTest, TheChangeFeedTellsEachChangeInOrderAndForgetsTheOldest) {
   const uint64_t oldest = store_.next_event_seq() - StateStore::kMaxEvents;
   EXPECT_EQ(store_.EventsFrom(oldest, 1)->size(), 1u);
   EXPECT_EQ(store_.EventSeqAtIndex(0), oldest);
+
+  // After a reset (an undone write, a replaced state) every reader starts over.
+  const uint64_t caught_up = store_.next_event_seq();
+  store_.ResetEventFeed();
+  EXPECT_EQ(store_.EventsFrom(caught_up, 1).status().code(), absl::StatusCode::kOutOfRange);
+  store_.UpsertJob(test::MakeJob("after"));
+  EXPECT_EQ(store_.EventsFrom(store_.EventSeqAtIndex(0), 10)->size(), 1u);
 }
 
 TEST_F(StateStoreTest, PrefixAndNamespaceListing) {
