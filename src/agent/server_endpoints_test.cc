@@ -476,6 +476,17 @@ TEST_F(EndpointsTest, ParseCanonicalizeGivesNomadsDefaults) {
     ASSERT_TRUE(web.contains(p)) << pointer << " missing";
     EXPECT_EQ(web[p], value) << pointer;
   }
+  // The list's stubs: Multiregion null, Meta only with ?meta=true.
+  std::string with_meta = kJob;
+  with_meta.replace(with_meta.find(R"("ID": "web", "Name": "web")"), 26,
+                    R"("ID": "m", "Name": "m", "Meta": {"team": "a"})");
+  ASSERT_EQ(Call("PUT", "/v1/jobs", with_meta).status, 200);
+  const codec::Json plain = Body(Call("GET", "/v1/jobs?prefix=m"));
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_TRUE(plain[0].contains("Multiregion"));
+  EXPECT_FALSE(plain[0].contains("Meta"));
+  EXPECT_EQ(Body(Call("GET", "/v1/jobs?prefix=m&meta=true"))[0]["Meta"],
+            codec::Json({{"team", "a"}}));
 }
 
 }  // namespace

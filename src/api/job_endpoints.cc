@@ -43,10 +43,16 @@ void RegisterJobRoutes(Router& router, ApiContext& ctx) {
     for (const auto& j : ctx.server->ListJobs(NamespaceOf(req), req.Query("prefix"))) {
       jobs.emplace_back(j, ctx.server->JobSummary(*j));
     }
-    std::function<codec::Json()> build = [jobs = std::move(jobs)] {
+    // ?meta=true adds each job's meta (Nomad's omitempty Meta).
+    const bool meta = QueryBool(req, "meta", false);
+    std::function<codec::Json()> build = [jobs = std::move(jobs), meta] {
       codec::Json out = codec::Json::array();
-      for (const auto& [j, s] : jobs)
-        out.push_back(codec::JobStubJson(*j, &s));
+      for (const auto& [j, s] : jobs) {
+        codec::Json stub = codec::JobStubJson(*j, &s);
+        if (meta && !j->meta.empty())
+          stub["Meta"] = j->meta;
+        out.push_back(std::move(stub));
+      }
       return out;
     };
     co_return co_await JsonResponseOffloaded(ctx, req, std::move(build), *index);

@@ -262,15 +262,25 @@ absl::StatusOr<model::DesiredTransition> DecodeDesiredTransition(const Json& j,
   return t;
 }
 
+Json DesiredTransitionJson(const model::DesiredTransition& t) {
+  return Json{{"Migrate", internal::OptionalBool(t.migrate)},
+              {"Reschedule", internal::OptionalBool(t.reschedule)},
+              {"ForceReschedule", internal::OptionalBool(t.force_reschedule)},
+              {"NoShutdownDelay", internal::OptionalBool(t.no_shutdown_delay)}};
+}
+
 Json RescheduleTrackerJson(const std::optional<model::RescheduleTracker>& t) {
   if (!t)
     return nullptr;
-  return Json{{"Events", internal::ListOrNull(t->events, [](const model::RescheduleEvent& e) {
-                 return Json{{"RescheduleTime", e.reschedule_time},
-                             {"PrevAllocID", e.prev_alloc_id},
-                             {"PrevNodeID", e.prev_node_id},
-                             {"Delay", internal::DurationJson(e.delay)}};
-               })}};
+  return Json{{"Events", internal::ListOrNull(t->events,
+                                              [](const model::RescheduleEvent& e) {
+                                                return Json{
+                                                    {"RescheduleTime", e.reschedule_time},
+                                                    {"PrevAllocID", e.prev_alloc_id},
+                                                    {"PrevNodeID", e.prev_node_id},
+                                                    {"Delay", internal::DurationJson(e.delay)}};
+                                              })},
+              {"LastReschedule", ""}};
 }
 
 absl::StatusOr<model::RescheduleEvent> DecodeRescheduleEvent(const Json& j,
@@ -417,11 +427,7 @@ Json ToJson(const model::Allocation& a) {
   j["Metrics"] = AllocMetricJson(a.metrics);
   j["DesiredStatus"] = a.desired_status;
   j["DesiredDescription"] = a.desired_description;
-  j["DesiredTransition"] =
-      Json{{"Migrate", internal::OptionalBool(a.desired_transition.migrate)},
-           {"Reschedule", internal::OptionalBool(a.desired_transition.reschedule)},
-           {"ForceReschedule", internal::OptionalBool(a.desired_transition.force_reschedule)},
-           {"NoShutdownDelay", internal::OptionalBool(a.desired_transition.no_shutdown_delay)}};
+  j["DesiredTransition"] = DesiredTransitionJson(a.desired_transition);
   j["ClientStatus"] = a.client_status;
   j["ClientDescription"] = a.client_description;
   j["TaskStates"] = TaskStatesJson(a.task_states);
@@ -454,9 +460,10 @@ Json AllocStubJson(const model::Allocation& a, bool include_task_states) {
   j["JobType"] = a.job ? a.job->type : "";
   j["JobVersion"] = a.job ? a.job->version : 0;
   j["TaskGroup"] = a.task_group;
-  j["AllocatedResources"] = nullptr;
+  // AllocatedResources only with ?resources=true (Nomad's omitempty).
   j["DesiredStatus"] = a.desired_status;
   j["DesiredDescription"] = a.desired_description;
+  j["DesiredTransition"] = DesiredTransitionJson(a.desired_transition);
   j["ClientStatus"] = a.client_status;
   j["ClientDescription"] = a.client_description;
   j["TaskStates"] = include_task_states ? TaskStatesJson(a.task_states) : Json(nullptr);

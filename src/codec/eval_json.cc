@@ -36,7 +36,9 @@ Json ToJson(const model::Evaluation& e) {
   for (const auto& [group, n] : e.queued_allocations) {
     queued[group] = n;
   }
-  j["QueuedAllocations"] = std::move(queued);
+  // Null until a scheduler pass set it, as Nomad's map.
+  j["QueuedAllocations"] = queued.empty() ? Json(nullptr) : std::move(queued);
+  j["LeaderACL"] = "";
   j["SnapshotIndex"] = e.snapshot_index;
   j["CreateIndex"] = e.create_index;
   j["ModifyIndex"] = e.modify_index;

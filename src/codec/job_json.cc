@@ -758,6 +758,7 @@ Json JobStubJson(const model::Job& job, const model::JobSummary* summary) {
   j["NodePool"] = job.node_pool;
   j["Type"] = job.type;
   j["Priority"] = job.priority;
+  j["Multiregion"] = nullptr;
   j["Periodic"] = job.IsPeriodic();
   j["ParameterizedJob"] = job.IsParameterized();
   j["Stop"] = job.stop;

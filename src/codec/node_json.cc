@@ -250,20 +250,20 @@ Json NodeStubJson(const model::Node& n) {
   Json j = Json::object();
   j["Address"] = HostOf(n.http_addr);
   j["ID"] = n.id;
-  j["Attributes"] = nullptr;
+  // Attributes, NodeResources and ReservedResources only when asked for (?os=true),
+  // as Nomad's omitempty fields.
   j["Datacenter"] = n.datacenter;
   j["Name"] = n.name;
   j["NodeClass"] = n.node_class;
   j["NodePool"] = n.node_pool;
-  j["Version"] = "";
+  auto version = n.attributes.find("nomad.version");
+  j["Version"] = version == n.attributes.end() ? "" : version->second;
   j["Drain"] = n.drain;
   j["SchedulingEligibility"] = n.scheduling_eligibility;
   j["Status"] = n.status;
   j["StatusDescription"] = n.status_description;
   j["Drivers"] = DriversJson(n.drivers);
   j["HostVolumes"] = nullptr;
-  j["NodeResources"] = nullptr;
-  j["ReservedResources"] = nullptr;
   j["LastDrain"] = LastDrainJson(n.last_drain);
   j["CreateIndex"] = n.create_index;
   j["ModifyIndex"] = n.modify_index;
