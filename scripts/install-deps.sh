@@ -13,6 +13,7 @@ PACKAGES=(
   clang-format clang-tidy clang libclang-rt-14-dev lld
   curl procps util-linux tzdata
   etcd-server
+  docker.io docker-registry busybox-static apache2-utils
   python3 python3-prometheus-client
 )
 

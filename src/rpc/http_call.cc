@@ -6,7 +6,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include <boost/asio/connect.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
@@ -21,13 +23,17 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using generic_stream = asio::generic::stream_protocol;
+
+// A peer's address: "unix:" and a socket's path, or host and port.
+constexpr std::string_view kUnixPrefix = "unix:";
 
 // What the deadline timer and the caller's cancellation share with the call: either
 // closes the socket, which ends whatever operation is pending. Held by shared_ptr as
 // their handlers may run after the call has returned.
 struct CallState {
   explicit CallState(asio::any_io_executor ex) : socket(ex), resolver(ex), deadline(ex) {}
-  tcp::socket socket;
+  generic_stream::socket socket;  // TCP, or a unix socket
   tcp::resolver resolver;
   asio::steady_timer deadline;
   bool timed_out = false;
@@ -46,8 +52,15 @@ auto Op() {
                                       asio::as_tuple(asio::use_awaitable));
 }
 
-// "host:port" → host, port; IPv6 literals in brackets ("[::1]:4647").
+// "host:port" → host, port; IPv6 literals in brackets ("[::1]:4647"). "unix:/path" →
+// "unix:", the path.
 absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& address) {
+  if (address.starts_with(kUnixPrefix)) {
+    std::string path = address.substr(kUnixPrefix.size());
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
+      return absl::InvalidArgumentError("address \"" + address + "\" is not a socket's path");
+    return std::make_pair(std::string(kUnixPrefix), std::move(path));
+  }
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon + 1 == address.size())
     return absl::InvalidArgumentError("address \"" + address + "\" has no port");
@@ -68,7 +81,8 @@ absl::StatusOr<http::request<http::string_body>> BuildRequest(const std::string&
   http::request<http::string_body> req{http::string_to_verb(call.method), call.target, 11};
   if (req.method() == http::verb::unknown)
     return absl::InvalidArgumentError("unknown HTTP method " + call.method);
-  req.set(http::field::host, address);
+  // A unix socket has no host to name (Docker's clients send "docker").
+  req.set(http::field::host, address.starts_with(kUnixPrefix) ? "localhost" : address);
   req.set(http::field::connection, "close");
   for (const auto& [name, value] : call.headers)
     req.set(name, value);
@@ -150,17 +164,24 @@ class Exchange {
       return absl::DeadlineExceededError(std::string(step) + " " + address_ + ": timed out");
     return absl::UnavailableError(std::string(step) + " " + address_ + ": " + ec.message());
   }
-  tcp::socket& socket() { return state_->socket; }
+  generic_stream::socket& socket() { return state_->socket; }
   const std::string& address() const { return address_; }
 
   // Resolves, connects and sends the request.
   asio::awaitable<absl::Status> Send(const std::pair<std::string, std::string>& host_port,
                                      http::request<http::string_body>& req) {
-    Arm();
-    auto [rec, endpoints] =
-        co_await state_->resolver.async_resolve(host_port.first, host_port.second, Op());
-    if (rec || Broken())
-      co_return Failed("resolve", rec);
+    std::vector<generic_stream::endpoint> endpoints;
+    if (host_port.first == kUnixPrefix) {
+      endpoints.emplace_back(asio::local::stream_protocol::endpoint(host_port.second));
+    } else {
+      Arm();
+      auto [rec, resolved] =
+          co_await state_->resolver.async_resolve(host_port.first, host_port.second, Op());
+      if (rec || Broken())
+        co_return Failed("resolve", rec);
+      for (const auto& entry : resolved)
+        endpoints.emplace_back(entry.endpoint());
+    }
     Arm();
     auto [cec, endpoint] = co_await asio::async_connect(state_->socket, endpoints, Op());
     if (cec || Broken())

@@ -39,6 +39,8 @@ struct HttpCallLimits {
   size_t max_body_bytes = 256 * 1024 * 1024;
 };
 
+// `address` is "host:port", or "unix:" and a unix socket's path ("unix:/run/docker.sock";
+// the Host header is then the address as given).
 // Unavailable when the peer cannot be reached or the exchange breaks off (naming the
 // address), DeadlineExceeded when `timeout` passes, ResourceExhausted when the answer
 // passes a limit, Cancelled when the caller was cancelled. Any HTTP status is a reply.

@@ -1,0 +1,182 @@
+#include "drivers/docker/engine.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+
+#include "rpc/http_call.h"
+
+namespace drover::drivers::docker {
+
+namespace {
+
+constexpr common::Duration kProbeTimeout = std::chrono::seconds(5);
+constexpr size_t kProbeBodyBytes = 4 << 20;
+
+// The daemon's JSON error body ({"message": ...}), or the status.
+std::string ErrorText(const Engine::Reply& reply) {
+  if (reply.body.is_object() && reply.body.contains("message") && reply.body["message"].is_string())
+    return reply.body["message"].get<std::string>();
+  return "HTTP status " + std::to_string(reply.status);
+}
+
+std::string StringField(const codec::Json& j, const char* key) {
+  if (!j.is_object())
+    return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EndpointAddress(std::string_view endpoint) {
+  constexpr std::string_view kUnix = "unix://";
+  if (!endpoint.starts_with(kUnix) || endpoint.size() == kUnix.size() ||
+      endpoint[kUnix.size()] != '/') {
+    return absl::InvalidArgumentError(
+        "docker endpoint \"" + std::string(endpoint) +
+        "\": only a local daemon's unix socket (unix:///path) is supported");
+  }
+  return "unix:" + std::string(endpoint.substr(kUnix.size()));
+}
+
+int CompareApiVersions(std::string_view a, std::string_view b) {
+  const auto parts = [](std::string_view v) {
+    std::vector<int> out;
+    for (size_t start = 0; start <= v.size();) {
+      size_t dot = v.find('.', start);
+      if (dot == std::string_view::npos)
+        dot = v.size();
+      int n = 0;
+      std::from_chars(v.data() + start, v.data() + dot, n);
+      out.push_back(n);
+      start = dot + 1;
+    }
+    return out;
+  };
+  const std::vector<int> x = parts(a);
+  const std::vector<int> y = parts(b);
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const int l = i < x.size() ? x[i] : 0;
+    const int r = i < y.size() ? y[i] : 0;
+    if (l != r)
+      return l < r ? -1 : 1;
+  }
+  return 0;
+}
+
+asio::awaitable<absl::Status> Engine::Ping() {
+  rpc::HttpCall call{.method = "GET", .target = "/_ping"};
+  std::string address = address_;
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout,
+                                      rpc::HttpCallLimits{.max_body_bytes = 1024});
+  if (!reply.ok())
+    co_return reply.status();
+  if (reply->status != 200 || reply->body != "OK") {
+    co_return absl::UnavailableError("docker daemon at " + address_ + " answered /_ping with " +
+                                     std::to_string(reply->status));
+  }
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<EngineVersion>> Engine::Negotiate() {
+  rpc::HttpCall call{.method = "GET", .target = "/version"};
+  std::string address = address_;
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout,
+                                      rpc::HttpCallLimits{.max_body_bytes = kProbeBodyBytes});
+  if (!reply.ok())
+    co_return reply.status();
+  absl::StatusOr<codec::Json> body = codec::ParseJson(reply->body);
+  if (reply->status != 200 || !body.ok() || !body->is_object()) {
+    co_return absl::UnavailableError("docker daemon at " + address_ +
+                                     " answered /version with status " +
+                                     std::to_string(reply->status));
+  }
+  EngineVersion v{.version = StringField(*body, "Version"),
+                  .api_version = StringField(*body, "ApiVersion"),
+                  .min_api_version = StringField(*body, "MinAPIVersion"),
+                  .os = StringField(*body, "Os")};
+  if (v.api_version.empty() || CompareApiVersions(v.api_version, kMinApiVersion) < 0) {
+    co_return absl::FailedPreconditionError("docker API version " + v.api_version +
+                                            " is older than " + kMinApiVersion +
+                                            ", the oldest Drover speaks");
+  }
+  if (!v.min_api_version.empty() && CompareApiVersions(v.min_api_version, kMaxApiVersion) > 0) {
+    co_return absl::FailedPreconditionError("docker daemon speaks API " + v.min_api_version +
+                                            " and newer only; Drover speaks up to " +
+                                            kMaxApiVersion);
+  }
+  api_version_ =
+      CompareApiVersions(v.api_version, kMaxApiVersion) > 0 ? kMaxApiVersion : v.api_version;
+  co_return v;
+}
+
+asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Call(std::string method, std::string path,
+                                                            std::string body,
+                                                            common::Duration timeout,
+                                                            size_t max_body_bytes) {
+  if (api_version_.empty())
+    co_return absl::FailedPreconditionError("docker API version not negotiated yet");
+  rpc::HttpCall call{.method = std::move(method),
+                     .target = "/v" + api_version_ + path,
+                     .headers = {},
+                     .body = std::move(body)};
+  std::string address = address_;
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), timeout,
+                                      rpc::HttpCallLimits{.max_body_bytes = max_body_bytes});
+  if (!reply.ok())
+    co_return reply.status();
+  Reply out{.status = reply->status};
+  if (!reply->body.empty()) {
+    absl::StatusOr<codec::Json> parsed = codec::ParseJson(reply->body);
+    if (parsed.ok())
+      out.body = *std::move(parsed);
+  }
+  co_return out;
+}
+
+asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine) {
+  Fingerprint fp;
+  absl::StatusOr<EngineVersion> version = co_await engine.Negotiate();
+  if (!version.ok()) {
+    fp.health_description = "Docker daemon unavailable: " + std::string(version.status().message());
+    co_return fp;
+  }
+  // Named: no temporaries inside a co_await expression (GCC 12, docs/threading.md).
+  std::string get = "GET", info_path = "/info", bridge_path = "/networks/bridge", none;
+  auto info = co_await engine.Call(get, info_path, none, kProbeTimeout, kProbeBodyBytes);
+  if (!info.ok() || info->status != 200) {
+    fp.health_description = "Docker daemon unavailable: /info: " +
+                            (info.ok() ? ErrorText(*info) : std::string(info.status().message()));
+    co_return fp;
+  }
+  fp.healthy = true;
+  fp.health_description = "Healthy";
+  fp.attributes["driver.docker"] = "1";
+  fp.attributes["driver.docker.version"] = version->version;
+  fp.attributes["driver.docker.os_type"] = StringField(info->body, "OSType");
+  std::set<std::string> runtimes;
+  if (auto it = info->body.find("Runtimes"); it != info->body.end() && it->is_object()) {
+    for (const auto& [name, runtime] : it->items())
+      runtimes.insert(name);
+  }
+  fp.attributes["driver.docker.runtimes"] = absl::StrJoin(runtimes, ",");
+  // The default bridge's gateway, when there is one (a daemon run with --bridge=none
+  // has none).
+  auto bridge = co_await engine.Call(get, bridge_path, none, kProbeTimeout, kProbeBodyBytes);
+  if (bridge.ok() && bridge->status == 200 && bridge->body.is_object()) {
+    const codec::Json* config = nullptr;
+    if (auto ipam = bridge->body.find("IPAM"); ipam != bridge->body.end() && ipam->is_object()) {
+      if (auto c = ipam->find("Config"); c != ipam->end() && c->is_array() && !c->empty())
+        config = &(*c)[0];
+    }
+    if (config != nullptr && !StringField(*config, "Gateway").empty())
+      fp.attributes["driver.docker.bridge_ip"] = StringField(*config, "Gateway");
+  }
+  co_return fp;
+}
+
+}  // namespace drover::drivers::docker

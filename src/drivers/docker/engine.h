@@ -1,0 +1,88 @@
+// The Docker Engine API over its unix socket (docs/drivers.md#docker): the docker
+// driver's one way to its daemon. Each call is one HTTP/1.1 exchange on a new
+// connection (rpc::SendHttp), bounded in time and in the size of the answer, run on the
+// control loop without blocking it.
+//
+// Not yet a driver: the client registers no `docker` driver until it can run tasks
+// (issue 21); this is the part that speaks to the daemon and fingerprints it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include <nlohmann/json.hpp>
+
+#include "codec/json.h"
+#include "common/asio.h"
+#include "common/clock.h"
+
+namespace drover::drivers::docker {
+
+// The API versions Drover speaks: 1.41 is Docker 20.10's (Debian 12's docker.io), and
+// what Drover asks for of a newer daemon; 1.24 (Docker 1.12) the oldest.
+inline constexpr char kMaxApiVersion[] = "1.41";
+inline constexpr char kMinApiVersion[] = "1.24";
+
+// The plugin's `endpoint` ("unix:///var/run/docker.sock", Nomad's form) as an rpc
+// address ("unix:/var/run/docker.sock"). InvalidArgument for anything else: Drover
+// speaks to a local daemon only (no tcp://, no TLS).
+absl::StatusOr<std::string> EndpointAddress(std::string_view endpoint);
+
+// "1.41" < "1.9"? No: API versions compare as numbers, part by part.
+int CompareApiVersions(std::string_view a, std::string_view b);
+
+struct EngineVersion {
+  std::string version;          // "20.10.24+dfsg1"
+  std::string api_version;      // the daemon's newest
+  std::string min_api_version;  // the daemon's oldest
+  std::string os;               // "linux"
+};
+
+class Engine {
+ public:
+  // `address` as EndpointAddress makes it.
+  explicit Engine(std::string address) : address_(std::move(address)) {}
+
+  // GET /_ping: OK when the daemon answers "OK".
+  asio::awaitable<absl::Status> Ping();
+  // GET /version, and picks the API version every later call uses: the daemon's newest,
+  // at most kMaxApiVersion. FailedPrecondition for a daemon older than kMinApiVersion, or
+  // one whose oldest is newer than kMaxApiVersion.
+  asio::awaitable<absl::StatusOr<EngineVersion>> Negotiate();
+  // The API version Negotiate picked ("" before).
+  const std::string& api_version() const { return api_version_; }
+
+  struct Reply {
+    int status = 0;
+    codec::Json body;  // null for an empty or non-JSON body
+  };
+  // `method` `path` ("/containers/json") under the negotiated version, with a JSON
+  // body. Any status comes back as a Reply; transport errors and answers over
+  // `max_body_bytes` are errors. FailedPrecondition before Negotiate.
+  asio::awaitable<absl::StatusOr<Reply>> Call(std::string method, std::string path,
+                                              std::string body = "",
+                                              common::Duration timeout = std::chrono::seconds(30),
+                                              size_t max_body_bytes = 16 << 20);
+
+  const std::string& address() const { return address_; }
+
+ private:
+  std::string address_;
+  std::string api_version_;
+};
+
+// What the client's fingerprint says of the daemon (Nomad's docker driver attributes):
+// driver.docker, driver.docker.version, driver.docker.runtimes (sorted, comma-separated),
+// driver.docker.os_type, and driver.docker.bridge_ip when a `bridge` network has a
+// gateway. Unhealthy, with the reason, while the daemon does not answer or is too old.
+struct Fingerprint {
+  bool healthy = false;
+  std::string health_description;
+  std::map<std::string, std::string> attributes;
+};
+asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine);
+
+}  // namespace drover::drivers::docker
