@@ -87,7 +87,8 @@ absl::StatusOr<http::request<http::string_body>> BuildRequest(const std::string&
   for (const auto& [name, value] : call.headers)
     req.set(name, value);
   if (!call.body.empty()) {
-    req.set(http::field::content_type, "application/json");
+    if (req.find(http::field::content_type) == req.end())
+      req.set(http::field::content_type, "application/json");
     req.body() = std::move(call.body);
   }
   req.prepare_payload();

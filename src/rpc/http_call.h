@@ -25,7 +25,7 @@ struct HttpCall {
   std::string method = "GET";
   std::string target;  // origin-form: "/rpc/v1/node/allocations?index=3"
   std::map<std::string, std::string> headers;
-  std::string body;  // sent as application/json when not empty
+  std::string body;  // sent as application/json when not empty, unless headers say
 };
 
 struct HttpReply {

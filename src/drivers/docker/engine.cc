@@ -1,6 +1,7 @@
 #include "drivers/docker/engine.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <vector>
@@ -118,12 +119,23 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Call(std::string method, 
                                                             std::string body,
                                                             common::Duration timeout,
                                                             size_t max_body_bytes) {
+  co_return co_await Send(std::move(method), std::move(path), std::move(body), timeout,
+                          max_body_bytes, "");
+}
+
+asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Send(std::string method, std::string path,
+                                                            std::string body,
+                                                            common::Duration timeout,
+                                                            size_t max_body_bytes,
+                                                            std::string content_type) {
   if (api_version_.empty())
     co_return absl::FailedPreconditionError("docker API version not negotiated yet");
   rpc::HttpCall call{.method = std::move(method),
                      .target = "/v" + api_version_ + path,
                      .headers = {},
                      .body = std::move(body)};
+  if (!content_type.empty())
+    call.headers["Content-Type"] = std::move(content_type);
   std::string address = address_;
   auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), timeout,
                                       rpc::HttpCallLimits{.max_body_bytes = max_body_bytes});
@@ -136,6 +148,169 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Call(std::string method, 
       out.body = *std::move(parsed);
   }
   co_return out;
+}
+
+namespace {
+
+// A query value, percent-encoded (image references hold '/' and ':').
+std::string Query(std::string_view v) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : v) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// An ID or name as one path segment: what the daemon made or Drover named; anything
+// else is refused before it reaches a URL.
+bool SafeSegment(std::string_view s) {
+  return !s.empty() && s.size() <= 256 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace
+
+asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Expect(std::string method, std::string path,
+                                                              std::string body,
+                                                              common::Duration timeout,
+                                                              std::string content_type) {
+  const std::string what = method + " " + path;
+  auto reply = co_await Send(std::move(method), std::move(path), std::move(body), timeout,
+                             kProbeBodyBytes, std::move(content_type));
+  if (!reply.ok())
+    co_return reply.status();
+  if (reply->status >= 200 && reply->status < 300)
+    co_return reply;
+  const std::string message = "docker: " + what + ": " + ErrorText(*reply);
+  if (reply->status == 404)
+    co_return absl::NotFoundError(message);
+  if (reply->status == 409)
+    co_return absl::FailedPreconditionError(message);
+  if (reply->status == 400)
+    co_return absl::InvalidArgumentError(message);
+  co_return absl::InternalError(message);
+}
+
+asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string repo,
+                                                  std::string tag) {
+  std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
+  std::string method = "POST", type = "application/x-tar";
+  auto reply =
+      co_await Expect(method, std::move(path), std::move(tar), std::chrono::minutes(2), type);
+  co_return reply.status();
+}
+
+asio::awaitable<absl::StatusOr<std::string>> Engine::InspectImage(std::string ref) {
+  if (ref.empty() || ref.size() > 512)
+    co_return absl::InvalidArgumentError("docker: image reference is empty or too long");
+  std::string method = "GET", path = "/images/" + Query(ref) + "/json", none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  if (!reply.ok())
+    co_return reply.status();
+  co_return StringField(reply->body, "Id");
+}
+
+asio::awaitable<absl::StatusOr<std::string>> Engine::CreateContainer(std::string name,
+                                                                     codec::Json config) {
+  if (!SafeSegment(name))
+    co_return absl::InvalidArgumentError("docker: container name \"" + name + "\" is not valid");
+  std::string method = "POST", path = "/containers/create?name=" + name;
+  std::string body = codec::Dump(config);
+  auto reply = co_await Expect(method, std::move(path), std::move(body));
+  if (!reply.ok())
+    co_return reply.status();
+  std::string id = StringField(reply->body, "Id");
+  if (!SafeSegment(id))
+    co_return absl::InternalError("docker: create answered without a container ID");
+  co_return id;
+}
+
+asio::awaitable<absl::Status> Engine::StartContainer(std::string id) {
+  if (!SafeSegment(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
+  std::string method = "POST", path = "/containers/" + id + "/start", none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  co_return reply.status();
+}
+
+asio::awaitable<absl::StatusOr<int>> Engine::WaitContainer(std::string id) {
+  if (!SafeSegment(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
+  std::string method = "POST", path = "/containers/" + id + "/wait?condition=not-running", none;
+  // A task runs as long as it runs: no bound here but the caller's cancellation.
+  auto reply = co_await Expect(method, std::move(path), none, std::chrono::hours(24 * 365));
+  if (!reply.ok())
+    co_return reply.status();
+  const codec::Json& body = reply->body;
+  if (!body.is_object() || !body.contains("StatusCode") || !body["StatusCode"].is_number_integer())
+    co_return absl::InternalError("docker: wait answered without a StatusCode");
+  co_return body["StatusCode"].get<int>();
+}
+
+asio::awaitable<absl::StatusOr<Engine::ContainerState>> Engine::InspectContainer(std::string id) {
+  if (!SafeSegment(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
+  std::string method = "GET", path = "/containers/" + id + "/json", none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  if (!reply.ok())
+    co_return reply.status();
+  const codec::Json* state =
+      reply->body.is_object() && reply->body.contains("State") ? &reply->body["State"] : nullptr;
+  if (state == nullptr || !state->is_object())
+    co_return absl::InternalError("docker: inspect answered without a State");
+  ContainerState out;
+  out.status = StringField(*state, "Status");
+  out.running = state->value("Running", false);
+  out.oom_killed = state->value("OOMKilled", false);
+  out.exit_code = state->value("ExitCode", 0);
+  out.pid = state->value("Pid", 0);
+  out.started_at = StringField(*state, "StartedAt");
+  out.finished_at = StringField(*state, "FinishedAt");
+  out.error = StringField(*state, "Error");
+  co_return out;
+}
+
+asio::awaitable<absl::Status> Engine::SignalContainer(std::string id, std::string signal) {
+  if (!SafeSegment(id) || !SafeSegment(signal))
+    co_return absl::InvalidArgumentError("docker: container ID or signal is not valid");
+  std::string method = "POST", path = "/containers/" + id + "/kill?signal=" + signal, none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  co_return reply.status();
+}
+
+asio::awaitable<absl::Status> Engine::RemoveContainer(std::string id, bool force) {
+  if (!SafeSegment(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
+  std::string method = "DELETE",
+              path = "/containers/" + id + "?v=true&force=" + (force ? "true" : "false"), none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  co_return reply.status();
+}
+
+asio::awaitable<absl::StatusOr<std::vector<std::string>>> Engine::ContainersLabeled(
+    std::string key, std::string value) {
+  const codec::Json filters = {{"label", codec::Json::array({key + "=" + value})}};
+  std::string method = "GET",
+              path = "/containers/json?all=true&filters=" + Query(codec::Dump(filters)), none;
+  auto reply = co_await Expect(method, std::move(path), none);
+  if (!reply.ok())
+    co_return reply.status();
+  std::vector<std::string> ids;
+  if (reply->body.is_array()) {
+    for (const codec::Json& c : reply->body) {
+      if (std::string id = StringField(c, "Id"); SafeSegment(id))
+        ids.push_back(std::move(id));
+    }
+  }
+  co_return ids;
 }
 
 asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine) {

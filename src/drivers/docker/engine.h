@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include <nlohmann/json.hpp>
@@ -67,9 +68,51 @@ class Engine {
                                               common::Duration timeout = std::chrono::seconds(30),
                                               size_t max_body_bytes = 16 << 20);
 
+  // Containers and images (the calls the driver makes). Errors carry the daemon's
+  // message; NotFound for a container or image that is not there.
+  struct ContainerState {
+    std::string status;  // "created", "running", "exited", ...
+    bool running = false;
+    bool oom_killed = false;
+    int exit_code = 0;
+    int pid = 0;
+    std::string started_at;
+    std::string finished_at;
+    std::string error;
+  };
+  // POST /images/create?fromSrc=- : a root file system as a tar, tagged repo:tag.
+  asio::awaitable<absl::Status> ImportImage(std::string tar, std::string repo, std::string tag);
+  // GET /images/:ref/json: the image's ID.
+  asio::awaitable<absl::StatusOr<std::string>> InspectImage(std::string ref);
+  // POST /containers/create?name= with `config` (the Engine API's ContainerConfig with
+  // HostConfig): the container's ID.
+  asio::awaitable<absl::StatusOr<std::string>> CreateContainer(std::string name,
+                                                               codec::Json config);
+  asio::awaitable<absl::Status> StartContainer(std::string id);
+  // POST /containers/:id/wait: once the container is not running, its exit code. No
+  // time bound but the caller's cancellation.
+  asio::awaitable<absl::StatusOr<int>> WaitContainer(std::string id);
+  asio::awaitable<absl::StatusOr<ContainerState>> InspectContainer(std::string id);
+  // POST /containers/:id/kill?signal=
+  asio::awaitable<absl::Status> SignalContainer(std::string id, std::string signal);
+  // DELETE /containers/:id?force=
+  asio::awaitable<absl::Status> RemoveContainer(std::string id, bool force);
+  // The IDs of the containers (running or not) with label `key`=`value`.
+  asio::awaitable<absl::StatusOr<std::vector<std::string>>> ContainersLabeled(std::string key,
+                                                                              std::string value);
+
   const std::string& address() const { return address_; }
 
  private:
+  asio::awaitable<absl::StatusOr<Reply>> Send(std::string method, std::string path,
+                                              std::string body, common::Duration timeout,
+                                              size_t max_body_bytes, std::string content_type);
+  // Call, then OK for a 2xx; the daemon's message otherwise (NotFound for 404).
+  asio::awaitable<absl::StatusOr<Reply>> Expect(std::string method, std::string path,
+                                                std::string body = "",
+                                                common::Duration timeout = std::chrono::seconds(30),
+                                                std::string content_type = "");
+
   std::string address_;
   std::string api_version_;
 };

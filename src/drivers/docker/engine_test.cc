@@ -3,7 +3,11 @@
 // fingerprint while the daemon is down, healthy again once it is back.
 #include "drivers/docker/engine.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
@@ -58,6 +62,76 @@ TEST(EngineTest, NegotiatesAndFingerprintsARealDaemonAndNoticesItGoingAndComingB
   ASSERT_TRUE(dockerd.Start()) << dockerd.Log();
   fp = testing::Await(io, FingerprintEngine(engine));
   EXPECT_TRUE(fp.healthy) << fp.health_description;
+}
+
+// A root file system of Debian's busybox-static, as a tar (built with tar(1)).
+std::string BusyboxTar(const testing::TempDir& dir) {
+  const std::filesystem::path root = dir.path() / "rootfs";
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::copy_file("/usr/bin/busybox", root / "bin" / "busybox");
+  for (const char* applet : {"sh", "echo", "sleep", "cat", "ls"})
+    std::filesystem::create_symlink("busybox", root / "bin" / applet);
+  const std::string tar = (dir.path() / "rootfs.tar").string();
+  const std::string cmd = "tar -C " + root.string() + " -cf " + tar + " .";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return testing::ReadFile(tar);
+}
+
+TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
+  testing::DockerdProcess dockerd;
+  ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
+  asio::io_context io;
+  Engine engine(EndpointAddress(dockerd.endpoint()).value());
+  ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
+  testing::TempDir dir;
+  ASSERT_TRUE(
+      testing::Await(io, engine.ImportImage(BusyboxTar(dir), "drover-test/busybox", "1")).ok());
+  absl::StatusOr<std::string> image =
+      testing::Await(io, engine.InspectImage("drover-test/busybox:1"));
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(testing::Await(io, engine.InspectImage("drover-test/none:1")).status().code(),
+            absl::StatusCode::kNotFound);
+
+  const codec::Json config = {{"Image", "drover-test/busybox:1"},
+                              {"Cmd", {"/bin/sh", "-c", "echo hi; exit 3"}},
+                              {"Labels", {{"com.hashicorp.nomad.alloc_id", "a1"}}},
+                              {"HostConfig", {{"NetworkMode", "none"}}}};
+  absl::StatusOr<std::string> id = testing::Await(io, engine.CreateContainer("t-a1", config));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(testing::Await(io, engine.CreateContainer("t-a1", config)).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // the name is taken
+  EXPECT_EQ(testing::Await(io, engine.CreateContainer("bad/name", config)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(testing::Await(io, engine.StartContainer(*id)).ok());
+  absl::StatusOr<int> exit_code = testing::Await(io, engine.WaitContainer(*id));
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status();
+  EXPECT_EQ(*exit_code, 3);
+  absl::StatusOr<Engine::ContainerState> state = testing::Await(io, engine.InspectContainer(*id));
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->status, "exited");
+  EXPECT_EQ(state->exit_code, 3);
+  EXPECT_FALSE(state->oom_killed);
+  absl::StatusOr<std::vector<std::string>> labeled =
+      testing::Await(io, engine.ContainersLabeled("com.hashicorp.nomad.alloc_id", "a1"));
+  ASSERT_TRUE(labeled.ok()) << labeled.status();
+  EXPECT_EQ(*labeled, std::vector<std::string>{*id});
+
+  // A container that runs until signalled.
+  codec::Json sleeper = config;
+  sleeper["Cmd"] = {"/bin/sleep", "600"};
+  absl::StatusOr<std::string> s = testing::Await(io, engine.CreateContainer("t-a2", sleeper));
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(testing::Await(io, engine.StartContainer(*s)).ok());
+  EXPECT_TRUE(testing::Await(io, engine.InspectContainer(*s))->running);
+  ASSERT_TRUE(testing::Await(io, engine.SignalContainer(*s, "SIGKILL")).ok());
+  EXPECT_EQ(testing::Await(io, engine.WaitContainer(*s)).value_or(-1), 137);
+
+  for (const std::string& c : {*id, *s})
+    EXPECT_TRUE(testing::Await(io, engine.RemoveContainer(c, /*force=*/true)).ok());
+  EXPECT_EQ(testing::Await(io, engine.InspectContainer(*id)).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(testing::Await(io, engine.StartContainer("../../etc")).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
