@@ -18,7 +18,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
+#include "codec/docker_config.h"
 #include "codec/internal/validate_policies.h"
 #include "codec/limits.h"
 #include "common/go_strings.h"
@@ -344,6 +346,13 @@ Errors TaskErrors(const model::Task& task, const model::TaskGroup& group) {
   // A policy copied from the group was checked there.
   if (task.restart_policy && task.restart_policy != group.restart_policy) {
     CheckRestartPolicy(*task.restart_policy, errs);
+  }
+  if (task.driver == "docker") {
+    // The docker driver's options, checked here: none is ignored (docker_config.h).
+    if (absl::StatusOr<DockerTaskConfig> docker = ParseDockerConfig(task, group); !docker.ok()) {
+      for (absl::string_view line : absl::StrSplit(docker.status().message(), '\n'))
+        errs.push_back(std::string(line));
+    }
   }
   if (task.dispatch_payload && EscapesAllocDir(task.dispatch_payload->file)) {
     errs.push_back(

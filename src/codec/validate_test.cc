@@ -420,6 +420,44 @@ TEST(ValidateJobTest, PeriodicAndParameterizedRules) {
   EXPECT_TRUE(ValidateJob(job).ok());
 }
 
+TEST(ValidateJobTest, DockerConfigIsCheckedOptionByOption) {
+  model::Job job = ValidJob();
+  model::Task& t = job.task_groups[0].tasks[0];
+  t.driver = "docker";
+  job.task_groups[0].networks = {model::NetworkResource{
+      .mode = "host", .dynamic_ports = {model::Port{.label = "http", .to = 8080}}}};
+  t.config = model::Value::Object{
+      {"image", "registry.local:5000/team/web:1.2"},
+      {"args", model::Value::Array{"-p", "8080"}},
+      {"ports", model::Value::Array{"http"}},
+      {"labels", model::Value::Array{model::Value::Object{{"team", "a"}}}},
+      {"mount",
+       model::Value::Array{model::Value::Object{{"type", "tmpfs"}, {"target", "/scratch"}}}},
+      {"auth", model::Value::Array{model::Value::Object{{"username", "u"}, {"password", "p"}}}}};
+  EXPECT_TRUE(ValidateJob(job).ok()) << ValidateJob(job);
+  t.config = model::Value::Object{
+      {"image", "Busybox:1"},
+      {"ports", model::Value::Array{"admin"}},
+      {"tty", true},
+      {"bogus", 1},
+      {"network_mode", "macvlan"},
+      {"mount", model::Value::Array{model::Value::Object{{"type", "nfs"}, {"target", "relative"}}}},
+      {"logging", model::Value::Array{model::Value::Object{{"type", "syslog"}}}}};
+  const std::string text = ErrorText(job);
+  for (const char* expected :
+       {"config: unknown option \"bogus\"",
+        "config.tty: not supported by Drover's docker driver yet",
+        "config.image: \"Busybox:1\" is not a valid image reference",
+        "config.ports: port label \"admin\" is not declared in the group's network",
+        "config.network_mode: \"macvlan\" is not bridge, host or none",
+        "config.mount: type \"nfs\" is not bind, volume or tmpfs",
+        "config.mount: target must be an absolute path in the container",
+        "config.logging: type \"syslog\" is not supported: Drover collects the task's logs"})
+    EXPECT_THAT(text, HasSubstr(expected));
+  t.config = model::Value::Object{};
+  EXPECT_THAT(ErrorText(job), HasSubstr("config.image: required"));
+}
+
 TEST(ValidateJobTest, UpdateRules) {
   model::Job job = ValidJob();
   model::UpdateStrategy u{.stagger = seconds(0),
