@@ -1,0 +1,220 @@
+#include "drivers/docker/container_spec.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+
+namespace drover::drivers::docker {
+
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+std::string Upper(std::string s) {
+  return absl::AsciiStrToUpper(s);
+}
+
+// "soft:hard" or one number for both.
+absl::StatusOr<codec::Json> Ulimit(const std::string& name, const std::string& value) {
+  const size_t colon = value.find(':');
+  int64_t soft = 0, hard = 0;
+  const std::string s = value.substr(0, colon);
+  const std::string h = colon == std::string::npos ? s : value.substr(colon + 1);
+  if (!absl::SimpleAtoi(s, &soft) || !absl::SimpleAtoi(h, &hard)) {
+    return absl::InvalidArgumentError("ulimit " + name + " = \"" + value +
+                                      "\" is not \"soft:hard\" numbers");
+  }
+  return codec::Json{{"Name", name}, {"Soft", soft}, {"Hard", hard}};
+}
+
+// A bind mount's source on the host: a relative one is under the task dir (and may not
+// leave it); an absolute one needs volumes enabled.
+absl::StatusOr<std::string> BindSource(const std::string& source, const TaskConfig& task,
+                                       const PluginConfig& plugin) {
+  const std::filesystem::path p(source);
+  if (p.is_absolute()) {
+    if (!plugin.volumes_enabled)
+      return absl::InvalidArgumentError("volumes are not enabled; cannot mount host paths: \"" +
+                                        source + "\"");
+    return source;
+  }
+  const std::filesystem::path rel = p.lexically_normal();
+  if (rel.empty() || *rel.begin() == "..")
+    return absl::InvalidArgumentError("mount source \"" + source + "\" escapes the task directory");
+  return (std::filesystem::path(task.task_dir) / rel).string();
+}
+
+}  // namespace
+
+absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
+                                          const codec::DockerTaskConfig& config,
+                                          const PluginConfig& plugin,
+                                          const std::vector<PortMapping>& ports) {
+  using codec::Json;
+  Json spec = Json::object();
+  spec["Image"] = config.image;
+  std::vector<std::string> cmd;
+  if (!config.command.empty())
+    cmd.push_back(config.command);
+  cmd.insert(cmd.end(), config.args.begin(), config.args.end());
+  if (!cmd.empty())
+    spec["Cmd"] = cmd;
+  if (!config.entrypoint.empty())
+    spec["Entrypoint"] = config.entrypoint;
+  std::vector<std::string> env;
+  for (const auto& [k, v] : task.env)
+    env.push_back(k + "=" + v);
+  spec["Env"] = env;
+  if (!task.user.empty())
+    spec["User"] = task.user;
+  if (!config.work_dir.empty())
+    spec["WorkingDir"] = config.work_dir;
+  if (!config.hostname.empty())
+    spec["Hostname"] = config.hostname;
+  Json labels = Json::object();
+  for (const auto& [k, v] : config.labels)
+    labels[k] = v;
+  labels[kLabelAllocId] = task.alloc_id;
+  labels[kLabelTaskName] = task.name;
+  labels[kLabelJobName] = task.job_name;
+  spec["Labels"] = std::move(labels);
+
+  Json host = Json::object();
+  // Nomad's: the alloc dir, and the task's local/ and secrets/.
+  std::vector<std::string> binds = {task.alloc_dir + "/alloc:/alloc",
+                                    task.task_dir + "/local:/local",
+                                    task.task_dir + "/secrets:/secrets"};
+  for (const MountConfig& m : task.mounts)
+    binds.push_back(m.host_path + ":" + m.task_path + (m.readonly ? ":ro" : ""));
+  for (const std::string& v : config.volumes) {
+    const size_t colon = v.find(':');
+    if (colon == std::string::npos)
+      return absl::InvalidArgumentError("volume \"" + v + "\" is not host:container[:ro]");
+    absl::StatusOr<std::string> source = BindSource(v.substr(0, colon), task, plugin);
+    if (!source.ok())
+      return source.status();
+    binds.push_back(*source + v.substr(colon));
+  }
+  host["Binds"] = binds;
+  Json mounts = Json::array();
+  for (const codec::DockerMount& m : config.mounts) {
+    Json mount = {{"Type", m.type}, {"Target", m.target}, {"ReadOnly", m.readonly}};
+    if (m.type == "bind") {
+      absl::StatusOr<std::string> source = BindSource(m.source, task, plugin);
+      if (!source.ok())
+        return source.status();
+      mount["Source"] = *source;
+    } else if (m.type == "volume") {
+      if (!plugin.volumes_enabled && !m.source.empty())
+        return absl::InvalidArgumentError("volumes are not enabled; cannot mount volume \"" +
+                                          m.source + "\"");
+      mount["Source"] = m.source;
+    }
+    mounts.push_back(std::move(mount));
+  }
+  if (!mounts.empty())
+    host["Mounts"] = std::move(mounts);
+
+  // Memory: the hard limit is memory_max where it is set, with memory as the soft one.
+  if (task.memory_max_mb > task.memory_mb) {
+    host["Memory"] = task.memory_max_mb * kMiB;
+    host["MemoryReservation"] = task.memory_mb * kMiB;
+  } else if (task.memory_mb > 0) {
+    host["Memory"] = task.memory_mb * kMiB;
+  }
+  if (task.cpu_shares > 0)
+    host["CpuShares"] = task.cpu_shares;
+  if (config.pids_limit > 0)
+    host["PidsLimit"] = config.pids_limit;
+  if (config.shm_size > 0)
+    host["ShmSize"] = config.shm_size;
+
+  std::string network = config.network_mode.empty() ? "bridge" : config.network_mode;
+  if (task.network_mode == "none")
+    network = "none";
+  host["NetworkMode"] = network;
+  if (!config.ports.empty()) {
+    if (network != "bridge")
+      return absl::InvalidArgumentError("ports are published in bridge network mode only");
+    Json exposed = Json::object();
+    Json bindings = Json::object();
+    for (const std::string& label : config.ports) {
+      auto it = std::find_if(ports.begin(), ports.end(),
+                             [&](const PortMapping& p) { return p.label == label; });
+      if (it == ports.end())
+        return absl::InvalidArgumentError("port label \"" + label + "\" has no allocated port");
+      const std::string key =
+          std::to_string(it->container_port > 0 ? it->container_port : it->host_port) + "/tcp";
+      exposed[key] = Json::object();
+      bindings[key] =
+          Json::array({{{"HostIp", it->host_ip}, {"HostPort", std::to_string(it->host_port)}}});
+    }
+    spec["ExposedPorts"] = std::move(exposed);
+    host["PortBindings"] = std::move(bindings);
+  }
+
+  if (config.privileged && !plugin.allow_privileged)
+    return absl::PermissionDeniedError("Docker privileged mode is disabled on this Nomad agent");
+  host["Privileged"] = config.privileged;
+  std::vector<std::string> not_allowed;
+  for (const std::string& cap : config.cap_add) {
+    std::string name = absl::AsciiStrToLower(cap);
+    if (name.starts_with("cap_"))
+      name = name.substr(4);
+    const bool allowed = std::find(plugin.allow_caps.begin(), plugin.allow_caps.end(), name) !=
+                             plugin.allow_caps.end() ||
+                         std::find(plugin.allow_caps.begin(), plugin.allow_caps.end(), "all") !=
+                             plugin.allow_caps.end();
+    if (!allowed)
+      not_allowed.push_back(Upper(name));
+  }
+  if (!not_allowed.empty()) {
+    return absl::PermissionDeniedError(
+        "Docker driver doesn't have the following caps allowlisted on this Nomad agent: [" +
+        absl::StrJoin(not_allowed, " ") + "]");
+  }
+  if (!config.cap_add.empty())
+    host["CapAdd"] = config.cap_add;
+  if (!config.cap_drop.empty())
+    host["CapDrop"] = config.cap_drop;
+  if (config.init)
+    host["Init"] = true;
+  if (config.readonly_rootfs)
+    host["ReadonlyRootfs"] = true;
+  if (!config.extra_hosts.empty())
+    host["ExtraHosts"] = config.extra_hosts;
+  if (!config.dns_servers.empty())
+    host["Dns"] = config.dns_servers;
+  if (!config.security_opt.empty())
+    host["SecurityOpt"] = config.security_opt;
+  if (!config.sysctl.empty())
+    host["Sysctls"] = config.sysctl;
+  if (!config.ulimit.empty()) {
+    Json ulimits = Json::array();
+    for (const auto& [name, value] : config.ulimit) {
+      absl::StatusOr<Json> u = Ulimit(name, value);
+      if (!u.ok())
+        return u.status();
+      ulimits.push_back(*std::move(u));
+    }
+    host["Ulimits"] = std::move(ulimits);
+  }
+  Json devices = Json::array();
+  for (const DeviceConfig& d : task.devices) {
+    devices.push_back({{"PathOnHost", d.host_path},
+                       {"PathInContainer", d.task_path},
+                       {"CgroupPermissions", d.permissions.empty() ? "rwm" : d.permissions}});
+  }
+  if (!devices.empty())
+    host["Devices"] = std::move(devices);
+  // Drover reads the output through the Engine API (json-file is what it keeps).
+  host["LogConfig"] = {{"Type", "json-file"}, {"Config", Json::object()}};
+  spec["HostConfig"] = std::move(host);
+  return spec;
+}
+
+}  // namespace drover::drivers::docker
