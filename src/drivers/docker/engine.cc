@@ -72,8 +72,9 @@ int CompareApiVersions(std::string_view a, std::string_view b) {
 asio::awaitable<absl::Status> Engine::Ping() {
   rpc::HttpCall call{.method = "GET", .target = "/_ping"};
   std::string address = address_;
-  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout,
-                                      rpc::HttpCallLimits{.max_body_bytes = 1024});
+  // Named: no temporaries inside a co_await expression (GCC 12).
+  const rpc::HttpCallLimits limits{.max_body_bytes = 1024};
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout, limits);
   if (!reply.ok())
     co_return reply.status();
   if (reply->status != 200 || reply->body != "OK") {
@@ -86,8 +87,9 @@ asio::awaitable<absl::Status> Engine::Ping() {
 asio::awaitable<absl::StatusOr<EngineVersion>> Engine::Negotiate() {
   rpc::HttpCall call{.method = "GET", .target = "/version"};
   std::string address = address_;
-  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout,
-                                      rpc::HttpCallLimits{.max_body_bytes = kProbeBodyBytes});
+  // Named: no temporaries inside a co_await expression (GCC 12).
+  const rpc::HttpCallLimits limits{.max_body_bytes = kProbeBodyBytes};
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout, limits);
   if (!reply.ok())
     co_return reply.status();
   absl::StatusOr<codec::Json> body = codec::ParseJson(reply->body);
@@ -137,8 +139,9 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Send(std::string method, 
   if (!content_type.empty())
     call.headers["Content-Type"] = std::move(content_type);
   std::string address = address_;
-  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), timeout,
-                                      rpc::HttpCallLimits{.max_body_bytes = max_body_bytes});
+  // Named: no temporaries inside a co_await expression (GCC 12).
+  const rpc::HttpCallLimits limits{.max_body_bytes = max_body_bytes};
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), timeout, limits);
   if (!reply.ok())
     co_return reply.status();
   Reply out{.status = reply->status};
