@@ -441,7 +441,8 @@ TEST(ValidateJobTest, DockerConfigIsCheckedOptionByOption) {
       {"tty", true},
       {"bogus", 1},
       {"network_mode", "macvlan"},
-      {"mount", model::Value::Array{model::Value::Object{{"type", "nfs"}, {"target", "relative"}}}},
+      {"mount", model::Value::Array{model::Value::Object{
+                    {"type", "nfs"}, {"target", "relative"}, {"tmpfs_options", 1}}}},
       {"logging", model::Value::Array{model::Value::Object{{"type", "syslog"}}}}};
   const std::string text = ErrorText(job);
   for (const char* expected :
@@ -452,7 +453,8 @@ TEST(ValidateJobTest, DockerConfigIsCheckedOptionByOption) {
         "config.network_mode: \"macvlan\" is not bridge, host or none",
         "config.mount: type \"nfs\" is not bind, volume or tmpfs",
         "config.mount: target must be an absolute path in the container",
-        "config.logging: type \"syslog\" is not supported: Drover collects the task's logs"})
+        "config.logging: type \"syslog\" is not supported: Drover collects the task's logs",
+        "config.mount.tmpfs_options: not supported by Drover's docker driver yet"})
     EXPECT_THAT(text, HasSubstr(expected));
   t.config = model::Value::Object{};
   EXPECT_THAT(ErrorText(job), HasSubstr("config.image: required"));

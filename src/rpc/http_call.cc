@@ -54,8 +54,9 @@ auto Op() {
 
 // "host:port" → host, port; IPv6 literals in brackets ("[::1]:4647"). "unix:/path" →
 // "unix:", the path.
-absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& address) {
-  if (address.starts_with(kUnixPrefix)) {
+absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& address,
+                                                                  bool allow_unix) {
+  if (allow_unix && address.starts_with(kUnixPrefix)) {
     std::string path = address.substr(kUnixPrefix.size());
     if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
       return absl::InvalidArgumentError("address \"" + address + "\" is not a socket's path");
@@ -77,12 +78,12 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::stri
 // The request as sent: `call` with the Host, a closed connection after the answer, and a
 // JSON body. InvalidArgument for a method HTTP does not know.
 absl::StatusOr<http::request<http::string_body>> BuildRequest(const std::string& address,
-                                                              HttpCall call) {
+                                                              HttpCall call, bool unix_socket) {
   http::request<http::string_body> req{http::string_to_verb(call.method), call.target, 11};
   if (req.method() == http::verb::unknown)
     return absl::InvalidArgumentError("unknown HTTP method " + call.method);
   // A unix socket has no host to name (Docker's clients send "docker").
-  req.set(http::field::host, address.starts_with(kUnixPrefix) ? "localhost" : address);
+  req.set(http::field::host, unix_socket ? "localhost" : address);
   req.set(http::field::connection, "close");
   for (const auto& [name, value] : call.headers)
     req.set(name, value);
@@ -226,11 +227,11 @@ struct Prepared {
   std::pair<std::string, std::string> host_port;
   http::request<http::string_body> req;
 };
-absl::StatusOr<Prepared> Prepare(const std::string& address, HttpCall call) {
-  auto split = SplitAddress(address);
+absl::StatusOr<Prepared> Prepare(const std::string& address, HttpCall call, bool allow_unix) {
+  auto split = SplitAddress(address, allow_unix);
   if (!split.ok())
     return split.status();
-  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call));
+  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call), split->first == kUnixPrefix);
   if (!req.ok())
     return req.status();
   return Prepared{.host_port = *std::move(split), .req = *std::move(req)};
@@ -244,7 +245,7 @@ constexpr size_t kMaxRefusalBody = 64 * 1024;
 asio::awaitable<absl::StatusOr<HttpReply>> SendHttp(std::string address, HttpCall call,
                                                     common::Duration timeout,
                                                     HttpCallLimits limits) {
-  absl::StatusOr<Prepared> p = Prepare(address, std::move(call));
+  absl::StatusOr<Prepared> p = Prepare(address, std::move(call), limits.allow_unix);
   if (!p.ok())
     co_return p.status();
   asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
@@ -292,7 +293,7 @@ void HttpStream::set_idle_timeout(common::Duration idle) {
 
 asio::awaitable<absl::StatusOr<std::unique_ptr<HttpStream>>> HttpStream::Open(
     std::string address, HttpCall call, common::Duration idle_timeout, HttpCallLimits limits) {
-  absl::StatusOr<Prepared> p = Prepare(address, std::move(call));
+  absl::StatusOr<Prepared> p = Prepare(address, std::move(call), limits.allow_unix);
   if (!p.ok())
     co_return p.status();
   asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;

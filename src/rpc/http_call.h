@@ -37,10 +37,13 @@ struct HttpReply {
 struct HttpCallLimits {
   size_t max_header_bytes = 64 * 1024;
   size_t max_body_bytes = 256 * 1024 * 1024;
+  // Whether "unix:/path" addresses are taken: only for an address the agent's own
+  // configuration names (the docker daemon's), never one a peer reported.
+  bool allow_unix = false;
 };
 
-// `address` is "host:port", or "unix:" and a unix socket's path ("unix:/run/docker.sock";
-// the Host header is then the address as given).
+// `address` is "host:port", or, with limits.allow_unix, "unix:" and a unix socket's path
+// ("unix:/run/docker.sock"; the Host header is then "localhost").
 // Unavailable when the peer cannot be reached or the exchange breaks off (naming the
 // address), DeadlineExceeded when `timeout` passes, ResourceExhausted when the answer
 // passes a limit, Cancelled when the caller was cancelled. Any HTTP status is a reply.

@@ -64,13 +64,15 @@ bool DockerdProcess::Start() {
       "/usr/sbin/dockerd", "--data-root", root + "/data", "--exec-root", root + "/exec",
       "--pidfile", root + "/dockerd.pid", "--host", "unix://" + socket_, "--containerd-namespace",
       ns, "--containerd-plugins-namespace", ns + "-plugins",
-      // Tests reach containers through ports published on
-      // 127.0.0.1 only, and leave the host's firewall alone.
+      // Not the host's /etc/docker/daemon.json.
+      "--config-file", root + "/daemon.json",
+      // The host's firewall and bridge are left alone (no container network yet).
       "--iptables=false", "--ip-masq=false", "--bridge=none"};
   std::vector<char*> argv;
   for (std::string& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::ofstream(root + "/daemon.json") << "{}\n";
   const std::string log = root + "/dockerd.log";
   const pid_t parent = getpid();
   pid_ = fork();

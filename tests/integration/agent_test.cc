@@ -127,9 +127,11 @@ TEST_F(AgentTest, BadInputGetsClearErrorsAndAgentKeepsServing) {
   EXPECT_NE(s.message().find("500"), std::string::npos) << s;
   EXPECT_NE(s.message().find("Missing task driver"), std::string::npos) << s;
 
-  // Unknown driver: accepted, but nothing can place it; `job run` says why, exit 2.
+  // A driver no node has (docker, whose config is checked): accepted, but nothing can
+  // place it; `job run` says why, exit 2.
   codec::Json docker = *codec::ParseJson(RawExecJob("dock", "service", "true"));
   docker["Job"]["TaskGroups"][0]["Tasks"][0]["Driver"] = "docker";
+  docker["Job"]["TaskGroups"][0]["Tasks"][0]["Config"] = {{"image", "busybox:1"}};
   CliResult run = agent_.Cli({"job", "run", agent_.WriteFile("dock.json", codec::Dump(docker))});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   EXPECT_NE(run.out.find("missing drivers"), std::string::npos) << run.out;

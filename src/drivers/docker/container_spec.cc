@@ -1,5 +1,7 @@
 #include "drivers/docker/container_spec.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -8,11 +10,21 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 
+#include "common/beneath.h"
+
 namespace drover::drivers::docker {
 
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
+
+// What Docker grants every container unless dropped (moby's default set).
+const std::vector<std::string>& DockerDefaultCaps() {
+  static const std::vector<std::string> caps = {
+      "audit_write",      "chown",   "dac_override", "fowner", "fsetid",  "kill",   "mknod",
+      "net_bind_service", "net_raw", "setfcap",      "setgid", "setpcap", "setuid", "sys_chroot"};
+  return caps;
+}
 
 std::string Upper(std::string s) {
   return absl::AsciiStrToUpper(s);
@@ -49,6 +61,35 @@ absl::StatusOr<std::string> BindSource(const std::string& source, const TaskConf
 }
 
 }  // namespace
+
+absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
+                                     const codec::DockerTaskConfig& config) {
+  std::vector<std::string> sources;
+  for (const codec::DockerMount& m : config.mounts) {
+    if (m.type == "bind")
+      sources.push_back(m.source);
+  }
+  for (const std::string& v : config.volumes)
+    sources.push_back(v.substr(0, v.find(':')));
+  absl::StatusOr<common::UniqueFd> root;
+  for (const std::string& source : sources) {
+    if (source.empty() || source.front() == '/')
+      continue;  // host paths: allowed or refused by the plugin's volumes setting
+    if (!root.ok() || !root->valid()) {
+      root = common::OpenDirectory(task.task_dir);
+      if (!root.ok())
+        return root.status();
+    }
+    absl::StatusOr<common::UniqueFd> fd =
+        common::OpenBeneath(root->get(), source, O_PATH | O_CLOEXEC, common::Links::kRefuse);
+    if (!fd.ok()) {
+      return absl::PermissionDeniedError(
+          "mount source \"" + source +
+          "\" is not a path beneath the task directory: " + std::string(fd.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
@@ -126,6 +167,11 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   } else if (task.memory_mb > 0) {
     host["Memory"] = task.memory_mb * kMiB;
   }
+  // No swap beyond the limit (Nomad's): Docker's default would double it.
+  if (host.contains("Memory")) {
+    host["MemorySwap"] = host["Memory"];
+    host["MemorySwappiness"] = 0;
+  }
   if (task.cpu_shares > 0)
     host["CpuShares"] = task.cpu_shares;
   if (config.pids_limit > 0)
@@ -147,11 +193,14 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                              [&](const PortMapping& p) { return p.label == label; });
       if (it == ports.end())
         return absl::InvalidArgumentError("port label \"" + label + "\" has no allocated port");
-      const std::string key =
-          std::to_string(it->container_port > 0 ? it->container_port : it->host_port) + "/tcp";
-      exposed[key] = Json::object();
-      bindings[key] =
-          Json::array({{{"HostIp", it->host_ip}, {"HostPort", std::to_string(it->host_port)}}});
+      // TCP and UDP, as Nomad publishes every port.
+      const std::string port =
+          std::to_string(it->container_port > 0 ? it->container_port : it->host_port);
+      for (const char* proto : {"/tcp", "/udp"}) {
+        exposed[port + proto] = Json::object();
+        bindings[port + proto] =
+            Json::array({{{"HostIp", it->host_ip}, {"HostPort", std::to_string(it->host_port)}}});
+      }
     }
     spec["ExposedPorts"] = std::move(exposed);
     host["PortBindings"] = std::move(bindings);
@@ -179,8 +228,19 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   }
   if (!config.cap_add.empty())
     host["CapAdd"] = config.cap_add;
-  if (!config.cap_drop.empty())
-    host["CapDrop"] = config.cap_drop;
+  // Docker's defaults come down to what the plugin allows (net_raw is not in Nomad's
+  // list), and the task may drop more.
+  std::vector<std::string> drop;
+  const bool all = std::find(plugin.allow_caps.begin(), plugin.allow_caps.end(), "all") !=
+                   plugin.allow_caps.end();
+  for (const std::string& cap : DockerDefaultCaps()) {
+    if (!all && std::find(plugin.allow_caps.begin(), plugin.allow_caps.end(), cap) ==
+                    plugin.allow_caps.end())
+      drop.push_back(Upper(cap));
+  }
+  drop.insert(drop.end(), config.cap_drop.begin(), config.cap_drop.end());
+  if (!drop.empty())
+    host["CapDrop"] = drop;
   if (config.init)
     host["Init"] = true;
   if (config.readonly_rootfs)
@@ -212,7 +272,7 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   if (!devices.empty())
     host["Devices"] = std::move(devices);
   // Drover reads the output through the Engine API (json-file is what it keeps).
-  host["LogConfig"] = {{"Type", "json-file"}, {"Config", Json::object()}};
+  host["LogConfig"] = {{"Type", "json-file"}, {"Config", {{"max-file", "2"}, {"max-size", "2m"}}}};
   spec["HostConfig"] = std::move(host);
   return spec;
 }

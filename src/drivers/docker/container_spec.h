@@ -52,4 +52,12 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const PluginConfig& plugin,
                                           const std::vector<PortMapping>& ports);
 
+// Bind sources under the task dir, checked on the file system (blocking: run it on the
+// pool, just before the create): each must exist beneath the task dir with no symlink
+// on its path, since the task could have planted one in local/ on an earlier run.
+// ContainerSpec checks them only as paths. PermissionDenied naming the source
+// otherwise. (The daemon opens the path itself later; the task is not running
+// between the two.)
+absl::Status CheckBindSourcesBeneath(const TaskConfig& task, const codec::DockerTaskConfig& config);
+
 }  // namespace drover::drivers::docker

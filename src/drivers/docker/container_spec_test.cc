@@ -69,7 +69,12 @@ TEST(ContainerSpecTest, MountsLabelsLimitsAndOptions) {
   EXPECT_EQ(h["MemoryReservation"], 64 << 20);
   EXPECT_EQ(h["CpuShares"], 100);
   EXPECT_EQ(h["NetworkMode"], "bridge");
-  EXPECT_EQ(s["ExposedPorts"], codec::Json({{"8080/tcp", codec::Json::object()}}));
+  EXPECT_EQ(s["ExposedPorts"], codec::Json({{"8080/tcp", codec::Json::object()},
+                                            {"8080/udp", codec::Json::object()}}));
+  EXPECT_EQ(h["PortBindings"]["8080/udp"][0]["HostPort"], "23456");
+  EXPECT_EQ(h["MemorySwap"], 128 << 20);
+  EXPECT_EQ(h["CapDrop"], codec::Json({"NET_RAW"}));  // not in Nomad's allow list
+  EXPECT_EQ(h["LogConfig"]["Config"]["max-size"], "2m");
   EXPECT_EQ(h["PortBindings"]["8080/tcp"][0]["HostPort"], "23456");
   EXPECT_EQ(h["PortBindings"]["8080/tcp"][0]["HostIp"], "127.0.0.1");
   EXPECT_EQ(h["Ulimits"][0], codec::Json({{"Name", "nofile"}, {"Soft", 1024}, {"Hard", 2048}}));
@@ -106,6 +111,24 @@ TEST(ContainerSpecTest, ThePluginsLimitsRefuseByName) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ((*spec)["HostConfig"]["Privileged"], true);
   EXPECT_EQ((*spec)["HostConfig"]["CapAdd"], codec::Json({"SYS_ADMIN"}));
+}
+
+TEST(ContainerSpecTest, BindSourcesMayNotGoThroughASymlinkTheTaskPlanted) {
+  testing::TempDir dir;
+  const std::string task_dir = (dir.path() / "web").string();
+  std::filesystem::create_directories(task_dir + "/local/data");
+  std::filesystem::create_symlink("/", task_dir + "/local/host");
+  TaskConfig task = Task(dir.path().string());
+  codec::DockerTaskConfig cfg{.image = "busybox:1"};
+  cfg.mounts = {{.type = "bind", .target = "/d", .source = "local/data"}};
+  EXPECT_TRUE(CheckBindSourcesBeneath(task, cfg).ok());
+  cfg.mounts = {{.type = "bind", .target = "/h", .source = "local/host/etc"}};
+  EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
+  cfg.mounts = {};
+  cfg.volumes = {"local/host:/h"};
+  EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
+  cfg.volumes = {"local/missing:/m"};
+  EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
 }
 
 TEST(ContainerSpecTest, AContainerFromTheSpecSeesItsDirectoriesAndEnvironment) {

@@ -73,7 +73,7 @@ asio::awaitable<absl::Status> Engine::Ping() {
   rpc::HttpCall call{.method = "GET", .target = "/_ping"};
   std::string address = address_;
   // Named: no temporaries inside a co_await expression (GCC 12).
-  const rpc::HttpCallLimits limits{.max_body_bytes = 1024};
+  const rpc::HttpCallLimits limits{.max_body_bytes = 1024, .allow_unix = true};
   auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout, limits);
   if (!reply.ok())
     co_return reply.status();
@@ -88,7 +88,7 @@ asio::awaitable<absl::StatusOr<EngineVersion>> Engine::Negotiate() {
   rpc::HttpCall call{.method = "GET", .target = "/version"};
   std::string address = address_;
   // Named: no temporaries inside a co_await expression (GCC 12).
-  const rpc::HttpCallLimits limits{.max_body_bytes = kProbeBodyBytes};
+  const rpc::HttpCallLimits limits{.max_body_bytes = kProbeBodyBytes, .allow_unix = true};
   auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), kProbeTimeout, limits);
   if (!reply.ok())
     co_return reply.status();
@@ -121,8 +121,9 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Call(std::string method, 
                                                             std::string body,
                                                             common::Duration timeout,
                                                             size_t max_body_bytes) {
-  co_return co_await Send(std::move(method), std::move(path), std::move(body), timeout,
-                          max_body_bytes, "");
+  auto send = Send(std::move(method), std::move(path), std::move(body), timeout, max_body_bytes,
+                   std::string());
+  co_return co_await std::move(send);
 }
 
 asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Send(std::string method, std::string path,
@@ -140,7 +141,7 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Send(std::string method, 
     call.headers["Content-Type"] = std::move(content_type);
   std::string address = address_;
   // Named: no temporaries inside a co_await expression (GCC 12).
-  const rpc::HttpCallLimits limits{.max_body_bytes = max_body_bytes};
+  const rpc::HttpCallLimits limits{.max_body_bytes = max_body_bytes, .allow_unix = true};
   auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), timeout, limits);
   if (!reply.ok())
     co_return reply.status();
@@ -150,6 +151,7 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Send(std::string method, 
     if (parsed.ok())
       out.body = *std::move(parsed);
   }
+  out.raw = std::move(reply->body);
   co_return out;
 }
 
@@ -181,16 +183,22 @@ bool SafeSegment(std::string_view s) {
 
 }  // namespace
 
+bool IsContainerId(std::string_view id) {
+  return SafeSegment(id);
+}
+
 asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Expect(std::string method, std::string path,
                                                               std::string body,
                                                               common::Duration timeout,
                                                               std::string content_type) {
   const std::string what = method + " " + path;
-  auto reply = co_await Send(std::move(method), std::move(path), std::move(body), timeout,
-                             kProbeBodyBytes, std::move(content_type));
+  auto send = Send(std::move(method), std::move(path), std::move(body), timeout, kProbeBodyBytes,
+                   std::move(content_type));
+  auto reply = co_await std::move(send);
   if (!reply.ok())
     co_return reply.status();
-  if (reply->status >= 200 && reply->status < 300)
+  // 304: already started (or stopped), which is what was asked for.
+  if ((reply->status >= 200 && reply->status < 300) || reply->status == 304)
     co_return reply;
   const std::string message = "docker: " + what + ": " + ErrorText(*reply);
   if (reply->status == 404)
@@ -206,16 +214,32 @@ asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string r
                                                   std::string tag) {
   std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
   std::string method = "POST", type = "application/x-tar";
-  auto reply =
-      co_await Expect(method, std::move(path), std::move(tar), std::chrono::minutes(2), type);
-  co_return reply.status();
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), std::move(tar), std::chrono::minutes(2), type);
+  auto reply = co_await std::move(expect);
+  if (!reply.ok())
+    co_return reply.status();
+  // A progress stream (JSON lines): a failure after the first line comes as a line
+  // with "error", under a 200.
+  for (size_t at = 0; at < reply->raw.size();) {
+    size_t nl = reply->raw.find('\n', at);
+    if (nl == std::string::npos)
+      nl = reply->raw.size();
+    absl::StatusOr<codec::Json> line = codec::ParseJson(reply->raw.substr(at, nl - at));
+    if (line.ok() && !StringField(*line, "error").empty())
+      co_return absl::InternalError("docker: image import: " + StringField(*line, "error"));
+    at = nl + 1;
+  }
+  co_return absl::OkStatus();
 }
 
 asio::awaitable<absl::StatusOr<std::string>> Engine::InspectImage(std::string ref) {
   if (ref.empty() || ref.size() > 512)
     co_return absl::InvalidArgumentError("docker: image reference is empty or too long");
   std::string method = "GET", path = "/images/" + Query(ref) + "/json", none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   co_return StringField(reply->body, "Id");
@@ -227,7 +251,9 @@ asio::awaitable<absl::StatusOr<std::string>> Engine::CreateContainer(std::string
     co_return absl::InvalidArgumentError("docker: container name \"" + name + "\" is not valid");
   std::string method = "POST", path = "/containers/create?name=" + name;
   std::string body = codec::Dump(config);
-  auto reply = co_await Expect(method, std::move(path), std::move(body));
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), std::move(body));
+  auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   std::string id = StringField(reply->body, "Id");
@@ -240,7 +266,9 @@ asio::awaitable<absl::Status> Engine::StartContainer(std::string id) {
   if (!SafeSegment(id))
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
   std::string method = "POST", path = "/containers/" + id + "/start", none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   co_return reply.status();
 }
 
@@ -249,7 +277,9 @@ asio::awaitable<absl::StatusOr<int>> Engine::WaitContainer(std::string id) {
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
   std::string method = "POST", path = "/containers/" + id + "/wait?condition=not-running", none;
   // A task runs as long as it runs: no bound here but the caller's cancellation.
-  auto reply = co_await Expect(method, std::move(path), none, std::chrono::hours(24 * 365));
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none, std::chrono::hours(24 * 365));
+  auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   const codec::Json& body = reply->body;
@@ -262,7 +292,9 @@ asio::awaitable<absl::StatusOr<Engine::ContainerState>> Engine::InspectContainer
   if (!SafeSegment(id))
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
   std::string method = "GET", path = "/containers/" + id + "/json", none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   const codec::Json* state =
@@ -271,10 +303,19 @@ asio::awaitable<absl::StatusOr<Engine::ContainerState>> Engine::InspectContainer
     co_return absl::InternalError("docker: inspect answered without a State");
   ContainerState out;
   out.status = StringField(*state, "Status");
-  out.running = state->value("Running", false);
-  out.oom_killed = state->value("OOMKilled", false);
-  out.exit_code = state->value("ExitCode", 0);
-  out.pid = state->value("Pid", 0);
+  // Checked: a daemon's odd answer is not an exception.
+  const auto flag = [&](const char* key) {
+    auto it = state->find(key);
+    return it != state->end() && it->is_boolean() && it->get<bool>();
+  };
+  const auto number = [&](const char* key) {
+    auto it = state->find(key);
+    return it != state->end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  out.running = flag("Running");
+  out.oom_killed = flag("OOMKilled");
+  out.exit_code = number("ExitCode");
+  out.pid = number("Pid");
   out.started_at = StringField(*state, "StartedAt");
   out.finished_at = StringField(*state, "FinishedAt");
   out.error = StringField(*state, "Error");
@@ -285,7 +326,9 @@ asio::awaitable<absl::Status> Engine::SignalContainer(std::string id, std::strin
   if (!SafeSegment(id) || !SafeSegment(signal))
     co_return absl::InvalidArgumentError("docker: container ID or signal is not valid");
   std::string method = "POST", path = "/containers/" + id + "/kill?signal=" + signal, none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   co_return reply.status();
 }
 
@@ -294,7 +337,9 @@ asio::awaitable<absl::Status> Engine::RemoveContainer(std::string id, bool force
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
   std::string method = "DELETE",
               path = "/containers/" + id + "?v=true&force=" + (force ? "true" : "false"), none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   co_return reply.status();
 }
 
@@ -303,7 +348,9 @@ asio::awaitable<absl::StatusOr<std::vector<std::string>>> Engine::ContainersLabe
   const codec::Json filters = {{"label", codec::Json::array({key + "=" + value})}};
   std::string method = "GET",
               path = "/containers/json?all=true&filters=" + Query(codec::Dump(filters)), none;
-  auto reply = co_await Expect(method, std::move(path), none);
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   std::vector<std::string> ids;
@@ -320,14 +367,14 @@ asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine) {
   Fingerprint fp;
   absl::StatusOr<EngineVersion> version = co_await engine.Negotiate();
   if (!version.ok()) {
-    fp.health_description = "Docker daemon unavailable: " + std::string(version.status().message());
+    fp.health_description = "Failed to connect to docker daemon: " + std::string(version.status().message());
     co_return fp;
   }
   // Named: no temporaries inside a co_await expression (GCC 12, docs/threading.md).
   std::string get = "GET", info_path = "/info", bridge_path = "/networks/bridge", none;
   auto info = co_await engine.Call(get, info_path, none, kProbeTimeout, kProbeBodyBytes);
   if (!info.ok() || info->status != 200) {
-    fp.health_description = "Docker daemon unavailable: /info: " +
+    fp.health_description = "Failed to connect to docker daemon: /info: " +
                             (info.ok() ? ErrorText(*info) : std::string(info.status().message()));
     co_return fp;
   }

@@ -32,6 +32,10 @@ inline constexpr char kMinApiVersion[] = "1.24";
 // speaks to a local daemon only (no tcp://, no TLS).
 absl::StatusOr<std::string> EndpointAddress(std::string_view endpoint);
 
+// Whether `id` may go into a URL as a container ID or name: letters, digits, '-', '_'
+// and '.', at most 256 bytes (what Docker makes, and the names Drover gives).
+bool IsContainerId(std::string_view id);
+
 // "1.41" < "1.9"? No: API versions compare as numbers, part by part.
 int CompareApiVersions(std::string_view a, std::string_view b);
 
@@ -59,6 +63,7 @@ class Engine {
   struct Reply {
     int status = 0;
     codec::Json body;  // null for an empty or non-JSON body
+    std::string raw;   // the body as sent (a progress stream is JSON lines)
   };
   // `method` `path` ("/containers/json") under the negotiated version, with a JSON
   // body. Any status comes back as a Reply; transport errors and answers over

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "rpc/http_call.h"
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
 
@@ -21,6 +22,13 @@ TEST(EngineTest, EndpointsAreLocalUnixSockets) {
                           "/var/run/docker.sock", "npipe:////./pipe/docker_engine"}) {
     EXPECT_EQ(EndpointAddress(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+  // Only the engine's own calls may reach a unix socket: an address a peer reported
+  // (a node's HTTP address) cannot.
+  asio::io_context io;
+  auto refused =
+      testing::Await(io, rpc::SendHttp("unix:/var/run/docker.sock",
+                                       rpc::HttpCall{.target = "/_ping"}, std::chrono::seconds(1)));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
   EXPECT_LT(CompareApiVersions("1.9", "1.41"), 0);
   EXPECT_EQ(CompareApiVersions("1.41", "1.41"), 0);
   EXPECT_GT(CompareApiVersions("1.43", "1.41"), 0);
@@ -56,7 +64,7 @@ TEST(EngineTest, NegotiatesAndFingerprintsARealDaemonAndNoticesItGoingAndComingB
   dockerd.Stop();
   fp = testing::Await(io, FingerprintEngine(engine));
   EXPECT_FALSE(fp.healthy);
-  EXPECT_NE(fp.health_description.find("Docker daemon unavailable"), std::string::npos)
+  EXPECT_NE(fp.health_description.find("Failed to connect to docker daemon"), std::string::npos)
       << fp.health_description;
   EXPECT_FALSE(testing::Await(io, engine.Ping()).ok());
   ASSERT_TRUE(dockerd.Start()) << dockerd.Log();

@@ -15,8 +15,8 @@ constexpr common::Duration kIdle = std::chrono::minutes(1);
 // A connection's share of the output; the next one resumes where it ended.
 constexpr size_t kMaxBodyPerConnection = 64 << 20;
 
-// "<seconds>.<nanoseconds>" for ?since= (exclusive of nothing: Docker's since keeps
-// messages at that very time, so the caller drops what it already wrote).
+// "<seconds>.<nanoseconds>" for ?since= (Docker keeps messages at that very time: the
+// cursor's count says how many of them were written already).
 std::string SinceParam(int64_t nanos) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%lld.%09lld", static_cast<long long>(nanos / 1'000'000'000),
@@ -38,7 +38,7 @@ absl::StatusOr<std::vector<LogDemuxer::Message>> LogDemuxer::Feed(std::string_vi
   size_t at = 0;
   while (pending_.size() - at >= 8) {
     const auto* h = reinterpret_cast<const unsigned char*>(pending_.data() + at);
-    if ((h[0] != 1 && h[0] != 2) || h[1] != 0 || h[2] != 0 || h[3] != 0)
+    if (h[0] > 3 || h[1] != 0 || h[2] != 0 || h[3] != 0)
       return absl::InvalidArgumentError("docker log stream: not a frame header");
     const size_t size = (size_t{h[4]} << 24) | (size_t{h[5]} << 16) | (size_t{h[6]} << 8) | h[7];
     if (size > kMaxFrame)
@@ -47,6 +47,12 @@ absl::StatusOr<std::vector<LogDemuxer::Message>> LogDemuxer::Feed(std::string_vi
     if (pending_.size() - at - 8 < size)
       break;
     std::string_view payload(pending_.data() + at + 8, size);
+    if (h[0] == 3) {
+      // Docker's own error ("Error grabbing logs: ..."): the stream is over.
+      return absl::UnavailableError("docker log stream: " + std::string(payload.substr(0, 1024)));
+    }
+    if (h[0] == 0)
+      return absl::InvalidArgumentError("docker log stream: a stdin frame");
     const size_t space = payload.find(' ');
     absl::StatusOr<common::Time> time =
         space == std::string_view::npos
@@ -64,10 +70,12 @@ absl::StatusOr<std::vector<LogDemuxer::Message>> LogDemuxer::Feed(std::string_vi
 }
 
 asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLogConfig logs,
-                                         int64_t since, asio::thread_pool& pool,
-                                         std::function<void(int64_t)> written) {
+                                         LogCursor cursor, asio::thread_pool& pool,
+                                         std::function<void(LogCursor)> written) {
   if (engine.api_version().empty())
     co_return absl::FailedPreconditionError("docker API version not negotiated yet");
+  if (!IsContainerId(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
   std::function<absl::StatusOr<std::shared_ptr<Files>>()> open =
       [logs]() -> absl::StatusOr<std::shared_ptr<Files>> {
     auto files = std::make_shared<Files>();
@@ -90,9 +98,9 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
     rpc::HttpCall call{.method = "GET",
                        .target = "/v" + engine.api_version() + "/containers/" + id +
                                  "/logs?follow=1&stdout=1&stderr=1&timestamps=1" +
-                                 (since > 0 ? "&since=" + SinceParam(since) : "")};
+                                 (cursor.time > 0 ? "&since=" + SinceParam(cursor.time) : "")};
     std::string address = engine.address();
-    const rpc::HttpCallLimits limits{.max_body_bytes = kMaxBodyPerConnection};
+    const rpc::HttpCallLimits limits{.max_body_bytes = kMaxBodyPerConnection, .allow_unix = true};
     auto stream =
         co_await rpc::HttpStream::Open(std::move(address), std::move(call), kIdle, limits);
     if (!stream.ok())
@@ -104,6 +112,8 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
                                 std::to_string((*stream)->head().status));
     }
     LogDemuxer demux;
+    bool replaying = cursor.time > 0;
+    int64_t skipped = 0;
     bool ended = false;
     absl::Status broke;
     while (!ended) {
@@ -119,16 +129,26 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
       absl::StatusOr<std::vector<LogDemuxer::Message>> messages = demux.Feed(*piece);
       if (!messages.ok())
         co_return messages.status();
-      // What was written before (a resumed stream starts at `since`, inclusive).
       std::string out, err;
-      int64_t last = since;
+      LogCursor next = cursor;
       for (const LogDemuxer::Message& m : *messages) {
-        if (m.time <= since)
-          continue;
+        // A connection replays from the cursor's time, inclusive: what was written
+        // before it (older, or the first `count` at that very time) is skipped, and
+        // nothing after the first new message (a long line's frames share a time).
+        if (replaying) {
+          if (m.time < cursor.time)
+            continue;
+          if (m.time == cursor.time && skipped < cursor.count) {
+            ++skipped;
+            continue;
+          }
+          replaying = false;
+        }
         (m.stream == 1 ? out : err) += m.text;
-        last = std::max(last, m.time);
+        next.count = m.time == next.time ? next.count + 1 : 1;
+        next.time = m.time;
       }
-      if (last == since)
+      if (out.empty() && err.empty())
         continue;
       std::function<absl::Status()> write = [f = *files, out = std::move(out),
                                              err = std::move(err)]() -> absl::Status {
@@ -142,16 +162,18 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
       };
       if (absl::Status s = co_await common::Offload(pool, std::move(write)); !s.ok())
         co_return s;
-      since = last;
+      cursor = next;
       if (written)
-        written(last);
+        written(cursor);
     }
     if (ended) {
       // Docker ends a followed stream when the container stops: everything came.
       std::string inspect = id;  // named: no temporaries inside co_await (GCC 12)
       absl::StatusOr<Engine::ContainerState> state =
           co_await engine.InspectContainer(std::move(inspect));
-      if (!state.ok() || !state->running)
+      if (!state.ok())
+        co_return state.status();  // the caller follows again once it can tell
+      if (!state->running)
         co_return absl::OkStatus();
     } else if (!absl::IsDeadlineExceeded(broke) && !absl::IsResourceExhausted(broke) &&
                !absl::IsUnavailable(broke)) {

@@ -40,13 +40,24 @@ class LogDemuxer {
   std::string pending_;
 };
 
-// Follows container `id`'s output into `logs`, from messages after `since` (Unix ns;
-// 0: from the start), until the container has stopped and all of it was written (OK),
-// or the caller cancels. After each batch is on disk, `written(time)` gets the time of
-// its last message. A connection that breaks or stays idle is opened again from there
-// while the container runs. Writes run on `pool`.
+// How far a container's output was written: the time of the last message written, and
+// how many messages at that very time were (a long line's frames share one). What the
+// driver persists to resume after an agent restart. {0, 0}: nothing yet.
+struct LogCursor {
+  int64_t time = 0;  // Unix nanoseconds
+  int64_t count = 0;
+  friend bool operator==(const LogCursor&, const LogCursor&) = default;
+};
+
+// Follows container `id`'s output into `logs`, after `cursor`, until the container has
+// stopped and all of it was written (OK), or the caller cancels. After each batch is on
+// disk, `written` gets the new cursor. A connection that stays idle or used up its
+// share is opened again from there while the container runs; the daemon going away
+// (Unavailable) or its own error frames end the follow, for the caller to resume.
+// Writes run on `pool`. Messages stamped out of order between stdout and stderr near a
+// resume point can be missed: Docker's `since` filters by time, not position.
 asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLogConfig logs,
-                                         int64_t since, asio::thread_pool& pool,
-                                         std::function<void(int64_t)> written);
+                                         LogCursor cursor, asio::thread_pool& pool,
+                                         std::function<void(LogCursor)> written);
 
 }  // namespace drover::drivers::docker

@@ -82,23 +82,57 @@ TEST(LogStreamTest, FollowsAContainerIntoRotatedFilesAndResumesWithoutDuplicates
                      .stderr_base = "web.stderr",
                      .max_files = 2,
                      .max_file_size = 1 << 20};
-  int64_t last = 0;
-  absl::Status followed =
-      testing::Await(io, FollowLogs(engine, *id, logs, 0, pool, [&](int64_t t) { last = t; }));
+  LogCursor last;
+  absl::Status followed = testing::Await(
+      io, FollowLogs(engine, *id, logs, LogCursor{}, pool, [&](LogCursor c) { last = c; }));
   ASSERT_TRUE(followed.ok()) << followed;
   EXPECT_EQ(testing::ReadFile(logdir / "web.stdout.0"), "out1\nout2\n");
   EXPECT_EQ(testing::ReadFile(logdir / "web.stderr.0"), "err1\n");
-  EXPECT_GT(last, 0);
+  EXPECT_GT(last.time, 0);
+  EXPECT_EQ(last.count, 1);
 
-  // Resumed from the last message written (as after an agent restart): nothing twice.
-  int64_t again = last;
-  followed =
-      testing::Await(io, FollowLogs(engine, *id, logs, last, pool, [&](int64_t t) { again = t; }));
+  // Resumed from the cursor (as after an agent restart): nothing twice.
+  LogCursor again = last;
+  followed = testing::Await(
+      io, FollowLogs(engine, *id, logs, last, pool, [&](LogCursor c) { again = c; }));
   ASSERT_TRUE(followed.ok()) << followed;
   EXPECT_EQ(testing::ReadFile(logdir / "web.stdout.0"), "out1\nout2\n");
   EXPECT_EQ(again, last);
-  EXPECT_EQ(testing::Await(io, FollowLogs(engine, "nope", logs, 0, pool, nullptr)).code(),
+  EXPECT_EQ(testing::Await(io, FollowLogs(engine, "nope", logs, {}, pool, nullptr)).code(),
             absl::StatusCode::kNotFound);
+  EXPECT_EQ(testing::Await(io, FollowLogs(engine, "../x", logs, {}, pool, nullptr)).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // A line longer than Docker's 16 KiB frames (several frames at one time) arrives
+  // whole, and resuming in the middle of its frames writes only the rest.
+  const codec::Json long_line = {
+      {"Image", "drover-test/busybox:1"},
+      {"Cmd",
+       {"/bin/busybox", "sh", "-c",
+        "/bin/busybox head -c 100000 /dev/zero | /bin/busybox tr '\\0' a; echo; "
+        "echo after"}},
+      {"HostConfig", {{"NetworkMode", "none"}}}};
+  absl::StatusOr<std::string> big = testing::Await(io, engine.CreateContainer("logs-2", long_line));
+  ASSERT_TRUE(big.ok()) << big.status();
+  ASSERT_TRUE(testing::Await(io, engine.StartContainer(*big)).ok());
+  EXPECT_EQ(testing::Await(io, engine.WaitContainer(*big)).value_or(-1), 0);
+  TaskLogConfig big_logs = logs;
+  big_logs.stdout_base = "big.stdout";
+  big_logs.stderr_base = "big.stderr";
+  std::vector<LogCursor> cursors;
+  followed = testing::Await(
+      io, FollowLogs(engine, *big, big_logs, {}, pool, [&](LogCursor c) { cursors.push_back(c); }));
+  ASSERT_TRUE(followed.ok()) << followed;
+  EXPECT_EQ(testing::ReadFile(logdir / "big.stdout.0"), std::string(100000, 'a') + "\nafter\n");
+  // From the first frame alone: the rest of the line, and the next one, once each.
+  big_logs.stdout_base = "rest.stdout";
+  const LogCursor after_first{.time = cursors.empty() ? 0 : cursors.front().time, .count = 1};
+  followed = testing::Await(io, FollowLogs(engine, *big, big_logs, after_first, pool, nullptr));
+  ASSERT_TRUE(followed.ok()) << followed;
+  const std::string rest = testing::ReadFile(logdir / "rest.stdout.0");
+  EXPECT_TRUE(rest.ends_with(std::string(1000, 'a') + "\nafter\n")) << rest.size();
+  EXPECT_LT(rest.size(), 100000u + 7u);
+  EXPECT_TRUE(testing::Await(io, engine.RemoveContainer(*big, true)).ok());
   EXPECT_TRUE(testing::Await(io, engine.RemoveContainer(*id, true)).ok());
   pool.join();
 }
