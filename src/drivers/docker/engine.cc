@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_join.h"
 
 #include "rpc/http_call.h"
@@ -233,6 +234,154 @@ asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string r
   co_return absl::OkStatus();
 }
 
+namespace {
+
+// "host:5000/team/web:1.2" → ("host:5000/team/web", "1.2"); no tag: "latest". A digest
+// ("@sha256:...") stays with the repository.
+std::pair<std::string, std::string> SplitReference(const std::string& ref) {
+  if (ref.find('@') != std::string::npos)
+    return {ref, ""};
+  const size_t colon = ref.rfind(':');
+  const size_t slash = ref.rfind('/');
+  if (colon == std::string::npos || (slash != std::string::npos && colon < slash))
+    return {ref, "latest"};
+  return {ref.substr(0, colon), ref.substr(colon + 1)};
+}
+
+std::string AuthHeader(const Engine::RegistryAuth& auth) {
+  const codec::Json j = {{"username", auth.username},
+                         {"password", auth.password},
+                         {"email", auth.email},
+                         {"serveraddress", auth.server_address}};
+  // Go's base64.URLEncoding: the URL-safe alphabet, with padding (which the daemon's
+  // decoder requires: without it the credentials are silently dropped).
+  std::string encoded = absl::Base64Escape(codec::Dump(j));
+  for (char& c : encoded) {
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
+  }
+  return encoded;
+}
+
+// The first "error" of a JSON-lines progress body, "" when none.
+std::string ProgressError(std::string_view body) {
+  for (size_t at = 0; at < body.size();) {
+    size_t nl = body.find('\n', at);
+    if (nl == std::string_view::npos)
+      nl = body.size();
+    absl::StatusOr<codec::Json> line = codec::ParseJson(body.substr(at, nl - at));
+    if (line.ok() && !StringField(*line, "error").empty())
+      return StringField(*line, "error");
+    at = nl + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+asio::awaitable<absl::Status> Engine::PullImage(std::string ref, std::optional<RegistryAuth> auth,
+                                                common::Duration timeout,
+                                                std::function<void(const std::string&)> progress) {
+  if (api_version_.empty())
+    co_return absl::FailedPreconditionError("docker API version not negotiated yet");
+  if (ref.empty() || ref.size() > 512)
+    co_return absl::InvalidArgumentError("docker: image reference is empty or too long");
+  const auto [repo, tag] = SplitReference(ref);
+  rpc::HttpCall call{.method = "POST",
+                     .target = "/v" + api_version_ + "/images/create?fromImage=" + Query(repo) +
+                               (tag.empty() ? "" : "&tag=" + Query(tag))};
+  if (auth)
+    call.headers["X-Registry-Auth"] = AuthHeader(*auth);
+  // The progress stream of a large image is long: read as it comes, a line at a time.
+  const rpc::HttpCallLimits limits{.max_body_bytes = size_t{256} << 20, .allow_unix = true};
+  std::string address = address_;
+  auto stream =
+      co_await rpc::HttpStream::Open(std::move(address), std::move(call), timeout, limits);
+  if (!stream.ok())
+    co_return stream.status();
+  const int status = (*stream)->head().status;
+  const common::Time deadline = common::RealClock().Now() + timeout;
+  std::string pending;
+  for (;;) {
+    if (common::RealClock().Now() > deadline)
+      co_return absl::DeadlineExceededError("docker: pulling " + ref + ": image_pull_timeout");
+    absl::StatusOr<std::string> piece = co_await (*stream)->Next();
+    if (!piece.ok())
+      co_return piece.status();
+    if (piece->empty())
+      break;
+    pending += *piece;
+    if (status != 200) {
+      if (pending.size() > 64 * 1024)
+        break;
+      continue;
+    }
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      absl::StatusOr<codec::Json> line = codec::ParseJson(std::string_view(pending).substr(0, nl));
+      pending.erase(0, nl + 1);
+      if (!line.ok())
+        continue;
+      if (const std::string error = StringField(*line, "error"); !error.empty())
+        co_return absl::InternalError("docker: pulling " + ref + ": " + error);
+      if (progress && !StringField(*line, "status").empty())
+        progress(StringField(*line, "status"));
+    }
+    if (pending.size() > 64 * 1024)
+      co_return absl::InternalError("docker: pulling " + ref + ": a progress line over 64 KiB");
+  }
+  if (status != 200) {
+    Reply reply{.status = status, .body = nullptr, .raw = pending};
+    if (absl::StatusOr<codec::Json> body = codec::ParseJson(pending); body.ok())
+      reply.body = *std::move(body);
+    const std::string message = "docker: pulling " + ref + ": " + ErrorText(reply);
+    co_return status == 404 ? absl::NotFoundError(message) : absl::InternalError(message);
+  }
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::Status> Engine::TagImage(std::string source, std::string ref) {
+  const auto [repo, tag] = SplitReference(ref);
+  std::string method = "POST",
+              path = "/images/" + Query(source) + "/tag?repo=" + Query(repo) + "&tag=" + Query(tag),
+              none;
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
+  co_return reply.status();
+}
+
+asio::awaitable<absl::Status> Engine::PushImage(std::string ref, std::optional<RegistryAuth> auth) {
+  if (api_version_.empty())
+    co_return absl::FailedPreconditionError("docker API version not negotiated yet");
+  const auto [repo, tag] = SplitReference(ref);
+  rpc::HttpCall call{
+      .method = "POST",
+      .target = "/v" + api_version_ + "/images/" + Query(repo) + "/push?tag=" + Query(tag)};
+  // The daemon wants the header even for a registry without auth.
+  call.headers["X-Registry-Auth"] = AuthHeader(auth.value_or(RegistryAuth{}));
+  const rpc::HttpCallLimits limits{.max_body_bytes = kProbeBodyBytes, .allow_unix = true};
+  std::string address = address_;
+  const common::Duration push_timeout = std::chrono::minutes(5);
+  auto reply = co_await rpc::SendHttp(std::move(address), std::move(call), push_timeout, limits);
+  if (!reply.ok())
+    co_return reply.status();
+  if (reply->status != 200)
+    co_return absl::InternalError("docker: pushing " + ref + ": HTTP status " +
+                                  std::to_string(reply->status) + ": " + reply->body);
+  if (const std::string error = ProgressError(reply->body); !error.empty())
+    co_return absl::InternalError("docker: pushing " + ref + ": " + error);
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::Status> Engine::RemoveImage(std::string ref) {
+  std::string method = "DELETE", path = "/images/" + Query(ref) + "?force=true", none;
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
+  co_return reply.status();
+}
+
 asio::awaitable<absl::StatusOr<std::string>> Engine::InspectImage(std::string ref) {
   if (ref.empty() || ref.size() > 512)
     co_return absl::InvalidArgumentError("docker: image reference is empty or too long");
@@ -367,7 +516,8 @@ asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine) {
   Fingerprint fp;
   absl::StatusOr<EngineVersion> version = co_await engine.Negotiate();
   if (!version.ok()) {
-    fp.health_description = "Failed to connect to docker daemon: " + std::string(version.status().message());
+    fp.health_description =
+        "Failed to connect to docker daemon: " + std::string(version.status().message());
     co_return fp;
   }
   // Named: no temporaries inside a co_await expression (GCC 12, docs/threading.md).

@@ -7,6 +7,7 @@
 // (issue 21); this is the part that speaks to the daemon and fingerprints it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -87,6 +88,25 @@ class Engine {
   };
   // POST /images/create?fromSrc=- : a root file system as a tar, tagged repo:tag.
   asio::awaitable<absl::Status> ImportImage(std::string tar, std::string repo, std::string tag);
+  // Credentials for a registry (the task's `auth`), sent as X-Registry-Auth.
+  struct RegistryAuth {
+    std::string username;
+    std::string password;
+    std::string email;
+    std::string server_address;
+  };
+  // POST /images/create?fromImage=: pulls `ref` ("[host[:port]/]path[:tag]", "latest"
+  // when no tag), reporting each progress line's status to `progress` (Docker's
+  // "Downloading", "Pull complete"...). The daemon's error (unauthorized, not found) as
+  // the error; DeadlineExceeded after `timeout` (image_pull_timeout).
+  asio::awaitable<absl::Status> PullImage(std::string ref, std::optional<RegistryAuth> auth,
+                                          common::Duration timeout,
+                                          std::function<void(const std::string&)> progress);
+  // POST /images/:name/tag, and /images/:name/push (tests fill their registry with it).
+  asio::awaitable<absl::Status> TagImage(std::string source, std::string ref);
+  asio::awaitable<absl::Status> PushImage(std::string ref, std::optional<RegistryAuth> auth);
+  // DELETE /images/:ref?force=true
+  asio::awaitable<absl::Status> RemoveImage(std::string ref);
   // GET /images/:ref/json: the image's ID.
   asio::awaitable<absl::StatusOr<std::string>> InspectImage(std::string ref);
   // POST /containers/create?name= with `config` (the Engine API's ContainerConfig with

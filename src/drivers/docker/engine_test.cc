@@ -12,6 +12,7 @@
 #include "rpc/http_call.h"
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
+#include "testing/registry_process.h"
 
 namespace drover::drivers::docker {
 namespace {
@@ -140,6 +141,53 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
             absl::StatusCode::kNotFound);
   EXPECT_EQ(testing::Await(io, engine.StartContainer("../../etc")).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(EngineTest, PullsFromARegistryWithAuthAndRefusesWrongCredentials) {
+  testing::DockerdProcess dockerd;
+  ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
+  testing::RegistryProcess registry("tester", "s3cret");
+  ASSERT_TRUE(registry.ok()) << registry.Log();
+  asio::io_context io;
+  Engine engine(EndpointAddress(dockerd.endpoint()).value());
+  ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
+  testing::TempDir dir;
+  ASSERT_TRUE(
+      testing::Await(io, engine.ImportImage(BusyboxTar(dir), "drover-test/busybox", "1")).ok());
+  const std::string ref = registry.address() + "/drover/busybox:1";
+  const Engine::RegistryAuth good{
+      .username = "tester", .password = "s3cret", .server_address = registry.address()};
+  ASSERT_TRUE(testing::Await(io, engine.TagImage("drover-test/busybox:1", ref)).ok());
+  absl::Status pushed = testing::Await(io, engine.PushImage(ref, good));
+  ASSERT_TRUE(pushed.ok()) << pushed << registry.Log();
+  ASSERT_TRUE(testing::Await(io, engine.RemoveImage(ref)).ok());
+  EXPECT_EQ(testing::Await(io, engine.InspectImage(ref)).status().code(),
+            absl::StatusCode::kNotFound);
+
+  // Wrong credentials, and none: the registry's refusal, clearly.
+  Engine::RegistryAuth bad = good;
+  bad.password = "wrong";
+  absl::Status refused =
+      testing::Await(io, engine.PullImage(ref, bad, std::chrono::minutes(1), nullptr));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("unauthorized"), std::string::npos) << refused;
+  refused =
+      testing::Await(io, engine.PullImage(ref, std::nullopt, std::chrono::minutes(1), nullptr));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(testing::Await(io, engine.InspectImage(ref)).status().code(),
+            absl::StatusCode::kNotFound);
+
+  std::vector<std::string> statuses;
+  absl::Status pulled = testing::Await(
+      io, engine.PullImage(ref, good, std::chrono::minutes(1),
+                           [&](const std::string& status) { statuses.push_back(status); }));
+  ASSERT_TRUE(pulled.ok()) << pulled;
+  EXPECT_FALSE(statuses.empty());
+  EXPECT_TRUE(testing::Await(io, engine.InspectImage(ref)).ok());
+  absl::Status missing =
+      testing::Await(io, engine.PullImage(registry.address() + "/drover/none:1", good,
+                                          std::chrono::minutes(1), nullptr));
+  EXPECT_FALSE(missing.ok());
 }
 
 }  // namespace
