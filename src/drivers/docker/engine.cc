@@ -375,6 +375,28 @@ asio::awaitable<absl::Status> Engine::PushImage(std::string ref, std::optional<R
   co_return absl::OkStatus();
 }
 
+asio::awaitable<absl::Status> Engine::LoadImage(std::string archive) {
+  std::string method = "POST", path = "/images/load?quiet=1", type = "application/x-tar";
+  auto expect = Expect(method, std::move(path), std::move(archive), std::chrono::minutes(5), type);
+  auto reply = co_await std::move(expect);
+  if (!reply.ok())
+    co_return reply.status();
+  if (const std::string error = ProgressError(reply->raw); !error.empty())
+    co_return absl::InvalidArgumentError("docker: loading an image: " + error);
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<std::string>> Engine::SaveImage(std::string ref, size_t max_bytes) {
+  std::string method = "GET", path = "/images/" + Query(ref) + "/get", none;
+  auto call = Call(method, std::move(path), none, std::chrono::minutes(5), max_bytes);
+  auto reply = co_await std::move(call);
+  if (!reply.ok())
+    co_return reply.status();
+  if (reply->status != 200)
+    co_return absl::NotFoundError("docker: saving " + ref + ": " + ErrorText(*reply));
+  co_return std::move(reply->raw);
+}
+
 asio::awaitable<absl::Status> Engine::RemoveImage(std::string ref) {
   std::string method = "DELETE", path = "/images/" + Query(ref) + "?force=true", none;
   auto expect = Expect(method, std::move(path), none);

@@ -105,6 +105,12 @@ class Engine {
   // POST /images/:name/tag, and /images/:name/push (tests fill their registry with it).
   asio::awaitable<absl::Status> TagImage(std::string source, std::string ref);
   asio::awaitable<absl::Status> PushImage(std::string ref, std::optional<RegistryAuth> auth);
+  // POST /images/load: an image archive (`docker save`'s, the task's `load`), read by
+  // the caller beneath the task dir. The daemon's error as the error.
+  asio::awaitable<absl::Status> LoadImage(std::string archive);
+  // GET /images/:ref/get: the image as such an archive (tests make one with it), at most
+  // `max_bytes`.
+  asio::awaitable<absl::StatusOr<std::string>> SaveImage(std::string ref, size_t max_bytes);
   // DELETE /images/:ref?force=true
   asio::awaitable<absl::Status> RemoveImage(std::string ref);
   // GET /images/:ref/json: the image's ID.

@@ -141,6 +141,17 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
             absl::StatusCode::kNotFound);
   EXPECT_EQ(testing::Await(io, engine.StartContainer("../../etc")).code(),
             absl::StatusCode::kInvalidArgument);
+
+  // An image archive (a task's `load`): saved, removed, loaded back.
+  absl::StatusOr<std::string> archive =
+      testing::Await(io, engine.SaveImage("drover-test/busybox:1", 64 << 20));
+  ASSERT_TRUE(archive.ok()) << archive.status();
+  ASSERT_TRUE(testing::Await(io, engine.RemoveImage("drover-test/busybox:1")).ok());
+  EXPECT_FALSE(testing::Await(io, engine.InspectImage("drover-test/busybox:1")).ok());
+  absl::Status loaded = testing::Await(io, engine.LoadImage(*archive));
+  ASSERT_TRUE(loaded.ok()) << loaded;
+  EXPECT_TRUE(testing::Await(io, engine.InspectImage("drover-test/busybox:1")).ok());
+  EXPECT_FALSE(testing::Await(io, engine.LoadImage("not a tar archive")).ok());
 }
 
 TEST(EngineTest, PullsFromARegistryWithAuthAndRefusesWrongCredentials) {
