@@ -68,38 +68,14 @@ bool DockerdProcess::Start() {
       "--config-file", root + "/daemon.json",
       // The host's firewall and bridge are left alone (no container network yet).
       "--iptables=false", "--ip-masq=false", "--bridge=none"};
-  std::vector<char*> argv;
-  for (std::string& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
   std::ofstream(root + "/daemon.json") << "{}\n";
-  const std::string log = root + "/dockerd.log";
-  const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-      _exit(1);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-      _exit(1);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid_ < 0) {
-    pid_ = -1;
+  // SIGTERM with the test process: the daemon stops its containers and its containerd.
+  pid_ = SpawnServer(std::move(args), root + "/dockerd.log", SIGTERM);
+  if (pid_ < 0)
     return false;
-  }
   bool exited = false;
-  const bool ready = WaitFor(
-      [&] {
-        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          exited = true;
-          return true;
-        }
-        return Pings(socket_);
-      },
-      std::chrono::seconds(60));
+  const bool ready = WaitServerReady(
+      pid_, [&] { return Pings(socket_); }, std::chrono::seconds(60), &exited);
   if (exited || !ready) {
     if (!exited) {
       kill(pid_, SIGKILL);

@@ -101,39 +101,15 @@ bool EtcdProcess::Start() {
                                    "test=" + peer,
                                    "--log-outputs",
                                    "stderr"};
-  std::vector<char*> argv;
-  for (std::string& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
   const std::string log = (dir_.path() / "etcd.log").string();
-  const pid_t parent = getpid();
-  // fork/exec rather than posix_spawn: the child asks to be killed with the test
-  // process, so a test that crashes leaves no etcd behind.
-  pid_ = fork();
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-      _exit(1);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-      _exit(1);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid_ < 0) {
-    pid_ = -1;
+  std::ofstream(log, std::ios::trunc);  // a retry's log starts afresh
+  pid_ = SpawnServer(std::move(args), log, SIGKILL);
+  if (pid_ < 0)
     return false;
-  }
   bool exited = false;
-  const bool ready = WaitFor(
-      [&] {
-        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          exited = true;
-          return true;
-        }
-        return Log().find("ready to serve client requests") != std::string::npos;
-      },
-      std::chrono::seconds(30));
+  const bool ready = WaitServerReady(
+      pid_, [&] { return Log().find("ready to serve client requests") != std::string::npos; },
+      std::chrono::seconds(30), &exited);
   if (exited)
     pid_ = -1;
   if (!ready || exited)

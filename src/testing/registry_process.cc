@@ -72,34 +72,12 @@ RegistryProcess::RegistryProcess(std::string user, std::string password) {
       << "http:\n  addr: 127.0.0.1:" << port << "\n"
       << "auth:\n  htpasswd:\n    realm: drover-test\n"
       << "    path: " << htpasswd << "\n";
-  std::vector<std::string> args = {"/usr/bin/docker-registry", "serve", root + "/config.yml"};
-  std::vector<char*> argv;
-  for (std::string& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log = root + "/registry.log";
-  const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-      _exit(1);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-      _exit(1);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = SpawnServer({"/usr/bin/docker-registry", "serve", root + "/config.yml"},
+                     root + "/registry.log", SIGKILL);
   bool exited = false;
-  const bool ready = pid_ > 0 && WaitFor(
-                                     [&] {
-                                       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-                                         exited = true;
-                                         return true;
-                                       }
-                                       return Answers(port);
-                                     },
-                                     std::chrono::seconds(30));
+  const bool ready =
+      pid_ > 0 && WaitServerReady(
+                      pid_, [&] { return Answers(port); }, std::chrono::seconds(30), &exited);
   if (!ready || exited) {
     if (pid_ > 0 && !exited) {
       kill(pid_, SIGKILL);

@@ -1,6 +1,9 @@
 #include "testing/test_util.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -92,6 +95,41 @@ std::filesystem::path BinaryPath(const std::string& name) {
   if (const char* dir = std::getenv("DROVER_BINARY_DIR"); dir != nullptr && *dir != '\0')
     return std::filesystem::path(dir) / name;
   return std::filesystem::path(DROVER_BINARY_DIR) / name;
+}
+
+pid_t SpawnServer(std::vector<std::string> args, const std::string& log, int death_signal) {
+  std::vector<char*> argv;
+  for (std::string& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, death_signal);
+    if (getppid() != parent)
+      _exit(1);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+      _exit(1);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid < 0 ? -1 : pid;
+}
+
+bool WaitServerReady(pid_t pid, const std::function<bool()>& ready,
+                     std::chrono::milliseconds timeout, bool* exited) {
+  *exited = false;
+  const bool done = WaitFor(
+      [&] {
+        if (waitpid(pid, nullptr, WNOHANG) == pid) {
+          *exited = true;
+          return true;
+        }
+        return ready();
+      },
+      timeout);
+  return done && !*exited;
 }
 
 }  // namespace drover::testing

@@ -2,10 +2,13 @@
 // an io_context deterministically from a test.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/asio.h"
 #include "common/clock.h"
@@ -49,5 +52,15 @@ std::string ReadFile(const std::filesystem::path& p);
 // DROVER_BINARY_DIR, or by the environment variable of that name, e.g. to run a long
 // torture against a copy while the build goes on), e.g. BinaryPath("drover").
 std::filesystem::path BinaryPath(const std::string& name);
+
+// A server process for a test fixture (etcd, dockerd, a registry): `args` (args[0] the
+// binary's path) with stdout and stderr appended to `log`, sent `death_signal` when the
+// test process dies, so a test that crashes leaves nothing behind (fork/exec rather than
+// posix_spawn for that). The pid, or -1.
+pid_t SpawnServer(std::vector<std::string> args, const std::string& log, int death_signal);
+// Waits until `ready()` holds, or the process exits (then reaped, `*exited` set), or
+// `timeout` passes. True only when ready.
+bool WaitServerReady(pid_t pid, const std::function<bool()>& ready,
+                     std::chrono::milliseconds timeout, bool* exited);
 
 }  // namespace drover::testing

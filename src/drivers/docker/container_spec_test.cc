@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "drivers/docker/docker_test_util.h"
 #include "drivers/docker/engine.h"
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
@@ -138,16 +139,7 @@ TEST(ContainerSpecTest, AContainerFromTheSpecSeesItsDirectoriesAndEnvironment) {
   Engine engine(EndpointAddress(dockerd.endpoint()).value());
   ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
   testing::TempDir dir;
-  // The image: Debian's busybox-static as a root file system.
-  const std::filesystem::path root = dir.path() / "rootfs";
-  std::filesystem::create_directories(root / "bin");
-  std::filesystem::copy_file("/usr/bin/busybox", root / "bin" / "busybox");
-  std::filesystem::create_symlink("busybox", root / "bin" / "sh");
-  const std::string tar = (dir.path() / "rootfs.tar").string();
-  ASSERT_EQ(std::system(("tar -C " + root.string() + " -cf " + tar + " .").c_str()), 0);
-  ASSERT_TRUE(
-      testing::Await(io, engine.ImportImage(testing::ReadFile(tar), "drover-test/busybox", "1"))
-          .ok());
+  ASSERT_TRUE(test::ImportBusybox(io, engine, dir).ok());
 
   const std::string alloc = (dir.path() / "a1").string();
   for (const char* sub : {"alloc", "web/local", "web/secrets"})

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "drivers/docker/docker_test_util.h"
 #include "rpc/http_call.h"
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
@@ -73,19 +74,6 @@ TEST(EngineTest, NegotiatesAndFingerprintsARealDaemonAndNoticesItGoingAndComingB
   EXPECT_TRUE(fp.healthy) << fp.health_description;
 }
 
-// A root file system of Debian's busybox-static, as a tar (built with tar(1)).
-std::string BusyboxTar(const testing::TempDir& dir) {
-  const std::filesystem::path root = dir.path() / "rootfs";
-  std::filesystem::create_directories(root / "bin");
-  std::filesystem::copy_file("/usr/bin/busybox", root / "bin" / "busybox");
-  for (const char* applet : {"sh", "echo", "sleep", "cat", "ls"})
-    std::filesystem::create_symlink("busybox", root / "bin" / applet);
-  const std::string tar = (dir.path() / "rootfs.tar").string();
-  const std::string cmd = "tar -C " + root.string() + " -cf " + tar + " .";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  return testing::ReadFile(tar);
-}
-
 TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
@@ -94,7 +82,8 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
   ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
   testing::TempDir dir;
   ASSERT_TRUE(
-      testing::Await(io, engine.ImportImage(BusyboxTar(dir), "drover-test/busybox", "1")).ok());
+      testing::Await(io, engine.ImportImage(test::BusyboxTar(dir), "drover-test/busybox", "1"))
+          .ok());
   absl::StatusOr<std::string> image =
       testing::Await(io, engine.InspectImage("drover-test/busybox:1"));
   ASSERT_TRUE(image.ok()) << image.status();
@@ -164,7 +153,8 @@ TEST(EngineTest, PullsFromARegistryWithAuthAndRefusesWrongCredentials) {
   ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
   testing::TempDir dir;
   ASSERT_TRUE(
-      testing::Await(io, engine.ImportImage(BusyboxTar(dir), "drover-test/busybox", "1")).ok());
+      testing::Await(io, engine.ImportImage(test::BusyboxTar(dir), "drover-test/busybox", "1"))
+          .ok());
   const std::string ref = registry.address() + "/drover/busybox:1";
   const Engine::RegistryAuth good{
       .username = "tester", .password = "s3cret", .server_address = registry.address()};

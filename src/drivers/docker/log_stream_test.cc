@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "drivers/docker/docker_test_util.h"
 #include "testing/await.h"
 #include "testing/dockerd_process.h"
 
@@ -58,15 +59,7 @@ TEST(LogStreamTest, FollowsAContainerIntoRotatedFilesAndResumesWithoutDuplicates
   Engine engine(EndpointAddress(dockerd.endpoint()).value());
   ASSERT_TRUE(testing::Await(io, engine.Negotiate()).ok());
   testing::TempDir dir;
-  const std::filesystem::path root = dir.path() / "rootfs";
-  std::filesystem::create_directories(root / "bin");
-  std::filesystem::copy_file("/usr/bin/busybox", root / "bin" / "busybox");
-  std::filesystem::create_symlink("busybox", root / "bin" / "sh");
-  const std::string tar = (dir.path() / "rootfs.tar").string();
-  ASSERT_EQ(std::system(("tar -C " + root.string() + " -cf " + tar + " .").c_str()), 0);
-  ASSERT_TRUE(
-      testing::Await(io, engine.ImportImage(testing::ReadFile(tar), "drover-test/busybox", "1"))
-          .ok());
+  ASSERT_TRUE(test::ImportBusybox(io, engine, dir).ok());
   const codec::Json config = {
       {"Image", "drover-test/busybox:1"},
       {"Cmd", {"/bin/sh", "-c", "echo out1; echo err1 >&2; sleep 1; echo out2"}},
