@@ -187,8 +187,9 @@ asio::awaitable<std::optional<common::Time>> Server::PeriodicPass(
     // launch, now, stands for all of them, as Nomad's.
     const std::optional<common::Time> after = NextPeriodicLaunch(*job->periodic, *next);
     const common::Time launch = after && *after <= now ? now : *next;
+    std::string ns = job->namespace_, id = job->id;  // named: no temporaries in co_await
     absl::StatusOr<EvalResponse> launched =
-        co_await LaunchPeriodicDurably(job->namespace_, job->id, launch, /*forced=*/false);
+        co_await LaunchPeriodicDurably(std::move(ns), std::move(id), launch, /*forced=*/false);
     if (launched.ok() || absl::IsNotFound(launched.status()) ||
         absl::IsFailedPrecondition(launched.status())) {
       consider(NextPeriodicLaunch(*job->periodic, launch));
