@@ -171,13 +171,10 @@ bool ValidImage(const std::string& image) {
 
 }  // namespace
 
-absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
-                                                   const model::TaskGroup& group) {
-  Errors errs;
-  DockerTaskConfig out;
-  const Value::Object* config = task.config.as_object();
-  if (config == nullptr)
-    return absl::InvalidArgumentError("config: expected an object");
+namespace {
+
+// Every option is Nomad's, and carried out.
+void CheckOptionNames(const Value::Object* config, Errors& errs) {
   static const std::set<std::string> kKnown = {
       "image",          "command",      "args",
       "entrypoint",     "work_dir",     "hostname",
@@ -195,6 +192,10 @@ absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
     else if (!kKnown.contains(key))
       errs.push_back(absl::StrCat("config: unknown option ", common::GoQuote(key)));
   }
+}
+
+// The options that are values.
+void ReadOptions(const Value::Object* config, DockerTaskConfig& out, Errors& errs) {
   String(*config, "image", out.image, errs);
   if (out.image.empty())
     errs.push_back("config.image: required");
@@ -226,13 +227,15 @@ absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
   Bool(*config, "force_pull", out.force_pull, errs);
   String(*config, "image_pull_timeout", out.image_pull_timeout, errs);
   String(*config, "load", out.load, errs);
+}
 
+// The network mode, and ports that are the group network's labels.
+void CheckNetwork(const DockerTaskConfig& out, const model::TaskGroup& group, Errors& errs) {
   if (!out.network_mode.empty() && out.network_mode != "bridge" && out.network_mode != "host" &&
       out.network_mode != "none") {
     errs.push_back(absl::StrCat("config.network_mode: ", common::GoQuote(out.network_mode),
                                 " is not bridge, host or none"));
   }
-  // Ports are the group network's labels.
   std::set<std::string> labels;
   for (const model::NetworkResource& n : group.networks) {
     for (const auto* ports : {&n.reserved_ports, &n.dynamic_ports}) {
@@ -246,6 +249,9 @@ absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
                                   " is not declared in the group's network"));
     }
   }
+}
+
+void ReadMounts(const Value::Object* config, DockerTaskConfig& out, Errors& errs) {
   for (const Value::Object* m : Blocks(*config, "mount", errs)) {
     CheckKeys(*m, "config.mount", {"type", "target", "source", "readonly"}, errs);
     DockerMount mount;
@@ -260,6 +266,9 @@ absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
       errs.push_back("config.mount: target must be an absolute path in the container");
     out.mounts.push_back(std::move(mount));
   }
+}
+
+void ReadAuthAndLogging(const Value::Object* config, DockerTaskConfig& out, Errors& errs) {
   const std::vector<const Value::Object*> auth = Blocks(*config, "auth", errs);
   if (auth.size() > 1)
     errs.push_back("config.auth: only one block");
@@ -282,6 +291,22 @@ absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
       errs.push_back(absl::StrCat("config.logging: type ", common::GoQuote(out.logging_type),
                                   " is not supported: Drover collects the task's logs itself"));
   }
+}
+
+}  // namespace
+
+absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
+                                                   const model::TaskGroup& group) {
+  Errors errs;
+  DockerTaskConfig out;
+  const Value::Object* config = task.config.as_object();
+  if (config == nullptr)
+    return absl::InvalidArgumentError("config: expected an object");
+  CheckOptionNames(config, errs);
+  ReadOptions(config, out, errs);
+  CheckNetwork(out, group, errs);
+  ReadMounts(config, out, errs);
+  ReadAuthAndLogging(config, out, errs);
   if (!errs.empty())
     return absl::InvalidArgumentError(absl::StrJoin(errs, "\n"));
   return out;

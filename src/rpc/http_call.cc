@@ -55,7 +55,7 @@ auto Op() {
 // "host:port" → host, port; IPv6 literals in brackets ("[::1]:4647"). "unix:/path" →
 // "unix:", the path.
 absl::StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& address,
-                                                                  bool allow_unix) {
+                                                                 bool allow_unix) {
   if (allow_unix && address.starts_with(kUnixPrefix)) {
     std::string path = address.substr(kUnixPrefix.size());
     if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
@@ -231,7 +231,8 @@ absl::StatusOr<Prepared> Prepare(const std::string& address, HttpCall call, bool
   auto split = SplitAddress(address, allow_unix);
   if (!split.ok())
     return split.status();
-  absl::StatusOr<http::request<http::string_body>> req = BuildRequest(address, std::move(call), split->first == kUnixPrefix);
+  absl::StatusOr<http::request<http::string_body>> req =
+      BuildRequest(address, std::move(call), split->first == kUnixPrefix);
   if (!req.ok())
     return req.status();
   return Prepared{.host_port = *std::move(split), .req = *std::move(req)};

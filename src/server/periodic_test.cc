@@ -218,9 +218,9 @@ TEST_F(PeriodicTest, ATemplateIsNeverEvaluated) {
   EXPECT_EQ(evaluate("report").message(), "can't evaluate periodic job");
   EXPECT_EQ(evaluate("render").message(), "can't evaluate parameterized job");
   // Scaling a template changes the count its children get, and evaluates nothing.
-  auto scaled = testing::Await(
-      io_, server_.ScaleJobDurably(
-               Server::ScaleRequest{.ns = "default", .job_id = "render", .group = "web", .count = 3}));
+  auto scaled =
+      testing::Await(io_, server_.ScaleJobDurably(Server::ScaleRequest{
+                              .ns = "default", .job_id = "render", .group = "web", .count = 3}));
   ASSERT_TRUE(scaled.ok()) << scaled.status();
   EXPECT_EQ(scaled->eval_id, "");
   EXPECT_EQ(server_.state().GetJob("default", "render")->task_groups[0].count, 3);

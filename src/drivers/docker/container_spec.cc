@@ -91,11 +91,12 @@ absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
   return absl::OkStatus();
 }
 
-absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
-                                          const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin,
-                                          const std::vector<PortMapping>& ports) {
-  using codec::Json;
+namespace {
+
+using codec::Json;
+
+// The container's own part: image, command, environment, user, labels.
+Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config) {
   Json spec = Json::object();
   spec["Image"] = config.image;
   std::vector<std::string> cmd;
@@ -124,7 +125,12 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   labels[kLabelJobName] = task.job_name;
   spec["Labels"] = std::move(labels);
 
-  Json host = Json::object();
+  return spec;
+}
+
+// Binds (Nomad's directories, the hooks' mounts, `volumes`) and `mount` blocks.
+absl::Status AddStorage(Json& host, const TaskConfig& task, const codec::DockerTaskConfig& config,
+                        const PluginConfig& plugin) {
   // Nomad's: the alloc dir, and the task's local/ and secrets/.
   std::vector<std::string> binds = {task.alloc_dir + "/alloc:/alloc",
                                     task.task_dir + "/local:/local",
@@ -160,6 +166,11 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   if (!mounts.empty())
     host["Mounts"] = std::move(mounts);
 
+  return absl::OkStatus();
+}
+
+// Memory, CPU, pids and shm.
+void AddResources(Json& host, const TaskConfig& task, const codec::DockerTaskConfig& config) {
   // Memory: the hard limit is memory_max where it is set, with memory as the soft one.
   if (task.memory_max_mb > task.memory_mb) {
     host["Memory"] = task.memory_max_mb * kMiB;
@@ -178,7 +189,12 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
     host["PidsLimit"] = config.pids_limit;
   if (config.shm_size > 0)
     host["ShmSize"] = config.shm_size;
+}
 
+// The network mode and the published ports.
+absl::Status AddNetwork(Json& spec, Json& host, const TaskConfig& task,
+                        const codec::DockerTaskConfig& config,
+                        const std::vector<PortMapping>& ports) {
   std::string network = config.network_mode.empty() ? "bridge" : config.network_mode;
   if (task.network_mode == "none")
     network = "none";
@@ -206,6 +222,12 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
     host["PortBindings"] = std::move(bindings);
   }
 
+  return absl::OkStatus();
+}
+
+// Privileged mode and capabilities, as far as the plugin allows them.
+absl::Status AddPrivileges(Json& host, const codec::DockerTaskConfig& config,
+                           const PluginConfig& plugin) {
   if (config.privileged && !plugin.allow_privileged)
     return absl::PermissionDeniedError("Docker privileged mode is disabled on this Nomad agent");
   host["Privileged"] = config.privileged;
@@ -241,6 +263,11 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
   drop.insert(drop.end(), config.cap_drop.begin(), config.cap_drop.end());
   if (!drop.empty())
     host["CapDrop"] = drop;
+  return absl::OkStatus();
+}
+
+// The rest of `config`, the hooks' devices, and Docker's own log.
+absl::Status AddOptions(Json& host, const TaskConfig& task, const codec::DockerTaskConfig& config) {
   if (config.init)
     host["Init"] = true;
   if (config.readonly_rootfs)
@@ -273,6 +300,26 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
     host["Devices"] = std::move(devices);
   // Drover reads the output through the Engine API (json-file is what it keeps).
   host["LogConfig"] = {{"Type", "json-file"}, {"Config", {{"max-file", "2"}, {"max-size", "2m"}}}};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
+                                          const codec::DockerTaskConfig& config,
+                                          const PluginConfig& plugin,
+                                          const std::vector<PortMapping>& ports) {
+  Json spec = ContainerPart(task, config);
+  Json host = Json::object();
+  if (absl::Status s = AddStorage(host, task, config, plugin); !s.ok())
+    return s;
+  AddResources(host, task, config);
+  if (absl::Status s = AddNetwork(spec, host, task, config, ports); !s.ok())
+    return s;
+  if (absl::Status s = AddPrivileges(host, config, plugin); !s.ok())
+    return s;
+  if (absl::Status s = AddOptions(host, task, config); !s.ok())
+    return s;
   spec["HostConfig"] = std::move(host);
   return spec;
 }

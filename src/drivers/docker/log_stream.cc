@@ -30,6 +30,52 @@ struct Files {
   std::unique_ptr<supervisor::FileRotator> err;
 };
 
+// The task's two rotated files (blocking: on the pool).
+absl::StatusOr<std::shared_ptr<Files>> OpenFiles(const TaskLogConfig& logs) {
+  auto files = std::make_shared<Files>();
+  auto out =
+      supervisor::FileRotator::Open(logs.dir, logs.stdout_base, logs.max_files, logs.max_file_size);
+  if (!out.ok())
+    return out.status();
+  auto err =
+      supervisor::FileRotator::Open(logs.dir, logs.stderr_base, logs.max_files, logs.max_file_size);
+  if (!err.ok())
+    return err.status();
+  files->out = *std::move(out);
+  files->err = *std::move(err);
+  return files;
+}
+
+// Where a connection is in replaying what was written before it (it starts at the
+// cursor's time, inclusive).
+struct Replay {
+  bool active = false;
+  int64_t skipped = 0;
+};
+
+// Appends the messages not written yet to `out` and `err`; returns the cursor after
+// them. What is older than the cursor, or among the first `count` at its very time, is
+// skipped, and nothing after the first new message (a long line's frames share a time).
+LogCursor TakeNew(const std::vector<LogDemuxer::Message>& messages, const LogCursor& cursor,
+                  Replay& replay, std::string& out, std::string& err) {
+  LogCursor next = cursor;
+  for (const LogDemuxer::Message& m : messages) {
+    if (replay.active) {
+      if (m.time < cursor.time)
+        continue;
+      if (m.time == cursor.time && replay.skipped < cursor.count) {
+        ++replay.skipped;
+        continue;
+      }
+      replay.active = false;
+    }
+    (m.stream == 1 ? out : err) += m.text;
+    next.count = m.time == next.time ? next.count + 1 : 1;
+    next.time = m.time;
+  }
+  return next;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<LogDemuxer::Message>> LogDemuxer::Feed(std::string_view data) {
@@ -76,21 +122,7 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
     co_return absl::FailedPreconditionError("docker API version not negotiated yet");
   if (!IsContainerId(id))
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
-  std::function<absl::StatusOr<std::shared_ptr<Files>>()> open =
-      [logs]() -> absl::StatusOr<std::shared_ptr<Files>> {
-    auto files = std::make_shared<Files>();
-    auto out = supervisor::FileRotator::Open(logs.dir, logs.stdout_base, logs.max_files,
-                                             logs.max_file_size);
-    if (!out.ok())
-      return out.status();
-    auto err = supervisor::FileRotator::Open(logs.dir, logs.stderr_base, logs.max_files,
-                                             logs.max_file_size);
-    if (!err.ok())
-      return err.status();
-    files->out = *std::move(out);
-    files->err = *std::move(err);
-    return files;
-  };
+  std::function<absl::StatusOr<std::shared_ptr<Files>>()> open = [logs] { return OpenFiles(logs); };
   absl::StatusOr<std::shared_ptr<Files>> files = co_await common::Offload(pool, std::move(open));
   if (!files.ok())
     co_return files.status();
@@ -112,8 +144,7 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
                                 std::to_string((*stream)->head().status));
     }
     LogDemuxer demux;
-    bool replaying = cursor.time > 0;
-    int64_t skipped = 0;
+    Replay replay{.active = cursor.time > 0};
     bool ended = false;
     absl::Status broke;
     while (!ended) {
@@ -130,24 +161,7 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
       if (!messages.ok())
         co_return messages.status();
       std::string out, err;
-      LogCursor next = cursor;
-      for (const LogDemuxer::Message& m : *messages) {
-        // A connection replays from the cursor's time, inclusive: what was written
-        // before it (older, or the first `count` at that very time) is skipped, and
-        // nothing after the first new message (a long line's frames share a time).
-        if (replaying) {
-          if (m.time < cursor.time)
-            continue;
-          if (m.time == cursor.time && skipped < cursor.count) {
-            ++skipped;
-            continue;
-          }
-          replaying = false;
-        }
-        (m.stream == 1 ? out : err) += m.text;
-        next.count = m.time == next.time ? next.count + 1 : 1;
-        next.time = m.time;
-      }
+      const LogCursor next = TakeNew(*messages, cursor, replay, out, err);
       if (out.empty() && err.empty())
         continue;
       std::function<absl::Status()> write = [f = *files, out = std::move(out),
