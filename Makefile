@@ -75,7 +75,7 @@ bench: deps
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target drover drover_bench drover_supervisor_bench drover_state_bench \
 		drover_state_idle_bench drover_jobspec_bench drover_device_stats_bench drover_scheduler_bench \
 		drover-nodesim drover_cluster_sim_bench drover_etcd_backend_bench drover_ha_failover_bench \
-		drover_node_bench
+		drover_node_bench drover_docker_bench
 	@$(RELEASE_DIR)/bin/drover_bench --drover $(RELEASE_DIR)/bin/drover
 	@$(RELEASE_DIR)/bin/drover_supervisor_bench --supervisor $(RELEASE_DIR)/bin/drover-supervisor
 	@$(RELEASE_DIR)/bin/drover_state_bench
@@ -88,6 +88,7 @@ bench: deps
 	@$(RELEASE_DIR)/bin/drover_etcd_backend_bench
 	@$(RELEASE_DIR)/bin/drover_ha_failover_bench --drover $(RELEASE_DIR)/bin/drover
 	@$(RELEASE_DIR)/bin/drover_node_bench --drover $(RELEASE_DIR)/bin/drover
+	@$(RELEASE_DIR)/bin/drover_docker_bench --drover $(RELEASE_DIR)/bin/drover
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -23,11 +23,12 @@ namespace drover::bench {
 // Starts `drover agent -dev` on `dir` (its log in dir/agent.err, appended) and waits
 // for its HTTP address. Returns the pid, or -1 (with a message) when it did not start.
 inline pid_t StartAgent(const std::string& drover, const std::filesystem::path& dir,
-                        std::string& addr) {
+                        std::string& addr, const std::vector<std::string>& extra_args = {}) {
   std::error_code ec;
   std::filesystem::remove(dir / "http.addr", ec);
   std::vector<std::string> args = {drover,      "agent",      "-dev",       "-http-port", "0",
                                    "-data-dir", dir.string(), "-log-level", "warn"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> cargs;
   for (auto& a : args)
     cargs.push_back(a.data());

@@ -11,7 +11,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libcli11-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev lld
-  curl procps util-linux tzdata
+  curl procps util-linux tzdata iproute2
   etcd-server
   docker.io docker-registry busybox-static apache2-utils
   python3 python3-prometheus-client

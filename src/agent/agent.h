@@ -14,6 +14,7 @@
 #include "devices/example_plugin.h"
 #include "devices/external/external_plugin.h"
 #include "devices/nvidia/nvidia_plugin.h"
+#include "drivers/docker/plugin_config.h"
 #include "model/node.h"
 
 namespace drover::agent {
@@ -110,6 +111,8 @@ struct AgentConfig {
   std::set<std::string> driver_denylist;
   // Device plugins, in configuration order.
   std::vector<DevicePluginConfig> device_plugins;
+  // plugin "docker" { config { ... } } (docs/drivers.md#docker).
+  drivers::docker::PluginConfig docker;
   // server.default_scheduler_config.memory_oversubscription_enabled.
   bool memory_oversubscription = false;
   // The HTTP API's limits and browser policy (the limits and http blocks).

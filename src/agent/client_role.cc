@@ -28,10 +28,13 @@ ClientRole::ClientRole(asio::io_context& io, asio::thread_pool& pool, common::Cl
                                                  .log_level = config.log_level}),
       raw_exec_(io.get_executor(), clock, supervisor_),
       exec_(io.get_executor(), clock, supervisor_, ExecOptions(config)),
-      mock_(io.get_executor(), clock) {
+      mock_(io.get_executor(), clock),
+      docker_(io.get_executor(), pool, clock, config.docker, data_dir / "docker") {
   std::map<std::string, drivers::Driver*> drivers;
   // exec is on wherever it can work (root, cgroups); its fingerprint says whether.
   drivers["exec"] = &exec_;
+  // docker is on wherever a daemon answers on its endpoint (its fingerprint says).
+  drivers["docker"] = &docker_;
   // raw_exec runs tasks without isolation: like Nomad, only -dev enables it by
   // default; `plugin "raw_exec" { config { enabled = ... } }` decides otherwise.
   if (config.raw_exec_enabled.value_or(config.dev_mode))
@@ -80,8 +83,11 @@ asio::awaitable<absl::Status> ClientRole::Start() {
   // Before the client restores anything: drivers re-attach through its task list.
   // A supervisor that cannot start leaves its drivers unhealthy, not the agent down.
   (void)co_await supervisor_.Start();
+  co_await docker_.Start();
   if (absl::Status s = co_await client_->Start(); !s.ok())
     co_return s;
+  if (const int removed = co_await docker_.RemoveDangling(client_->node().id); removed > 0)
+    DROVER_LOG_WARN("agent: removed {} docker containers that no allocation owns", removed);
   // Every task the client still owns is re-attached by now: whatever else the
   // supervisor holds belongs to allocations this agent no longer knows.
   if (supervisor_.connected()) {
@@ -107,6 +113,7 @@ asio::awaitable<void> ClientRole::Shutdown(bool destroy) {
   }
   if (device_manager_ != nullptr)
     co_await device_manager_->Stop();
+  co_await docker_.Shutdown();
   supervisor_.Close();
 }
 

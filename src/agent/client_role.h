@@ -12,6 +12,7 @@
 
 #include "agent/agent.h"
 #include "client/client.h"
+#include "drivers/docker/docker_driver.h"
 #include "drivers/exec/exec_driver.h"
 #include "drivers/mock/mock_driver.h"
 #include "drivers/raw_exec/raw_exec_driver.h"
@@ -50,6 +51,7 @@ class ClientRole {
   drivers::RawExecDriver raw_exec_;
   drivers::ExecDriver exec_;
   drivers::MockDriver mock_;
+  drivers::docker::DockerDriver docker_;
   std::unique_ptr<devices::DeviceManager> device_manager_;
   std::unique_ptr<client::ServerRpc> rpc_;
   // A previous allocation's data from another node; a minute at most without progress.

@@ -414,13 +414,20 @@ absl::Status ApplyPlugins(const Json& plugins, AgentConfig& config) {
                            "exec has no settings in Drover yet (chroot_env belongs in the client "
                            "block)");
       }
+    } else if (name == "docker") {
+      absl::StatusOr<drivers::docker::PluginConfig> docker =
+          drivers::docker::ParsePluginConfig(plugin_config);
+      if (!docker.ok())
+        return docker.status();
+      config.docker = *std::move(docker);
     } else if (name == "example" || name == "nvidia" || it->contains("command")) {
       if (absl::Status s = ApplyDevicePlugin(name, *it, config); !s.ok())
         return s;
     } else {
-      return Unsupported(absl::StrCat("plugin \"", name, "\""),
-                         "Drover has no plugin of that name (drivers: raw_exec, exec; device "
-                         "plugins: example, nvidia, or an external one with a command)");
+      return Unsupported(
+          absl::StrCat("plugin \"", name, "\""),
+          "Drover has no plugin of that name (drivers: raw_exec, exec, docker; device "
+          "plugins: example, nvidia, or an external one with a command)");
     }
   }
   return absl::OkStatus();

@@ -295,21 +295,34 @@ void ReadAuthAndLogging(const Value::Object* config, DockerTaskConfig& out, Erro
 
 }  // namespace
 
-absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
-                                                   const model::TaskGroup& group) {
+namespace {
+
+absl::StatusOr<DockerTaskConfig> Parse(const model::Value& value, const model::TaskGroup* group) {
   Errors errs;
   DockerTaskConfig out;
-  const Value::Object* config = task.config.as_object();
+  const Value::Object* config = value.as_object();
   if (config == nullptr)
     return absl::InvalidArgumentError("config: expected an object");
   CheckOptionNames(config, errs);
   ReadOptions(config, out, errs);
-  CheckNetwork(out, group, errs);
+  if (group != nullptr)
+    CheckNetwork(out, *group, errs);
   ReadMounts(config, out, errs);
   ReadAuthAndLogging(config, out, errs);
   if (!errs.empty())
     return absl::InvalidArgumentError(absl::StrJoin(errs, "\n"));
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
+                                                   const model::TaskGroup& group) {
+  return Parse(task.config, &group);
+}
+
+absl::StatusOr<DockerTaskConfig> ParseDockerTaskConfig(const model::Value& config) {
+  return Parse(config, nullptr);
 }
 
 }  // namespace drover::codec

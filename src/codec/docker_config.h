@@ -64,5 +64,8 @@ struct DockerTaskConfig {
 // problem (one per line), each naming its option.
 absl::StatusOr<DockerTaskConfig> ParseDockerConfig(const model::Task& task,
                                                    const model::TaskGroup& group);
+// The same, of a config as the driver gets it (interpolated), without the checks that
+// need the group.
+absl::StatusOr<DockerTaskConfig> ParseDockerTaskConfig(const model::Value& config);
 
 }  // namespace drover::codec

@@ -4,6 +4,7 @@
 // implementation must be short (posix_spawn, kill) or offloaded.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +53,17 @@ struct DeviceConfig {
   friend bool operator==(const DeviceConfig&, const DeviceConfig&) = default;
 };
 
+// A port of the group's network (or the task's) that the task may publish: its label,
+// the host port the scheduler gave it, the port inside the task's network namespace
+// (`to`, or 0 for the same), and the host address it binds.
+struct PortMapping {
+  std::string label;
+  int host_port = 0;
+  int container_port = 0;
+  std::string host_ip;
+  friend bool operator==(const PortMapping&, const PortMapping&) = default;
+};
+
 // Everything a driver needs to start one task instance. `id` is new for every start:
 // "<alloc id>/<task>/<8 hex>".
 struct TaskConfig {
@@ -81,6 +93,10 @@ struct TaskConfig {
   // The part of `env` the device hook set (e.g. NVIDIA_VISIBLE_DEVICES), for drivers
   // that hand device variables to a runtime separately.
   std::map<std::string, std::string> device_env;
+  std::vector<PortMapping> ports;
+  // A message for the task's events (type "Driver"), such as image download progress.
+  // Valid during StartTask only; may be empty.
+  std::function<void(const std::string&)> driver_event;
 };
 
 // Persisted after a successful start; enough for RecoverTask after an agent restart.
@@ -93,6 +109,8 @@ struct TaskHandle {
   // Process start time in clock ticks since boot (/proc/<pid>/stat field 22): with the
   // pid it identifies the process (pids are reused; the pair is not).
   uint64_t proc_start_ticks = 0;
+  // What the driver names the task by besides its id (docker: the container ID).
+  std::string driver_ref;
   friend bool operator==(const TaskHandle&, const TaskHandle&) = default;
 };
 

@@ -22,6 +22,8 @@ inline constexpr char kEventReceived[] = "Received";
 inline constexpr char kEventTaskSetup[] = "Task Setup";
 inline constexpr char kEventSetupFailure[] = "Setup Failure";
 inline constexpr char kEventDriverFailure[] = "Driver Failure";
+// A driver's message during start (Nomad's TaskDriverMessage), e.g. image downloads.
+inline constexpr char kEventDriverMessage[] = "Driver";
 inline constexpr char kEventFailedValidation[] = "Failed Validation";
 inline constexpr char kEventStarted[] = "Started";
 inline constexpr char kEventTerminated[] = "Terminated";

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <vector>
 
@@ -17,31 +18,54 @@ namespace drover::testing {
 
 namespace {
 
-// Whether the daemon answers GET /_ping on its socket.
-bool Pings(const std::string& socket_path) {
+// One request on the daemon's socket (Connection: close); the whole answer, or "".
+std::string Exchange(const std::string& socket_path, const std::string& method,
+                     const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return false;
+    return "";
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   socket_path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-  bool ok = false;
+  std::string answer;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string req = "GET /_ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    const std::string req =
+        method + " " + path + " HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[512];
-      const ssize_t n = read(fd, buf, sizeof(buf));
-      ok =
-          n > 0 && std::string(buf, static_cast<size_t>(n)).find("\r\n\r\nOK") != std::string::npos;
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof(buf))) > 0 && answer.size() < (4 << 20))
+        answer.append(buf, static_cast<size_t>(n));
     }
   }
   close(fd);
-  return ok;
+  return answer;
+}
+
+// Whether the daemon answers GET /_ping on its socket.
+bool Pings(const std::string& socket_path) {
+  return Exchange(socket_path, "GET", "/_ping").find("\r\n\r\nOK") != std::string::npos;
+}
+
+// Force-removes every container of the daemon (a test may leave some behind).
+void RemoveAllContainers(const std::string& socket_path) {
+  const std::string list = Exchange(socket_path, "GET", "/containers/json?all=1");
+  const std::string key = "\"Id\":\"";
+  for (size_t at = list.find(key); at != std::string::npos; at = list.find(key, at + 1)) {
+    const std::string id = list.substr(at + key.size(), 64);
+    if (id.size() == 64 && id.find_first_not_of("0123456789abcdef") == std::string::npos)
+      Exchange(socket_path, "DELETE", "/containers/" + id + "?force=1&v=1");
+  }
 }
 
 }  // namespace
 
-DockerdProcess::DockerdProcess() : socket_((dir_.path() / "docker.sock").string()) {
+DockerdProcess::DockerdProcess(Options options)
+    : options_(options), socket_((dir_.path() / "docker.sock").string()) {
+  if (options_.bridge && !CreateBridge()) {
+    ADD_FAILURE() << "cannot create the test bridge " << bridge_ << " (iproute2, as root)";
+    return;
+  }
   if (!Start())
     ADD_FAILURE() << "dockerd did not start (scripts/install-deps.sh installs docker.io):\n"
                   << Log();
@@ -49,6 +73,31 @@ DockerdProcess::DockerdProcess() : socket_((dir_.path() / "docker.sock").string(
 
 DockerdProcess::~DockerdProcess() {
   Stop();
+  RemoveBridge();
+}
+
+bool DockerdProcess::CreateBridge() {
+  // Per process and fixture: a name within IFNAMSIZ and a /24 of 10.200.0.0/13.
+  static int fixtures = 0;
+  const int n = (static_cast<int>(getpid()) * 8 + fixtures++) % (8 * 256);
+  bridge_ = "drvbr" + std::to_string(getpid() % 100000) + "x" + std::to_string(fixtures % 10);
+  const std::string cidr =
+      "10." + std::to_string(200 + n / 256) + "." + std::to_string(n % 256) + ".1/24";
+  const std::string cmd = "ip link add name " + bridge_ + " type bridge && ip addr add " + cidr +
+                          " dev " + bridge_ + " && ip link set " + bridge_ + " up";
+  if (std::system(cmd.c_str()) != 0) {
+    RemoveBridge();
+    return false;
+  }
+  return true;
+}
+
+void DockerdProcess::RemoveBridge() {
+  if (bridge_.empty())
+    return;
+  const std::string cmd = "ip link del " + bridge_ + " 2>/dev/null";
+  (void)std::system(cmd.c_str());
+  bridge_.clear();
 }
 
 bool DockerdProcess::Start() {
@@ -66,8 +115,11 @@ bool DockerdProcess::Start() {
       ns, "--containerd-plugins-namespace", ns + "-plugins",
       // Not the host's /etc/docker/daemon.json.
       "--config-file", root + "/daemon.json",
-      // The host's firewall and bridge are left alone (no container network yet).
-      "--iptables=false", "--ip-masq=false", "--bridge=none"};
+      // The host's firewall and docker0 are left alone: published ports go through
+      // docker-proxy on the fixture's own bridge.
+      "--iptables=false", "--ip-masq=false", "--bridge=" + (bridge_.empty() ? "none" : bridge_)};
+  if (options_.live_restore)
+    args.push_back("--live-restore");
   std::ofstream(root + "/daemon.json") << "{}\n";
   // SIGTERM with the test process: the daemon stops its containers and its containerd.
   pid_ = SpawnServer(std::move(args), root + "/dockerd.log", SIGTERM);
@@ -90,6 +142,9 @@ bool DockerdProcess::Start() {
 void DockerdProcess::Stop() {
   if (pid_ <= 0)
     return;
+  // Running containers would outlive a daemon with --live-restore.
+  if (!options_.live_restore || !keep_containers_)
+    RemoveAllContainers(socket_);
   // SIGTERM: the daemon stops its containers, unmounts and stops its containerd.
   kill(pid_, SIGTERM);
   const bool gone =

@@ -15,7 +15,16 @@ namespace drover::testing {
 
 class DockerdProcess {
  public:
-  DockerdProcess();
+  struct Options {
+    // A bridge of its own (a /24 of 10.200.0.0/13 on a device the fixture creates and
+    // removes) for containers in bridge mode and their ports published on 127.0.0.1.
+    // Without it the daemon runs with --bridge=none.
+    bool bridge = false;
+    // --live-restore: containers keep running while the daemon is stopped.
+    bool live_restore = false;
+  };
+  DockerdProcess() : DockerdProcess(Options{}) {}
+  explicit DockerdProcess(Options options);
   ~DockerdProcess();
   DockerdProcess(const DockerdProcess&) = delete;
   DockerdProcess& operator=(const DockerdProcess&) = delete;
@@ -24,14 +33,26 @@ class DockerdProcess {
   // "unix:///<dir>/docker.sock" (the driver's `endpoint` form).
   std::string endpoint() const { return "unix://" + socket_; }
   const std::string& socket_path() const { return socket_; }
-  // Stops the daemon (its containers stop with it), and starts it again.
+  // Stops the daemon, removing its containers first, and starts it again. With
+  // live_restore, StopKeepingContainers() stops it while they keep running.
   void Stop();
+  void StopKeepingContainers() {
+    keep_containers_ = true;
+    Stop();
+    keep_containers_ = false;
+  }
   bool Start();
   std::string Log() const;
 
  private:
+  bool CreateBridge();
+  void RemoveBridge();
+
+  Options options_;
   TempDir dir_;
   std::string socket_;
+  std::string bridge_;
+  bool keep_containers_ = false;
   pid_t pid_ = -1;
 };
 

@@ -16,9 +16,7 @@
 
 namespace drover::testing {
 
-namespace {
-
-int FreePort() {
+int FreeLoopbackPort() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -32,6 +30,8 @@ int FreePort() {
     close(fd);
   return port;
 }
+
+namespace {
 
 // Whether something answers HTTP on `port` (the registry's /v2/ says 401 without auth).
 bool Answers(int port) {
@@ -65,7 +65,7 @@ RegistryProcess::RegistryProcess(std::string user, std::string password) {
     ADD_FAILURE() << "htpasswd (apache2-utils) failed:\n" << Log();
     return;
   }
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   std::ofstream(root + "/config.yml")
       << "version: 0.1\n"
       << "storage:\n  filesystem:\n    rootdirectory: " << root << "/data\n"

@@ -13,6 +13,9 @@
 
 namespace drover::testing {
 
+// A port of 127.0.0.1 free when asked (bound and released), for a server to take.
+int FreeLoopbackPort();
+
 class RegistryProcess {
  public:
   RegistryProcess(std::string user, std::string password);

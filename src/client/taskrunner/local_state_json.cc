@@ -14,6 +14,8 @@ Json ToJson(const LocalState& s) {
     handle = {{"Version", t.version},      {"Driver", t.driver},
               {"TaskID", t.task_id},       {"Pid", t.pid},
               {"StartedAt", t.started_at}, {"ProcStartTicks", t.proc_start_ticks}};
+    if (!t.driver_ref.empty())
+      handle["DriverRef"] = t.driver_ref;
   }
   Json restarts = nullptr;
   if (s.restarts)
@@ -48,6 +50,7 @@ absl::StatusOr<LocalState> LocalStateFromJson(const Json& j) {
       t.pid = it->value("Pid", 0);
       t.started_at = it->value("StartedAt", int64_t{0});
       t.proc_start_ticks = it->value("ProcStartTicks", uint64_t{0});
+      t.driver_ref = it->value("DriverRef", std::string());
       s.handle = t;
     }
     s.run_complete = j.value("RunComplete", false);

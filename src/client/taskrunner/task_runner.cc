@@ -267,6 +267,28 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
       g != nullptr && !g->networks.empty()) {
     c.network_mode = g->networks.front().mode;
   }
+  for (const model::AllocatedPortMapping& p : alloc_->allocated_resources.shared.ports) {
+    c.ports.push_back(
+        {.label = p.label, .host_port = p.value, .container_port = p.to, .host_ip = p.host_ip});
+  }
+  if (auto it = alloc_->allocated_resources.tasks.find(task_->name);
+      it != alloc_->allocated_resources.tasks.end()) {
+    for (const model::NetworkResource& net : it->second.networks) {
+      for (const auto* ports : {&net.reserved_ports, &net.dynamic_ports}) {
+        for (const model::Port& p : *ports) {
+          c.ports.push_back(
+              {.label = p.label, .host_port = p.value, .container_port = p.to, .host_ip = net.ip});
+        }
+      }
+    }
+  }
+  // Called only while StartTask runs, when this runner is alive.
+  c.driver_event = [this](const std::string& message) {
+    model::TaskEvent ev(model::kEventDriverMessage, Now());
+    ev.driver_message = message;
+    ev.SetDisplayMessage(message);
+    EmitEvent(std::move(ev));
+  };
   return c;
 }
 

@@ -95,15 +95,18 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
   in.task = task_;
   in.node = config_.node;
   in.region = config_.region;
-  const bool isolated =
-      config_.driver != nullptr && config_.driver->GetCapabilities().fs_isolation == "chroot";
-  if (isolated) {
-    // The task sees its task dir as / (exec): the paths as it sees them. It gets none of
-    // the agent's environment, only the job's and Nomad's variables (and a PATH).
+  const std::string isolation =
+      config_.driver != nullptr ? config_.driver->GetCapabilities().fs_isolation : "none";
+  if (isolation != "none") {
+    // The task sees its task dir as / (exec) or its image's root with the directories
+    // mounted (docker): the paths as it sees them. It gets none of the agent's
+    // environment, only the job's and Nomad's variables, and a PATH unless its image
+    // has its own.
     in.alloc_dir = "/alloc";
     in.task_dir = "/local";
     in.secrets_dir = "/secrets";
-    in.host_env = {{"PATH", kIsolatedPath}};
+    if (isolation == "chroot")
+      in.host_env = {{"PATH", kIsolatedPath}};
   } else {
     in.alloc_dir = config_.alloc_dir->shared_dir().string();
     in.task_dir = task_dir_.local.string();

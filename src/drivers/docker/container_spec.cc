@@ -96,7 +96,8 @@ namespace {
 using codec::Json;
 
 // The container's own part: image, command, environment, user, labels.
-Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config) {
+Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config,
+                   const PluginConfig& plugin) {
   Json spec = Json::object();
   spec["Image"] = config.image;
   std::vector<std::string> cmd;
@@ -123,6 +124,20 @@ Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config
   labels[kLabelAllocId] = task.alloc_id;
   labels[kLabelTaskName] = task.name;
   labels[kLabelJobName] = task.job_name;
+  labels[kLabelTaskId] = task.id;
+  labels[kLabelNodeId] = task.node_id;
+  const std::map<std::string, std::string> extra = {{"job_id", task.job_id},
+                                                    {"task_group_name", task.task_group},
+                                                    {"namespace", task.namespace_},
+                                                    {"node_id", task.node_id},
+                                                    {"node_name", task.node_name}};
+  for (const auto& [name, value] : extra) {
+    if (std::find(plugin.extra_labels.begin(), plugin.extra_labels.end(), name) !=
+            plugin.extra_labels.end() ||
+        std::find(plugin.extra_labels.begin(), plugin.extra_labels.end(), "*") !=
+            plugin.extra_labels.end())
+      labels["com.hashicorp.nomad." + name] = value;
+  }
   spec["Labels"] = std::move(labels);
 
   return spec;
@@ -307,14 +322,20 @@ absl::Status AddOptions(Json& host, const TaskConfig& task, const codec::DockerT
 
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin,
-                                          const std::vector<PortMapping>& ports) {
-  Json spec = ContainerPart(task, config);
+                                          const PluginConfig& plugin) {
+  Json spec = ContainerPart(task, config, plugin);
   Json host = Json::object();
   if (absl::Status s = AddStorage(host, task, config, plugin); !s.ok())
     return s;
   AddResources(host, task, config);
-  if (absl::Status s = AddNetwork(spec, host, task, config, ports); !s.ok())
+  if (plugin.pids_limit > 0) {
+    if (config.pids_limit > plugin.pids_limit) {
+      return absl::InvalidArgumentError("pids_limit cannot be greater than the driver's limit of " +
+                                        std::to_string(plugin.pids_limit));
+    }
+    host["PidsLimit"] = config.pids_limit > 0 ? config.pids_limit : plugin.pids_limit;
+  }
+  if (absl::Status s = AddNetwork(spec, host, task, config, task.ports); !s.ok())
     return s;
   if (absl::Status s = AddPrivileges(host, config, plugin); !s.ok())
     return s;

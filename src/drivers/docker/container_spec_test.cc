@@ -47,9 +47,9 @@ TEST(ContainerSpecTest, MountsLabelsLimitsAndOptions) {
   TaskConfig task = Task("/allocs/a1");
   task.memory_max_mb = 128;
   task.devices = {{.task_path = "/dev/fake0", .host_path = "/dev/null", .permissions = "rw"}};
-  absl::StatusOr<codec::Json> spec = ContainerSpec(
-      task, cfg, PluginConfig{},
-      {{.label = "http", .host_port = 23456, .container_port = 8080, .host_ip = "127.0.0.1"}});
+  task.ports = {
+      {.label = "http", .host_port = 23456, .container_port = 8080, .host_ip = "127.0.0.1"}};
+  absl::StatusOr<codec::Json> spec = ContainerSpec(task, cfg, PluginConfig{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   const codec::Json& s = *spec;
   EXPECT_EQ(s["Image"], "busybox:1");
@@ -87,7 +87,7 @@ TEST(ContainerSpecTest, ThePluginsLimitsRefuseByName) {
   const TaskConfig task = Task("/allocs/a1");
   const auto refused = [&](codec::DockerTaskConfig cfg, PluginConfig plugin = {}) {
     cfg.image = "busybox:1";
-    absl::StatusOr<codec::Json> spec = ContainerSpec(task, cfg, plugin, {});
+    absl::StatusOr<codec::Json> spec = ContainerSpec(task, cfg, plugin);
     EXPECT_FALSE(spec.ok());
     return std::string(spec.status().message());
   };
@@ -108,7 +108,7 @@ TEST(ContainerSpecTest, ThePluginsLimitsRefuseByName) {
   codec::DockerTaskConfig allowed{
       .image = "busybox:1", .privileged = true, .cap_add = {"SYS_ADMIN"}};
   PluginConfig open{.allow_privileged = true, .allow_caps = {"all"}, .volumes_enabled = true};
-  absl::StatusOr<codec::Json> spec = ContainerSpec(task, allowed, open, {});
+  absl::StatusOr<codec::Json> spec = ContainerSpec(task, allowed, open);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ((*spec)["HostConfig"]["Privileged"], true);
   EXPECT_EQ((*spec)["HostConfig"]["CapAdd"], codec::Json({"SYS_ADMIN"}));
@@ -152,7 +152,7 @@ TEST(ContainerSpecTest, AContainerFromTheSpecSeesItsDirectoriesAndEnvironment) {
                                        "{ cat /local/in.txt; echo; cat /secrets/token; echo; "
                                        "echo \"$GREETING\"; } > /alloc/out"},
                               .network_mode = "none"};
-  absl::StatusOr<codec::Json> spec = ContainerSpec(Task(alloc), cfg, PluginConfig{}, {});
+  absl::StatusOr<codec::Json> spec = ContainerSpec(Task(alloc), cfg, PluginConfig{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   absl::StatusOr<std::string> id = testing::Await(io, engine.CreateContainer("web-a1", *spec));
   ASSERT_TRUE(id.ok()) << id.status();

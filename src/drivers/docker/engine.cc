@@ -397,8 +397,9 @@ asio::awaitable<absl::StatusOr<std::string>> Engine::SaveImage(std::string ref, 
   co_return std::move(reply->raw);
 }
 
-asio::awaitable<absl::Status> Engine::RemoveImage(std::string ref) {
-  std::string method = "DELETE", path = "/images/" + Query(ref) + "?force=true", none;
+asio::awaitable<absl::Status> Engine::RemoveImage(std::string ref, bool force) {
+  std::string method = "DELETE",
+              path = "/images/" + Query(ref) + "?force=" + (force ? "true" : "false"), none;
   auto expect = Expect(method, std::move(path), none);
   auto reply = co_await std::move(expect);
   co_return reply.status();
@@ -532,6 +533,38 @@ asio::awaitable<absl::StatusOr<std::vector<std::string>>> Engine::ContainersLabe
     }
   }
   co_return ids;
+}
+
+asio::awaitable<absl::StatusOr<std::vector<Engine::ContainerSummary>>> Engine::ListContainers(
+    std::string label, size_t max_containers) {
+  const codec::Json filters = {{"label", codec::Json::array({label})}};
+  std::string method = "GET",
+              path = "/containers/json?all=true&filters=" + Query(codec::Dump(filters)), none;
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), none);
+  auto reply = co_await std::move(expect);
+  if (!reply.ok())
+    co_return reply.status();
+  std::vector<ContainerSummary> out;
+  if (!reply->body.is_array())
+    co_return out;
+  for (const codec::Json& c : reply->body) {
+    if (out.size() >= max_containers)
+      break;
+    ContainerSummary summary;
+    summary.id = StringField(c, "Id");
+    if (!SafeSegment(summary.id))
+      continue;
+    summary.state = StringField(c, "State");
+    if (auto labels = c.find("Labels"); labels != c.end() && labels->is_object()) {
+      for (const auto& [k, v] : labels->items()) {
+        if (v.is_string())
+          summary.labels[k] = v.get<std::string>();
+      }
+    }
+    out.push_back(std::move(summary));
+  }
+  co_return out;
 }
 
 asio::awaitable<Fingerprint> FingerprintEngine(Engine& engine) {

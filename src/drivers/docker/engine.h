@@ -111,8 +111,9 @@ class Engine {
   // GET /images/:ref/get: the image as such an archive (tests make one with it), at most
   // `max_bytes`.
   asio::awaitable<absl::StatusOr<std::string>> SaveImage(std::string ref, size_t max_bytes);
-  // DELETE /images/:ref?force=true
-  asio::awaitable<absl::Status> RemoveImage(std::string ref);
+  // DELETE /images/:ref?force=: without force, the daemon refuses an image a container
+  // still uses.
+  asio::awaitable<absl::Status> RemoveImage(std::string ref, bool force);
   // GET /images/:ref/json: the image's ID.
   asio::awaitable<absl::StatusOr<std::string>> InspectImage(std::string ref);
   // POST /containers/create?name= with `config` (the Engine API's ContainerConfig with
@@ -131,6 +132,16 @@ class Engine {
   // The IDs of the containers (running or not) with label `key`=`value`.
   asio::awaitable<absl::StatusOr<std::vector<std::string>>> ContainersLabeled(std::string key,
                                                                               std::string value);
+
+  // The containers (running or not) with `label` ("key" or "key=value"): their IDs,
+  // labels and states, at most `max_containers` of them.
+  struct ContainerSummary {
+    std::string id;
+    std::string state;  // "running", "exited", ...
+    std::map<std::string, std::string> labels;
+  };
+  asio::awaitable<absl::StatusOr<std::vector<ContainerSummary>>> ListContainers(
+      std::string label, size_t max_containers);
 
   const std::string& address() const { return address_; }
 

@@ -135,7 +135,7 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
   absl::StatusOr<std::string> archive =
       testing::Await(io, engine.SaveImage("drover-test/busybox:1", 64 << 20));
   ASSERT_TRUE(archive.ok()) << archive.status();
-  ASSERT_TRUE(testing::Await(io, engine.RemoveImage("drover-test/busybox:1")).ok());
+  ASSERT_TRUE(testing::Await(io, engine.RemoveImage("drover-test/busybox:1", true)).ok());
   EXPECT_FALSE(testing::Await(io, engine.InspectImage("drover-test/busybox:1")).ok());
   absl::Status loaded = testing::Await(io, engine.LoadImage(*archive));
   ASSERT_TRUE(loaded.ok()) << loaded;
@@ -161,7 +161,7 @@ TEST(EngineTest, PullsFromARegistryWithAuthAndRefusesWrongCredentials) {
   ASSERT_TRUE(testing::Await(io, engine.TagImage("drover-test/busybox:1", ref)).ok());
   absl::Status pushed = testing::Await(io, engine.PushImage(ref, good));
   ASSERT_TRUE(pushed.ok()) << pushed << registry.Log();
-  ASSERT_TRUE(testing::Await(io, engine.RemoveImage(ref)).ok());
+  ASSERT_TRUE(testing::Await(io, engine.RemoveImage(ref, true)).ok());
   EXPECT_EQ(testing::Await(io, engine.InspectImage(ref)).status().code(),
             absl::StatusCode::kNotFound);
 

@@ -1,0 +1,172 @@
+// Scenario benchmark: submit → Started of a one-task docker batch job through the HTTP
+// API of a real agent, against a same-run baseline of the Engine API's own create +
+// start of the same image and command. Both run a daemon of the benchmark's own
+// (testing/dockerd_process.h) and the busybox test image, in network mode none. Prints
+// one JSON object per result line:
+//   {"bench":"docker_start","metric":"submit_to_started_ms_p50","value":..,"baseline":..,
+//    "ratio":..}
+// Usage: drover_docker_bench --drover PATH [--runs N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/http_client.h"
+
+#include "bench/bench_agent.h"
+#include "codec/json.h"
+#include "drivers/docker/docker_test_util.h"
+#include "drivers/docker/engine.h"
+#include "testing/await.h"
+#include "testing/dockerd_process.h"
+
+namespace fs = std::filesystem;
+using drover::drivers::docker::Engine;
+
+namespace {
+
+constexpr char kImage[] = "drover-test/busybox:1";
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The baseline: create + start of a container, as the driver asks for it, timed from
+// the create call to the start's answer; then removed.
+double EngineStartMs(asio::io_context& io, Engine& engine, int i) {
+  const drover::codec::Json config = {
+      {"Image", kImage}, {"Cmd", {"/bin/echo"}}, {"HostConfig", {{"NetworkMode", "none"}}}};
+  const auto start = std::chrono::steady_clock::now();
+  auto id = drover::testing::Await(io, engine.CreateContainer("base-" + std::to_string(i), config));
+  if (!id.ok() || !drover::testing::Await(io, engine.StartContainer(*id)).ok())
+    return -1;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  (void)drover::testing::Await(io, engine.WaitContainer(*id));
+  (void)drover::testing::Await(io, engine.RemoveContainer(*id, true));
+  return ms;
+}
+
+nlohmann::json Job(const std::string& id) {
+  return {
+      {"Job",
+       {{"ID", id},
+        {"Type", "batch"},
+        {"Datacenters", {"dc1"}},
+        {"TaskGroups",
+         {{{"Name", "g"},
+           {"Tasks",
+            {{{"Name", "t"},
+              {"Driver", "docker"},
+              {"Config", {{"image", kImage}, {"command", "/bin/echo"}, {"network_mode", "none"}}},
+              {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
+}
+
+// Submit → the task's Started event (its time, as the agent recorded it), in ms.
+double DroverStartMs(drover::cli::HttpClient& http, const std::string& id) {
+  const int64_t submitted = NowNs();
+  if (!http.Do("PUT", "/v1/jobs", Job(id).dump()).ok())
+    return -1;
+  uint64_t index = 0;
+  int64_t started = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (started == 0 && std::chrono::steady_clock::now() < deadline) {
+    auto r = http.Do("GET",
+                     "/v1/job/" + id + "/allocations?index=" + std::to_string(index) + "&wait=10s");
+    if (!r.ok())
+      break;
+    index = r->index;
+    auto allocs = drover::codec::ParseJson(r->body);
+    if (!allocs.ok() || allocs->empty() || !(*allocs)[0]["TaskStates"].contains("t"))
+      continue;
+    for (const auto& e : (*allocs)[0]["TaskStates"]["t"]["Events"]) {
+      if (e["Type"] == "Started")
+        started = e["Time"].get<int64_t>();
+    }
+  }
+  (void)http.Do("DELETE", "/v1/job/" + id + "?purge=true");
+  return started > 0 ? static_cast<double>(started - submitted) / 1e6 : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string drover;
+  int runs = 50;
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--drover")
+      drover = argv[++i];
+    if (a == "--runs")
+      runs = std::atoi(argv[++i]);
+  }
+  if (drover.empty()) {
+    std::fprintf(stderr, "usage: drover_docker_bench --drover PATH [--runs N]\n");
+    return 1;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  drover::testing::DockerdProcess dockerd;
+  if (!dockerd.ok()) {
+    std::fprintf(stderr, "dockerd did not start:\n%s\n", dockerd.Log().c_str());
+    return 1;
+  }
+  asio::io_context io;
+  Engine engine(drover::drivers::docker::EndpointAddress(dockerd.endpoint()).value());
+  drover::testing::TempDir dir;
+  if (!drover::testing::Await(io, engine.Negotiate()).ok() ||
+      !drover::drivers::docker::test::ImportBusybox(io, engine, dir).ok()) {
+    std::fprintf(stderr, "cannot import the busybox image\n");
+    return 1;
+  }
+  std::ofstream(dir.path() / "agent.hcl")
+      << "plugin \"docker\" {\n  config {\n    endpoint = \"" << dockerd.endpoint()
+      << "\"\n    gc {\n      image = false\n    }\n  }\n}\n";
+  fs::create_directories(dir.path() / "agent");
+  std::string addr;
+  const pid_t agent = drover::bench::StartAgent(drover, dir.path() / "agent", addr,
+                                                {"-config", (dir.path() / "agent.hcl").string()});
+  if (agent < 0)
+    return 1;
+  auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
+  // The node registers its docker driver once the first fingerprint has reached it.
+  (void)drover::bench::WaitUntil(
+      [&] {
+        auto r = http->Do("GET", "/v1/nodes");
+        return r.ok() && r->body.find("\"docker\"") != std::string::npos;
+      },
+      std::chrono::seconds(30));
+
+  std::vector<double> drover_ms, engine_ms;
+  for (int i = 0; i < runs; ++i) {
+    // Interleaved, so that both see the daemon in the same state.
+    if (const double ms = EngineStartMs(io, engine, i); ms > 0)
+      engine_ms.push_back(ms);
+    if (const double ms = DroverStartMs(*http, "docker-" + std::to_string(i)); ms > 0)
+      drover_ms.push_back(ms);
+  }
+  drover::bench::Stop(agent);
+  if (drover_ms.empty() || engine_ms.empty()) {
+    std::fprintf(stderr, "no successful runs (agent log: %s)\n",
+                 (dir.path() / "agent" / "agent.err").c_str());
+    return 1;
+  }
+  for (const auto& [metric, p] :
+       {std::pair{"submit_to_started_ms_p50", 0.5}, std::pair{"submit_to_started_ms_p90", 0.9}}) {
+    drover::bench::Emit({{"bench", "docker_start"},
+                         {"metric", metric},
+                         {"value", Percentile(drover_ms, p)},
+                         {"baseline", Percentile(engine_ms, p)},
+                         {"runs", drover_ms.size()}});
+  }
+  return 0;
+}
