@@ -126,17 +126,16 @@ Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config
   labels[kLabelJobName] = task.job_name;
   labels[kLabelTaskId] = task.id;
   labels[kLabelNodeId] = task.node_id;
-  const std::map<std::string, std::string> extra = {{"job_id", task.job_id},
-                                                    {"task_group_name", task.task_group},
-                                                    {"namespace", task.namespace_},
-                                                    {"node_id", task.node_id},
-                                                    {"node_name", task.node_name}};
+  const std::map<std::string, std::string> extra = {
+      {"job_name", task.job_name},          {"job_id", task.job_id},
+      {"task_group_name", task.task_group}, {"task_name", task.name},
+      {"namespace", task.namespace_},       {"node_id", task.node_id},
+      {"node_name", task.node_name}};
   for (const auto& [name, value] : extra) {
-    if (std::find(plugin.extra_labels.begin(), plugin.extra_labels.end(), name) !=
-            plugin.extra_labels.end() ||
-        std::find(plugin.extra_labels.begin(), plugin.extra_labels.end(), "*") !=
-            plugin.extra_labels.end())
-      labels["com.hashicorp.nomad." + name] = value;
+    for (const std::string& pattern : plugin.extra_labels) {
+      if (ExtraLabelMatches(pattern, name))
+        labels["com.hashicorp.nomad." + name] = value;
+    }
   }
   spec["Labels"] = std::move(labels);
 

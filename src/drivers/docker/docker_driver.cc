@@ -19,8 +19,9 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 
 namespace {
 
-// The most of Drover's containers taken stock of at start.
-constexpr size_t kMaxContainers = 4096;
+// The most of Drover's containers taken stock of at start; with more, the stock is
+// treated as unknown (RecoverTask then trusts the handle).
+constexpr size_t kMaxContainers = 16384;
 
 int64_t UnixNanos(const std::string& rfc3339) {
   if (rfc3339.empty() || rfc3339.starts_with("0001-01-01"))
@@ -63,7 +64,8 @@ DockerDriver::DockerDriver(asio::any_io_executor executor, asio::thread_pool& po
       state_dir_(std::move(state_dir)),
       engine_(EndpointAddress(config_.endpoint).value_or("")),
       root_(common::CancellationScope::Create(executor)),
-      idle_(executor) {
+      idle_(executor),
+      load_lock_(executor) {
   fingerprint_.health_description = "Docker daemon not fingerprinted yet";
 }
 
@@ -85,6 +87,10 @@ asio::awaitable<void> DockerDriver::Counted(asio::awaitable<void> work) {
 }
 
 void DockerDriver::Spawn(asio::awaitable<void> work, std::string what) {
+  if (stopped_) {
+    DROVER_LOG_DEBUG("docker: not started after shutdown: {}", what);
+    return;
+  }
   ++running_;
   common::SpawnDetached(executor_, Counted(std::move(work)), std::move(what));
 }
@@ -98,10 +104,11 @@ void DockerDriver::SetFingerprint(const docker::Fingerprint& fp) {
   out.health_description = fp.health_description;
   out.attributes = fp.healthy ? fp.attributes : fingerprint_.attributes;
   if (fp.healthy) {
+    // Nomad's values: constraints on them compare with "true".
     if (config_.allow_privileged)
-      out.attributes["driver.docker.privileged.enabled"] = "1";
+      out.attributes["driver.docker.privileged.enabled"] = "true";
     if (config_.volumes_enabled)
-      out.attributes["driver.docker.volumes.enabled"] = "1";
+      out.attributes["driver.docker.volumes.enabled"] = "true";
   }
   if (out.healthy != fingerprint_.healthy) {
     DROVER_LOG_INFO("docker: driver is {}: {}", out.healthy ? "healthy" : "unhealthy",
@@ -134,16 +141,21 @@ asio::awaitable<void> DockerDriver::TakeStock() {
     auto task_id = c.labels.find(kLabelTaskId);
     if (task_id == c.labels.end())
       continue;
-    auto state = co_await engine_.InspectContainer(c.id);
-    if (!state.ok())
-      continue;  // removed meanwhile
-    found[task_id->second] = Found{.container = c.id,
-                                   .running = state->running,
-                                   .started_at = UnixNanos(state->started_at),
-                                   .finished_at = UnixNanos(state->finished_at)};
+    Found f{.container = c.id,
+            .running = c.state == "running",
+            .started_at = c.created * int64_t{1'000'000'000}};
+    if (!f.running) {
+      // When it ended decides whether it is an unrecorded run (FindUnrecorded).
+      auto state = co_await engine_.InspectContainer(c.id);
+      if (!state.ok())
+        continue;  // removed meanwhile
+      f.running = state->running;
+      f.finished_at = UnixNanos(state->finished_at);
+    }
+    found[task_id->second] = std::move(f);
   }
   inventory_ = std::move(found);
-  inventory_known_ = true;
+  inventory_known_ = listed->size() < kMaxContainers;
 }
 
 asio::awaitable<void> DockerDriver::FingerprintLoop() {
@@ -156,11 +168,23 @@ asio::awaitable<void> DockerDriver::FingerprintLoop() {
     auto fp = co_await (std::move(probe) || root->Wait());
     if (fp.index() == 1)
       break;
+    const bool was_healthy = fingerprint_.healthy;
     SetFingerprint(std::get<0>(fp));
+    if (!was_healthy && fingerprint_.healthy) {
+      // Back (or there for the first time): what the driver could not see at start.
+      if (!inventory_known_)
+        co_await TakeStock();
+      if (!node_id_.empty()) {
+        const int removed = co_await RemoveDangling(node_id_);
+        if (removed > 0)
+          DROVER_LOG_WARN("docker: removed {} containers that no task owns", removed);
+      }
+    }
   }
 }
 
 asio::awaitable<int> DockerDriver::RemoveDangling(std::string node_id) {
+  node_id_ = node_id;
   if (!config_.gc_dangling || !fingerprint_.healthy || node_id.empty())
     co_return 0;
   std::string label = std::string(kLabelNodeId) + "=" + node_id;
@@ -172,7 +196,9 @@ asio::awaitable<int> DockerDriver::RemoveDangling(std::string node_id) {
   int removed = 0;
   for (const Engine::ContainerSummary& c : *listed) {
     auto task_id = c.labels.find(kLabelTaskId);
-    if (task_id == c.labels.end() || tasks_.contains(task_id->second))
+    // Running ones only, as Nomad: an exited one may be kept on purpose
+    // (gc.container = false).
+    if (task_id == c.labels.end() || tasks_.contains(task_id->second) || c.state != "running")
       continue;
     // Still being started (StartTask has not returned): not dangling.
     if (starting_.contains(task_id->second))
@@ -189,6 +215,7 @@ asio::awaitable<int> DockerDriver::RemoveDangling(std::string node_id) {
 }
 
 asio::awaitable<void> DockerDriver::Shutdown() {
+  stopped_ = true;
   root_->Cancel();
   while (running_ > 0)
     co_await idle_.Wait();
@@ -252,13 +279,13 @@ absl::Status DockerDriver::RecoverTask(const TaskHandle& handle) {
     task->state.container = container;
   }
   task->started_at = common::FromUnixNanos(handle.started_at);
+  UseImage(task->state.image_id);
   Track(std::move(task));
   return absl::OkStatus();
 }
 
 void DockerDriver::Track(std::shared_ptr<Task> task) {
   tasks_[task->state.task_id] = task;
-  UseImage(task->state.image_id);
   Spawn(Watch(task), "docker watch " + task->state.task_id);
   Spawn(Follow(task), "docker logs " + task->state.task_id);
 }
@@ -269,6 +296,8 @@ asio::awaitable<absl::StatusOr<TaskHandle>> DockerDriver::StartTask(const TaskCo
   absl::StatusOr<codec::DockerTaskConfig> docker = codec::ParseDockerTaskConfig(config.config);
   if (!docker.ok())
     co_return common::Annotate(docker.status(), "docker: invalid task config");
+  if (stopped_)
+    co_return absl::UnavailableError("docker: the driver is shutting down");
   if (!fingerprint_.healthy) {
     co_return RecoverableError("docker: the daemon is not available: " +
                                fingerprint_.health_description);
@@ -276,10 +305,15 @@ asio::awaitable<absl::StatusOr<TaskHandle>> DockerDriver::StartTask(const TaskCo
   starting_.insert(config.id);
   absl::StatusOr<std::string> image = co_await EnsureImage(config, *docker);
   absl::StatusOr<std::string> container = absl::UnknownError("not started");
-  if (image.ok())
+  if (image.ok()) {
+    // Held from here, so that image GC cannot take it between the pull and the create.
+    UseImage(*image);
     container = co_await CreateAndStart(config, *docker, *image);
-  else
+    if (!container.ok())
+      ReleaseImage(*image);
+  } else {
     container = image.status();
+  }
   starting_.erase(config.id);
   if (!container.ok())
     co_return container.status();
@@ -320,6 +354,11 @@ asio::awaitable<absl::StatusOr<std::string>> DockerDriver::CreateAndStart(
   auto create = engine_.CreateContainer(name, *std::move(spec));
   absl::StatusOr<std::string> id = co_await std::move(create);
   if (!id.ok()) {
+    // The daemon may have made it before the answer was lost: removed by name.
+    if (!absl::IsInvalidArgument(id.status()) && !absl::IsFailedPrecondition(id.status())) {
+      std::string by_name = name;
+      (void)co_await engine_.RemoveContainer(by_name, true);
+    }
     std::error_code ec;
     std::filesystem::remove(path, ec);
     co_return common::Annotate(id.status(), "docker: failed to create container");

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "common/async_mutex.h"
 #include "common/cancellation.h"
 #include "common/event.h"
 #include "drivers/docker/engine.h"
@@ -64,7 +65,8 @@ class DockerDriver final : public Driver {
                                            int64_t exited_after) override;
   asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) override;
   asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) override;
-  // The signal defaults to SIGTERM, as Docker's own stop does.
+  // Without a signal, Docker's own stop: the image's STOPSIGNAL (SIGTERM unless it says
+  // otherwise), then SIGKILL after `timeout`, as Nomad's driver does.
   asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,
                                          const std::string& signal) override;
   absl::Status DestroyTask(const std::string& task_id, bool force) override;
@@ -113,7 +115,7 @@ class DockerDriver final : public Driver {
   asio::awaitable<void> Signal(std::shared_ptr<Task> task, std::string signal);
   void UseImage(const std::string& image_id);
   void ReleaseImage(const std::string& image_id);
-  asio::awaitable<void> CollectImage(std::string image_id);
+  asio::awaitable<void> CollectImage(std::string image_id, uint64_t generation);
 
   std::filesystem::path StatePath(const std::string& task_id) const;
 
@@ -134,8 +136,19 @@ class DockerDriver final : public Driver {
   bool inventory_known_ = false;
   // Tasks whose StartTask is under way (not yet tracked, not dangling).
   std::set<std::string> starting_;
-  // Image ID -> tasks using it, and images waiting out gc.image_delay.
-  std::map<std::string, int> image_users_;
+  // Image ID -> the tasks using it (from before their create), and how often it was
+  // released (its collector acts only for the latest release).
+  struct ImageUse {
+    int users = 0;
+    uint64_t generation = 0;
+  };
+  std::map<std::string, ImageUse> image_users_;
+  common::AsyncMutex load_lock_;
+  // Set by Shutdown: nothing new is started.
+  bool stopped_ = false;
+  // The node, once RemoveDangling was called: the check runs again whenever the
+  // daemon comes back.
+  std::string node_id_;
 };
 
 }  // namespace drover::drivers::docker

@@ -4,6 +4,8 @@
 // missing; the plugin's refusals; stats; fingerprints following the daemon.
 #include "drivers/docker/docker_driver.h"
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <filesystem>
 
@@ -150,6 +152,13 @@ TEST_F(DockerDriverTest, LoadsTheTasksImageArchive) {
   absl::StatusOr<TaskHandle> refused = Start(linked);
   EXPECT_FALSE(refused.ok());
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("beneath local/"));
+  // Nor does a FIFO the task left there block the start.
+  TaskConfig fifo = Task("fifo", {{"image", "drover-test/loaded:1"}, {"load", "fifo.tar"}});
+  const std::filesystem::path fifo_path =
+      std::filesystem::path(fifo.task_dir) / "local" / "fifo.tar";
+  ASSERT_EQ(mkfifo(fifo_path.c_str(), 0600), 0);
+  refused = Start(fifo);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("not a regular file"));
 }
 
 TEST_F(DockerDriverTest, CollectsAnImageNoTaskUsesAfterTheDelay) {
@@ -207,7 +216,7 @@ TEST_F(DockerDriverTest, RefusesWhatThePluginDoesNotAllowAndLeavesNoContainer) {
   // Allowed by the plugin: privileged runs.
   plugin_.allow_privileged = true;
   RestartDriver();
-  EXPECT_EQ(driver_->Fingerprint().attributes.at("driver.docker.privileged.enabled"), "1");
+  EXPECT_EQ(driver_->Fingerprint().attributes.at("driver.docker.privileged.enabled"), "true");
   absl::StatusOr<TaskHandle> allowed = Start(privileged);
   if (allowed.ok()) {
     EXPECT_EQ(Wait(privileged.id)->exit_code, 0);

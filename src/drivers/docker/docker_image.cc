@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
+
 #include "codec/docker_config.h"
 #include "common/beneath.h"
 #include "common/go_duration.h"
@@ -19,7 +21,7 @@ using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build
 namespace {
 
 // The largest image archive `load` reads (it is sent to the daemon in one request).
-constexpr int64_t kMaxLoadBytes = int64_t{1} << 30;
+constexpr int64_t kMaxLoadBytes = int64_t{512} << 20;
 // At most one pull progress event this often.
 constexpr common::Duration kProgressEvery = std::chrono::seconds(5);
 
@@ -29,15 +31,14 @@ absl::StatusOr<std::string> ReadArchive(const std::string& task_dir, const std::
   absl::StatusOr<common::UniqueFd> root = common::OpenDirectory(task_dir + "/local");
   if (!root.ok())
     return root.status();
+  // Never blocks on a FIFO or device the task left there.
+  struct stat st {};
   absl::StatusOr<common::UniqueFd> fd =
-      common::OpenBeneath(root->get(), rel, O_RDONLY | O_CLOEXEC, common::Links::kRefuse);
+      common::OpenRegularBeneath(root->get(), rel, &st, common::Links::kRefuse);
   if (!fd.ok())
     return common::Annotate(fd.status(), "load \"" + rel + "\" is not a file beneath local/");
-  struct stat st {};
-  if (fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return absl::InvalidArgumentError("load \"" + rel + "\" is not a regular file");
   if (st.st_size > kMaxLoadBytes)
-    return absl::InvalidArgumentError("load \"" + rel + "\" is larger than 1 GiB");
+    return absl::InvalidArgumentError("load \"" + rel + "\" is larger than 512 MiB");
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < data.size()) {
@@ -51,13 +52,14 @@ absl::StatusOr<std::string> ReadArchive(const std::string& task_dir, const std::
   return data;
 }
 
-// A pull that failed for a reason that may pass (the daemon, the network, the time
-// limit) is retried by the restart policy; a missing image or refused credentials not.
+// As Nomad: a pull that failed is retried by the restart policy (the registry or the
+// network may come back, credentials may be fixed) unless the image is not there.
 absl::Status PullError(const absl::Status& s, const std::string& image) {
   const std::string text = "Failed to pull `" + image + "`: " + std::string(s.message());
-  if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s))
-    return RecoverableError(text);
-  return absl::FailedPreconditionError(text);
+  if (absl::IsNotFound(s) || absl::StrContains(s.message(), "not found") ||
+      absl::StrContains(s.message(), "manifest unknown"))
+    return absl::FailedPreconditionError(text);
+  return RecoverableError(text);
 }
 
 }  // namespace
@@ -66,6 +68,9 @@ asio::awaitable<absl::StatusOr<std::string>> DockerDriver::EnsureImage(
     const TaskConfig& config, const codec::DockerTaskConfig& docker) {
   std::string image = docker.image;
   if (!docker.load.empty()) {
+    // One archive in memory at a time (it goes to the daemon in one request).
+    auto lock = load_lock_.Lock();
+    common::AsyncMutex::Guard guard = co_await std::move(lock);
     auto read = [dir = config.task_dir, rel = docker.load] { return ReadArchive(dir, rel); };
     absl::StatusOr<std::string> archive = co_await common::Offload(pool_, std::move(read));
     if (!archive.ok())
@@ -141,27 +146,29 @@ asio::awaitable<absl::Status> DockerDriver::Pull(const TaskConfig& config,
 
 void DockerDriver::UseImage(const std::string& image_id) {
   if (!image_id.empty())
-    ++image_users_[image_id];
+    ++image_users_[image_id].users;
 }
 
 void DockerDriver::ReleaseImage(const std::string& image_id) {
   auto it = image_users_.find(image_id);
   if (it == image_users_.end())
     return;
-  if (--it->second > 0)
+  if (--it->second.users > 0)
     return;
+  // A collector per release; only the one of the latest release acts.
+  const uint64_t generation = ++it->second.generation;
   if (config_.gc_image)
-    Spawn(CollectImage(image_id), "docker image gc " + image_id);
+    Spawn(CollectImage(image_id, generation), "docker image gc " + image_id);
 }
 
-asio::awaitable<void> DockerDriver::CollectImage(std::string image_id) {
+asio::awaitable<void> DockerDriver::CollectImage(std::string image_id, uint64_t generation) {
   const common::CancellationScopePtr root = root_;
   auto r = co_await (clock_.Sleep(config_.gc_image_delay) || root->Wait());
   if (r.index() == 1)
     co_return;  // shutting down: the next agent decides
   auto it = image_users_.find(image_id);
-  if (it == image_users_.end() || it->second > 0)
-    co_return;  // in use again
+  if (it == image_users_.end() || it->second.users > 0 || it->second.generation != generation)
+    co_return;  // in use again, or released again later
   image_users_.erase(it);
   // Not forced: the daemon refuses an image some container (ours or anyone's) uses.
   auto remove = engine_.RemoveImage(image_id, false);

@@ -109,7 +109,7 @@ asio::awaitable<void> DockerDriver::Watch(std::shared_ptr<Task> task) {
     auto wait = engine_.WaitContainer(id);
     auto waited = co_await (std::move(wait) || task->scope->Wait());
     if (waited.index() == 1)
-      co_return;  // destroyed, or the agent is stopping
+      break;  // destroyed, or the agent is stopping
     absl::StatusOr<int> code = std::get<0>(std::move(waited));
     if (absl::IsNotFound(code.status())) {
       result = ExitResult{.exit_code = -1, .err = "container " + id + " was removed"};
@@ -120,7 +120,7 @@ asio::awaitable<void> DockerDriver::Watch(std::shared_ptr<Task> task) {
       DROVER_LOG_DEBUG("docker: waiting for {}: {}", id, code.status().ToString());
       auto slept = co_await (clock_.Sleep(backoff) || task->scope->Wait());
       if (slept.index() == 1)
-        co_return;
+        break;
       backoff = Backoff(backoff);
       continue;
     }
@@ -136,11 +136,15 @@ asio::awaitable<void> DockerDriver::Watch(std::shared_ptr<Task> task) {
                           .err = state->oom_killed ? "OOM Killed" : state->error};
     }
   }
-  // The output written before the exit is reported, within reason.
-  auto drained =
-      co_await (task->logs_done.Wait() || clock_.Sleep(kDrainLogs) || task->scope->Wait());
-  if (drained.index() == 2)
+  if (!result) {
+    // No longer watched (destroyed, or the driver stops): waiters are not left hanging.
+    task->result = ExitResult{.exit_code = -1, .err = "docker: the container is no longer watched"};
+    task->completed_at = clock_.Now();
+    task->exited.Set();
     co_return;
+  }
+  // The output written before the exit is reported, within reason.
+  co_await (task->logs_done.Wait() || clock_.Sleep(kDrainLogs) || task->scope->Wait());
   task->result = std::move(result);
   task->completed_at = clock_.Now();
   task->exited.Set();
@@ -155,6 +159,8 @@ asio::awaitable<void> DockerDriver::Follow(std::shared_ptr<Task> task) {
   while (true) {
     auto written = [this, task](LogCursor cursor) {
       task->state.cursor = cursor;
+      if (task->removed)
+        return;
       if (task->saving) {
         task->save_again = true;
       } else {
@@ -182,6 +188,8 @@ asio::awaitable<void> DockerDriver::Follow(std::shared_ptr<Task> task) {
 asio::awaitable<void> DockerDriver::SaveState(std::shared_ptr<Task> task) {
   const std::filesystem::path path = StatePath(task->state.task_id);
   do {
+    if (task->removed)
+      break;
     task->save_again = false;
     auto write = [path, state = task->state] { return WriteTaskState(path, state); };
     if (absl::Status s = co_await common::Offload(pool_, std::move(write)); !s.ok())
@@ -206,11 +214,20 @@ asio::awaitable<absl::Status> DockerDriver::StopTask(const std::string& task_id,
     co_return absl::NotFoundError("task not found for given id");
   if (task->exited.IsSet())
     co_return absl::OkStatus();
+  const std::string id = task->state.container;
+  if (signal.empty()) {
+    // Docker's own stop, as Nomad: the image's STOPSIGNAL, SIGKILL after the timeout.
+    if (absl::Status s = co_await engine_.StopContainer(id, timeout); !s.ok())
+      DROVER_LOG_DEBUG("docker: stop {}: {}", id, s.ToString());
+    auto stopped = co_await (task->exited.Wait() || clock_.Sleep(kKillWait));
+    if (stopped.index() == 0)
+      co_return absl::OkStatus();
+    // The daemon did not stop it (or is away): signal it ourselves below.
+  }
   absl::StatusOr<int> sig = ParseSignal(signal.empty() ? "SIGTERM" : signal);
   if (!sig.ok())
     co_return sig.status();
   std::string name = SignalName(*sig);
-  const std::string id = task->state.container;
   if (absl::Status s = co_await engine_.SignalContainer(id, name); !s.ok())
     DROVER_LOG_DEBUG("docker: {} to {}: {}", name, id, s.ToString());
   auto stopped = co_await (task->exited.Wait() || clock_.Sleep(timeout));
@@ -239,6 +256,7 @@ absl::Status DockerDriver::DestroyTask(const std::string& task_id, bool force) {
 }
 
 asio::awaitable<void> DockerDriver::Remove(std::shared_ptr<Task> task) {
+  task->removed = true;
   const std::string id = task->state.container;
   if (config_.gc_container) {
     // Forced: a running container (a forced destroy) is killed first.

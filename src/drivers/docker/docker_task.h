@@ -44,6 +44,7 @@ struct DockerDriver::Task {
   // Cancelled when the task is destroyed or the driver shuts down.
   common::CancellationScopePtr scope;
   // The state file: rewritten when the cursor moves, one write at a time.
+  bool removed = false;  // Remove began: the state file goes, and is not written again
   bool saving = false;
   bool save_again = false;
   common::Notifier saved;  // a write ended (Remove waits for the last one)

@@ -504,6 +504,26 @@ asio::awaitable<absl::Status> Engine::SignalContainer(std::string id, std::strin
   co_return reply.status();
 }
 
+asio::awaitable<absl::Status> Engine::StopContainer(std::string id, common::Duration timeout) {
+  if (!SafeSegment(id))
+    co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
+  const int64_t seconds =
+      std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(timeout).count());
+  std::string method = "POST", path = "/containers/" + id + "/stop?t=" + std::to_string(seconds),
+              none;
+  // The daemon answers once the container has stopped: the kill timeout and then some.
+  const common::Duration limit = std::chrono::seconds(seconds + 30);
+  auto call = Call(method, std::move(path), none, limit);
+  auto reply = co_await std::move(call);
+  if (!reply.ok())
+    co_return reply.status();
+  if (reply->status == 204 || reply->status == 304)
+    co_return absl::OkStatus();
+  co_return reply->status == 404
+      ? absl::NotFoundError("docker: no container " + id)
+      : absl::InternalError("docker: stop " + id + ": " + ErrorText(*reply));
+}
+
 asio::awaitable<absl::Status> Engine::RemoveContainer(std::string id, bool force) {
   if (!SafeSegment(id))
     co_return absl::InvalidArgumentError("docker: container ID \"" + id + "\" is not valid");
@@ -556,6 +576,8 @@ asio::awaitable<absl::StatusOr<std::vector<Engine::ContainerSummary>>> Engine::L
     if (!SafeSegment(summary.id))
       continue;
     summary.state = StringField(c, "State");
+    if (auto created = c.find("Created"); created != c.end() && created->is_number_integer())
+      summary.created = created->get<int64_t>();
     if (auto labels = c.find("Labels"); labels != c.end() && labels->is_object()) {
       for (const auto& [k, v] : labels->items()) {
         if (v.is_string())

@@ -125,6 +125,10 @@ class Engine {
   // time bound but the caller's cancellation.
   asio::awaitable<absl::StatusOr<int>> WaitContainer(std::string id);
   asio::awaitable<absl::StatusOr<ContainerState>> InspectContainer(std::string id);
+  // POST /containers/:id/stop?t=: the image's stop signal (SIGTERM unless it says
+  // otherwise), then SIGKILL after `timeout` (whole seconds, rounded up). OK for a
+  // container that was not running.
+  asio::awaitable<absl::Status> StopContainer(std::string id, common::Duration timeout);
   // POST /containers/:id/kill?signal=
   asio::awaitable<absl::Status> SignalContainer(std::string id, std::string signal);
   // DELETE /containers/:id?force=
@@ -137,7 +141,8 @@ class Engine {
   // labels and states, at most `max_containers` of them.
   struct ContainerSummary {
     std::string id;
-    std::string state;  // "running", "exited", ...
+    std::string state;    // "running", "exited", ...
+    int64_t created = 0;  // Unix seconds
     std::map<std::string, std::string> labels;
   };
   asio::awaitable<absl::StatusOr<std::vector<ContainerSummary>>> ListContainers(

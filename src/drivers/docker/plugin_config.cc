@@ -1,5 +1,7 @@
 #include "drivers/docker/plugin_config.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <set>
 
@@ -143,15 +145,14 @@ absl::Status ReadLists(const Json& config, PluginConfig& out) {
   absl::StatusOr<std::vector<std::string>> labels = StringList(config, "extra_labels");
   if (!labels.ok())
     return labels.status();
-  static const std::set<std::string> kKnown = {"*",         "job_id",  "task_group_name",
-                                               "namespace", "node_id", "node_name"};
   for (std::string label : *labels) {
     if (label.starts_with("com.hashicorp.nomad."))
       label = label.substr(std::string_view("com.hashicorp.nomad.").size());
-    if (!kKnown.contains(label)) {
-      return Bad("extra_labels", "\"" + label +
-                                     "\" is not one of job_id, task_group_name, namespace, "
-                                     "node_id, node_name or *");
+    const std::vector<std::string>& names = ExtraLabelNames();
+    if (std::none_of(names.begin(), names.end(),
+                     [&](const std::string& name) { return ExtraLabelMatches(label, name); })) {
+      return Bad("extra_labels", "\"" + label + "\" matches none of " + absl::StrJoin(names, ", ") +
+                                     " (globs such as job_* may)");
     }
     out.extra_labels.push_back(std::move(label));
   }
@@ -159,6 +160,16 @@ absl::Status ReadLists(const Json& config, PluginConfig& out) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& ExtraLabelNames() {
+  static const std::vector<std::string> names = {
+      "job_name", "job_id", "task_group_name", "task_name", "namespace", "node_id", "node_name"};
+  return names;
+}
+
+bool ExtraLabelMatches(const std::string& pattern, const std::string& name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
 
 absl::StatusOr<PluginConfig> ParsePluginConfig(const nlohmann::json& config) {
   PluginConfig out;

@@ -29,13 +29,18 @@ struct PluginConfig {
   bool gc_dangling = true;
   // The most a task's pids_limit may be, and what it gets when it sets none (0: none).
   int64_t pids_limit = 0;
-  // Which of Drover's task labels go on every container besides the three it always
-  // sets: job_id, task_group_name, namespace, node_id, node_name, or "*" for all;
-  // Nomad's "com.hashicorp.nomad." prefix is optional.
+  // Which task labels go on every container besides the three always set: names of
+  // ExtraLabelNames() or globs of them ("job_*", "*"); Nomad's "com.hashicorp.nomad."
+  // prefix is optional.
   std::vector<std::string> extra_labels;
   // How often the daemon is fingerprinted.
   common::Duration fingerprint_period = std::chrono::seconds(15);
 };
+
+// The names extra_labels may choose (each becomes com.hashicorp.nomad.<name>), and
+// whether a pattern (a glob) chooses one.
+const std::vector<std::string>& ExtraLabelNames();
+bool ExtraLabelMatches(const std::string& pattern, const std::string& name);
 
 // `config` as the agent's config file gives it (blocks as objects, or as one-element
 // lists). InvalidArgument naming the setting for a bad value, an unknown one, or one of

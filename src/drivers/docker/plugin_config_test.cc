@@ -34,7 +34,7 @@ TEST(PluginConfigTest, ReadsBlocksAsObjectsOrOneElementLists) {
     "gc": {"image": false, "image_delay": "10m", "container": false,
            "dangling_containers": [{"enabled": false}]},
     "pids_limit": 100,
-    "extra_labels": ["job_id", "com.hashicorp.nomad.node_name"]
+    "extra_labels": ["job_id", "com.hashicorp.nomad.node_name", "task_*"]
   })");
   absl::StatusOr<PluginConfig> c = ParsePluginConfig(config);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -47,7 +47,9 @@ TEST(PluginConfigTest, ReadsBlocksAsObjectsOrOneElementLists) {
   EXPECT_FALSE(c->gc_container);
   EXPECT_FALSE(c->gc_dangling);
   EXPECT_EQ(c->pids_limit, 100);
-  EXPECT_EQ(c->extra_labels, (std::vector<std::string>{"job_id", "node_name"}));
+  EXPECT_EQ(c->extra_labels, (std::vector<std::string>{"job_id", "node_name", "task_*"}));
+  EXPECT_TRUE(ExtraLabelMatches("task_*", "task_group_name"));
+  EXPECT_FALSE(ExtraLabelMatches("task_*", "job_id"));
 }
 
 TEST(PluginConfigTest, RefusesWhatDroverDoesNotCarryOutByName) {
@@ -61,7 +63,7 @@ TEST(PluginConfigTest, RefusesWhatDroverDoesNotCarryOutByName) {
       {R"({"gc": {"image_delay": "soon"}})", "gc.image_delay"},
       {R"({"gc": {"dangling_containers": {"dry_run": true}}})", "gc.dangling_containers.dry_run"},
       {R"({"allow_privileged": "yes"})", "allow_privileged: must be true or false"},
-      {R"({"extra_labels": ["secret"]})", "extra_labels"},
+      {R"({"extra_labels": ["secret*"]})", "extra_labels: \"secret*\" matches none of"},
       {R"({"pids_limit": -1})", "pids_limit"},
       {R"({"no_such_thing": 1})", "no_such_thing: unknown setting"},
   };
