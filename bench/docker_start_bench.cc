@@ -17,6 +17,7 @@
 #include "cli/http_client.h"
 
 #include "bench/bench_agent.h"
+#include "bench/submit_to_started.h"
 #include "codec/json.h"
 #include "drivers/docker/docker_test_util.h"
 #include "drivers/docker/engine.h"
@@ -33,12 +34,6 @@ constexpr char kImage[] = "drover-test/busybox:1";
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // The baseline: create + start of a container, as the driver asks for it, timed from
@@ -70,32 +65,6 @@ nlohmann::json Job(const std::string& id) {
               {"Driver", "docker"},
               {"Config", {{"image", kImage}, {"command", "/bin/echo"}, {"network_mode", "none"}}},
               {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
-}
-
-// Submit → the task's Started event (its time, as the agent recorded it), in ms.
-double DroverStartMs(drover::cli::HttpClient& http, const std::string& id) {
-  const int64_t submitted = NowNs();
-  if (!http.Do("PUT", "/v1/jobs", Job(id).dump()).ok())
-    return -1;
-  uint64_t index = 0;
-  int64_t started = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (started == 0 && std::chrono::steady_clock::now() < deadline) {
-    auto r = http.Do("GET",
-                     "/v1/job/" + id + "/allocations?index=" + std::to_string(index) + "&wait=10s");
-    if (!r.ok())
-      break;
-    index = r->index;
-    auto allocs = drover::codec::ParseJson(r->body);
-    if (!allocs.ok() || allocs->empty() || !(*allocs)[0]["TaskStates"].contains("t"))
-      continue;
-    for (const auto& e : (*allocs)[0]["TaskStates"]["t"]["Events"]) {
-      if (e["Type"] == "Started")
-        started = e["Time"].get<int64_t>();
-    }
-  }
-  (void)http.Do("DELETE", "/v1/job/" + id + "?purge=true");
-  return started > 0 ? static_cast<double>(started - submitted) / 1e6 : -1;
 }
 
 }  // namespace
@@ -151,7 +120,8 @@ int main(int argc, char** argv) {
     // Interleaved, so that both see the daemon in the same state.
     if (const double ms = EngineStartMs(io, engine, i); ms > 0)
       engine_ms.push_back(ms);
-    if (const double ms = DroverStartMs(*http, "docker-" + std::to_string(i)); ms > 0)
+    const std::string id = "docker-" + std::to_string(i);
+    if (const double ms = drover::bench::SubmitToStartedMs(*http, id, Job(id)); ms > 0)
       drover_ms.push_back(ms);
   }
   drover::bench::Stop(agent);

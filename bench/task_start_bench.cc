@@ -24,17 +24,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_agent.h"
+#include "bench/submit_to_started.h"
 #include "codec/json.h"
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::system_clock;
 
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
-}
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -105,36 +100,8 @@ int main(int argc, char** argv) {
                                   {"Driver", "raw_exec"},
                                   {"Config", {{"command", "/bin/true"}}},
                                   {"Resources", {{"CPU", 20}, {"MemoryMB", 16}}}}}}}}}}}};
-    const int64_t submitted = NowNs();
-    auto reg = http->Do("PUT", "/v1/jobs", job.dump());
-    if (!reg.ok()) {
-      std::fprintf(stderr, "register failed: %s\n", reg.status().ToString().c_str());
-      break;
-    }
-    uint64_t index = 0;
-    int64_t started = 0;
-    while (started == 0) {
-      auto r = http->Do(
-          "GET", "/v1/job/" + id + "/allocations?index=" + std::to_string(index) + "&wait=10s");
-      if (!r.ok())
-        break;
-      index = r->index;
-      auto allocs = drover::codec::ParseJson(r->body);
-      if (!allocs.ok() || allocs->empty())
-        continue;
-      const auto& ts = (*allocs)[0]["TaskStates"];
-      if (!ts.is_object() || !ts.contains("t"))
-        continue;
-      for (const auto& e : ts["t"]["Events"]) {
-        if (e["Type"] == "Started")
-          started = e["Time"].get<int64_t>();
-      }
-    }
-    if (started > 0)
-      latencies.push_back(static_cast<double>(started - submitted) / 1e6);
-    if (auto del = http->Do("DELETE", "/v1/job/" + id + "?purge=true"); !del.ok()) {
-      std::fprintf(stderr, "purge failed: %s\n", del.status().ToString().c_str());
-    }
+    if (const double ms = drover::bench::SubmitToStartedMs(*http, id, job); ms > 0)
+      latencies.push_back(ms);
   }
 
   std::vector<double> baseline;

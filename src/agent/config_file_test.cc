@@ -214,8 +214,12 @@ TEST_F(ConfigFileTest, SettingsDroverCannotHonourAreRefused) {
                            "client {\n  host_volume \"data\" {\n    path = \"/d\"\n"
                            "  }\n}\n")}),
               HasSubstr("client.host_volume"));
-  EXPECT_THAT(Error({Write("d.hcl", "plugin \"docker\" {\n}\n")}),
-              HasSubstr("plugin \"docker\": Drover has no plugin of that name"));
+  EXPECT_THAT(Error({Write("d.hcl", "plugin \"lxc\" {\n}\n")}),
+              HasSubstr("plugin \"lxc\": Drover has no plugin of that name"));
+  EXPECT_THAT(Error({Write("d2.hcl",
+                           "plugin \"docker\" {\n  config {\n    infra_image = \"p\"\n"
+                           "  }\n}\n")}),
+              HasSubstr("plugin \"docker\" config infra_image: is not carried out by Drover"));
   EXPECT_THAT(Error({Write("e.hcl", "client {\n  options = { \"x.y\" = \"1\" }\n}\n")}),
               HasSubstr("unknown client option"));
   EXPECT_THAT(Error({Write("f.hcl", "telemetry {\n  statsd_address = \"127.0.0.1:8125\"\n}\n")}),
@@ -304,6 +308,34 @@ plugin "fpga" {
   EXPECT_EQ(fpga.external.command, plugin);
   EXPECT_EQ(fpga.external.args, std::vector<std::string>{"-v"});
   EXPECT_EQ(nlohmann::json::parse(fpga.external.config_json), nlohmann::json({{"boards", 2}}));
+}
+
+TEST_F(ConfigFileTest, DockerPluginBlockWithNestedBlocks) {
+  AgentConfig config;
+  absl::Status s = ApplyConfigFiles({Write("docker.hcl", R"(plugin "docker" {
+  config {
+    endpoint         = "unix:///run/d.sock"
+    allow_privileged = true
+    volumes {
+      enabled = true
+    }
+    gc {
+      image_delay = "1m"
+      container   = false
+    }
+    extra_labels = ["job_*"]
+  }
+}
+)")},
+                                    config);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(config.docker.endpoint, "unix:///run/d.sock");
+  EXPECT_TRUE(config.docker.allow_privileged);
+  EXPECT_TRUE(config.docker.volumes_enabled);
+  EXPECT_EQ(config.docker.gc_image_delay, std::chrono::minutes(1));
+  EXPECT_FALSE(config.docker.gc_container);
+  EXPECT_TRUE(config.docker.gc_image);
+  EXPECT_EQ(config.docker.extra_labels, std::vector<std::string>{"job_*"});
 }
 
 TEST_F(ConfigFileTest, BadDevicePluginSettingsAreRefusedByName) {

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 #include "common/beneath.h"
 
@@ -43,21 +44,34 @@ absl::StatusOr<codec::Json> Ulimit(const std::string& name, const std::string& v
   return codec::Json{{"Name", name}, {"Soft", soft}, {"Hard", hard}};
 }
 
-// A bind mount's source on the host: a relative one is under the task dir (and may not
-// leave it); an absolute one needs volumes enabled.
+// A relative bind source, as Nomad takes it: from the task dir, and within the alloc
+// dir ("local/data", "../alloc/data"). The path beneath the alloc dir, or "" when it
+// leaves it.
+std::string BeneathAllocDir(const std::string& source, const TaskConfig& task) {
+  const std::filesystem::path full =
+      (std::filesystem::path(task.task_dir) / source).lexically_normal();
+  const std::filesystem::path rel = full.lexically_relative(task.alloc_dir);
+  if (rel.empty() || *rel.begin() == ".." || rel == ".")
+    return "";
+  return rel.string();
+}
+
+// A bind mount's source on the host: a relative one is under the alloc dir (see
+// BeneathAllocDir); an absolute one needs volumes enabled.
 absl::StatusOr<std::string> BindSource(const std::string& source, const TaskConfig& task,
                                        const PluginConfig& plugin) {
-  const std::filesystem::path p(source);
-  if (p.is_absolute()) {
+  if (std::filesystem::path(source).is_absolute()) {
     if (!plugin.volumes_enabled)
       return absl::InvalidArgumentError("volumes are not enabled; cannot mount host paths: \"" +
                                         source + "\"");
     return source;
   }
-  const std::filesystem::path rel = p.lexically_normal();
-  if (rel.empty() || *rel.begin() == "..")
-    return absl::InvalidArgumentError("mount source \"" + source + "\" escapes the task directory");
-  return (std::filesystem::path(task.task_dir) / rel).string();
+  const std::string rel = BeneathAllocDir(source, task);
+  if (rel.empty()) {
+    return absl::InvalidArgumentError("mount source \"" + source +
+                                      "\" escapes the allocation directory");
+  }
+  return (std::filesystem::path(task.alloc_dir) / rel).string();
 }
 
 }  // namespace
@@ -75,17 +89,21 @@ absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
   for (const std::string& source : sources) {
     if (source.empty() || source.front() == '/')
       continue;  // host paths: allowed or refused by the plugin's volumes setting
+    const std::string rel = BeneathAllocDir(source, task);
+    if (rel.empty())
+      return absl::PermissionDeniedError("mount source \"" + source +
+                                         "\" escapes the allocation directory");
     if (!root.ok() || !root->valid()) {
-      root = common::OpenDirectory(task.task_dir);
+      root = common::OpenDirectory(task.alloc_dir);
       if (!root.ok())
         return root.status();
     }
     absl::StatusOr<common::UniqueFd> fd =
-        common::OpenBeneath(root->get(), source, O_PATH | O_CLOEXEC, common::Links::kRefuse);
+        common::OpenBeneath(root->get(), rel, O_PATH | O_CLOEXEC, common::Links::kRefuse);
     if (!fd.ok()) {
-      return absl::PermissionDeniedError(
-          "mount source \"" + source +
-          "\" is not a path beneath the task directory: " + std::string(fd.status().message()));
+      return absl::PermissionDeniedError("mount source \"" + source +
+                                         "\" is not a path beneath the allocation directory: " +
+                                         std::string(fd.status().message()));
     }
   }
   return absl::OkStatus();
@@ -317,11 +335,22 @@ absl::Status AddOptions(Json& host, const TaskConfig& task, const codec::DockerT
   return absl::OkStatus();
 }
 
+// GPUs the nvidia device plugin reserved (NVIDIA_VISIBLE_DEVICES from the device
+// hook): with the NVIDIA runtime on the daemon, a DeviceRequest for exactly those.
+void AddGpus(Json& host, const TaskConfig& task, bool nvidia_runtime) {
+  auto visible = task.device_env.find("NVIDIA_VISIBLE_DEVICES");
+  if (!nvidia_runtime || visible == task.device_env.end() || visible->second.empty())
+    return;
+  std::vector<std::string> ids = absl::StrSplit(visible->second, ',', absl::SkipEmpty());
+  host["DeviceRequests"] = Json::array(
+      {{{"Driver", "nvidia"}, {"DeviceIDs", ids}, {"Capabilities", Json::array({{"gpu"}})}}});
+}
+
 }  // namespace
 
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin) {
+                                          const PluginConfig& plugin, bool nvidia_runtime) {
   Json spec = ContainerPart(task, config, plugin);
   Json host = Json::object();
   if (absl::Status s = AddStorage(host, task, config, plugin); !s.ok())
@@ -340,6 +369,7 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
     return s;
   if (absl::Status s = AddOptions(host, task, config); !s.ok())
     return s;
+  AddGpus(host, task, nvidia_runtime);
   spec["HostConfig"] = std::move(host);
   return spec;
 }

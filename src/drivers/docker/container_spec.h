@@ -30,10 +30,11 @@ inline constexpr char kLabelNodeId[] = "com.drover.node_id";
 // The create body, or why it cannot be made (Nomad's texts where it has them):
 // privileged without allow_privileged, a capability outside allow_caps, a host path
 // without volumes enabled, a bind source that escapes the task dir, a port label with
-// no mapping.
+// no mapping. `nvidia_runtime`: the daemon has the NVIDIA runtime, so GPUs the device
+// hook reserved (NVIDIA_VISIBLE_DEVICES) become a DeviceRequest for those GPUs.
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin);
+                                          const PluginConfig& plugin, bool nvidia_runtime = false);
 
 // Bind sources under the task dir, checked on the file system (blocking: run it on the
 // pool, just before the create): each must exist beneath the task dir with no symlink

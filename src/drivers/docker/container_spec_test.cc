@@ -34,6 +34,25 @@ TaskConfig Task(const std::string& alloc_dir) {
   return t;
 }
 
+TEST(ContainerSpecTest, NvidiaGpusBecomeADeviceRequestWithTheRuntime) {
+  codec::DockerTaskConfig cfg;
+  cfg.image = "cuda:12";
+  TaskConfig task = Task("/allocs/a1");
+  task.device_env = {{"NVIDIA_VISIBLE_DEVICES", "GPU-1,GPU-3"}};
+  task.env["NVIDIA_VISIBLE_DEVICES"] = "GPU-1,GPU-3";
+  absl::StatusOr<codec::Json> spec = ContainerSpec(task, cfg, PluginConfig{}, true);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ((*spec)["HostConfig"]["DeviceRequests"],
+            codec::Json::parse(
+                R"([{"Driver":"nvidia","DeviceIDs":["GPU-1","GPU-3"],"Capabilities":[["gpu"]]}])"));
+  // Without the runtime: the variable only (and the hook's devices and mounts).
+  spec = ContainerSpec(task, cfg, PluginConfig{}, false);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE((*spec)["HostConfig"].contains("DeviceRequests"));
+  EXPECT_THAT((*spec)["Env"].get<std::vector<std::string>>(),
+              ::testing::Contains("NVIDIA_VISIBLE_DEVICES=GPU-1,GPU-3"));
+}
+
 TEST(ContainerSpecTest, MountsLabelsLimitsAndOptions) {
   codec::DockerTaskConfig cfg;
   cfg.image = "busybox:1";
@@ -99,7 +118,13 @@ TEST(ContainerSpecTest, ThePluginsLimitsRefuseByName) {
   EXPECT_THAT(refused({.mounts = {{.type = "bind", .target = "/etc2", .source = "/etc"}}}),
               HasSubstr("volumes are not enabled; cannot mount host paths: \"/etc\""));
   EXPECT_THAT(refused({.mounts = {{.type = "bind", .target = "/x", .source = "../../../etc"}}}),
-              HasSubstr("escapes the task directory"));
+              HasSubstr("escapes the allocation directory"));
+  // Nomad's relative sources: from the task dir, anywhere within the alloc dir.
+  codec::DockerTaskConfig shared{.image = "busybox:1"};
+  shared.mounts = {{.type = "bind", .target = "/x", .source = "../alloc/data"}};
+  absl::StatusOr<codec::Json> shared_spec = ContainerSpec(task, shared, PluginConfig{});
+  ASSERT_TRUE(shared_spec.ok()) << shared_spec.status();
+  EXPECT_EQ((*shared_spec)["HostConfig"]["Mounts"][0]["Source"], "/allocs/a1/alloc/data");
   EXPECT_THAT(refused({.volumes = {"/var/run/docker.sock:/var/run/docker.sock"}}),
               HasSubstr("volumes are not enabled"));
   EXPECT_THAT(refused({.ports = {"http"}}), HasSubstr("port label \"http\" has no allocated port"));
@@ -129,6 +154,12 @@ TEST(ContainerSpecTest, BindSourcesMayNotGoThroughASymlinkTheTaskPlanted) {
   cfg.volumes = {"local/host:/h"};
   EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
   cfg.volumes = {"local/missing:/m"};
+  EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
+  // Within the alloc dir, as Nomad allows; not beyond it.
+  std::filesystem::create_directories(dir.path() / "alloc" / "data");
+  cfg.volumes = {"../alloc/data:/shared"};
+  EXPECT_TRUE(CheckBindSourcesBeneath(task, cfg).ok());
+  cfg.volumes = {"../../etc:/e"};
   EXPECT_EQ(CheckBindSourcesBeneath(task, cfg).code(), absl::StatusCode::kPermissionDenied);
 }
 

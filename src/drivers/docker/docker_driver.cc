@@ -340,7 +340,10 @@ asio::awaitable<absl::StatusOr<std::string>> DockerDriver::CreateAndStart(
   auto check = [config, docker] { return CheckBindSourcesBeneath(config, docker); };
   if (absl::Status s = co_await common::Offload(pool_, std::move(check)); !s.ok())
     co_return s;
-  absl::StatusOr<codec::Json> spec = ContainerSpec(config, docker, config_);
+  auto runtimes = fingerprint_.attributes.find("driver.docker.runtimes");
+  const bool nvidia = runtimes != fingerprint_.attributes.end() &&
+                      absl::StrContains("," + runtimes->second + ",", ",nvidia,");
+  absl::StatusOr<codec::Json> spec = ContainerSpec(config, docker, config_, nvidia);
   if (!spec.ok())
     co_return spec.status();
   // What recovery needs, on disk before the container exists.

@@ -64,6 +64,26 @@ TEST_F(DockerDriverTest, RunsACommandWithNomadsDirectoriesEnvironmentAndLabels) 
   EXPECT_EQ(driver_->InspectTask(task.id).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(DockerDriverTest, TheImagesEntrypointTakesTheArgsUnlessTheTaskSetsItsOwn) {
+  testing::TempDir context;
+  absl::Status built = test::BuildEntrypointImage(io_, *engine_, context);
+  ASSERT_TRUE(built.ok()) << built;
+  absl::StatusOr<Engine::Reply> image = testing::Await(
+      io_, engine_->Call("GET", std::string("/images/") + test::kEntrypoint + "/json"));
+  ASSERT_TRUE(image.ok() && image->status == 200);
+  EXPECT_TRUE(image->body["Config"]["ExposedPorts"].contains("8080/tcp"));
+  TaskConfig own = Task("own", {{"image", test::kEntrypoint}, {"args", {"a", "b"}}});
+  ASSERT_TRUE(Start(own).ok());
+  EXPECT_EQ(Wait(own.id)->exit_code, 0);
+  EXPECT_EQ(Stdout(own), "entry a b\n");
+  TaskConfig over =
+      Task("over",
+           {{"image", test::kEntrypoint}, {"entrypoint", {"/bin/echo", "over"}}, {"args", {"a"}}});
+  ASSERT_TRUE(Start(over).ok());
+  EXPECT_EQ(Wait(over.id)->exit_code, 0);
+  EXPECT_EQ(Stdout(over), "over a\n");
+}
+
 TEST_F(DockerDriverTest, StopsWithTheTasksSignalAndKillsAfterTheTimeout) {
   TaskConfig polite = Task("polite", {{"image", test::kBusybox},
                                       {"command", "/bin/sh"},

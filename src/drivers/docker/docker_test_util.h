@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "drivers/docker/engine.h"
@@ -26,6 +27,23 @@ inline std::string BusyboxTar(const testing::TempDir& dir) {
   if (std::system(cmd.c_str()) != 0)
     return "";
   return testing::ReadFile(tar);
+}
+
+// An image with an ENTRYPOINT and EXPOSE, built by the daemon from kBusybox (which must
+// be there) with the Engine API's build endpoint.
+inline constexpr char kEntrypoint[] = "drover-test/entrypoint:1";
+inline absl::Status BuildEntrypointImage(asio::io_context& io, Engine& engine,
+                                         const testing::TempDir& dir) {
+  const std::filesystem::path context = dir.path() / "context";
+  std::filesystem::create_directories(context);
+  std::ofstream(context / "Dockerfile") << "FROM " << kBusybox
+                                        << "\nENTRYPOINT [\"/bin/echo\", \"entry\"]\n"
+                                           "EXPOSE 8080\n";
+  const std::string tar = (dir.path() / "context.tar").string();
+  const std::string cmd = "tar -C " + context.string() + " -cf " + tar + " Dockerfile";
+  if (std::system(cmd.c_str()) != 0)
+    return absl::InternalError("tar failed");
+  return testing::Await(io, engine.BuildImage(testing::ReadFile(tar), kEntrypoint));
 }
 
 // Imports kBusybox into the daemon `engine` talks to (negotiated).

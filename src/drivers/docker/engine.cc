@@ -211,6 +211,25 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Expect(std::string method
   co_return absl::InternalError(message);
 }
 
+namespace {
+
+// A progress stream's failure (JSON lines): after the first line, an error comes as a
+// line with "error", under a 200.
+absl::Status StreamError(const std::string& raw, const std::string& what) {
+  for (size_t at = 0; at < raw.size();) {
+    size_t nl = raw.find('\n', at);
+    if (nl == std::string::npos)
+      nl = raw.size();
+    absl::StatusOr<codec::Json> line = codec::ParseJson(std::string_view(raw).substr(at, nl - at));
+    if (line.ok() && !StringField(*line, "error").empty())
+      return absl::InternalError("docker: " + what + ": " + StringField(*line, "error"));
+    at = nl + 1;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string repo,
                                                   std::string tag) {
   std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
@@ -220,18 +239,18 @@ asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string r
   auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
-  // A progress stream (JSON lines): a failure after the first line comes as a line
-  // with "error", under a 200.
-  for (size_t at = 0; at < reply->raw.size();) {
-    size_t nl = reply->raw.find('\n', at);
-    if (nl == std::string::npos)
-      nl = reply->raw.size();
-    absl::StatusOr<codec::Json> line = codec::ParseJson(reply->raw.substr(at, nl - at));
-    if (line.ok() && !StringField(*line, "error").empty())
-      co_return absl::InternalError("docker: image import: " + StringField(*line, "error"));
-    at = nl + 1;
-  }
-  co_return absl::OkStatus();
+  co_return StreamError(reply->raw, "image import");
+}
+
+asio::awaitable<absl::Status> Engine::BuildImage(std::string context, std::string tag) {
+  std::string path = "/build?rm=1&forcerm=1&t=" + Query(tag);
+  std::string method = "POST", type = "application/x-tar";
+  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
+  auto expect = Expect(method, std::move(path), std::move(context), std::chrono::minutes(5), type);
+  auto reply = co_await std::move(expect);
+  if (!reply.ok())
+    co_return reply.status();
+  co_return StreamError(reply->raw, "image build");
 }
 
 namespace {
@@ -533,26 +552,6 @@ asio::awaitable<absl::Status> Engine::RemoveContainer(std::string id, bool force
   auto expect = Expect(method, std::move(path), none);
   auto reply = co_await std::move(expect);
   co_return reply.status();
-}
-
-asio::awaitable<absl::StatusOr<std::vector<std::string>>> Engine::ContainersLabeled(
-    std::string key, std::string value) {
-  const codec::Json filters = {{"label", codec::Json::array({key + "=" + value})}};
-  std::string method = "GET",
-              path = "/containers/json?all=true&filters=" + Query(codec::Dump(filters)), none;
-  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
-  auto expect = Expect(method, std::move(path), none);
-  auto reply = co_await std::move(expect);
-  if (!reply.ok())
-    co_return reply.status();
-  std::vector<std::string> ids;
-  if (reply->body.is_array()) {
-    for (const codec::Json& c : reply->body) {
-      if (std::string id = StringField(c, "Id"); SafeSegment(id))
-        ids.push_back(std::move(id));
-    }
-  }
-  co_return ids;
 }
 
 asio::awaitable<absl::StatusOr<std::vector<Engine::ContainerSummary>>> Engine::ListContainers(

@@ -88,6 +88,10 @@ class Engine {
   };
   // POST /images/create?fromSrc=- : a root file system as a tar, tagged repo:tag.
   asio::awaitable<absl::Status> ImportImage(std::string tar, std::string repo, std::string tag);
+  // POST /build?t=: an image built from `context` (a tar with a Dockerfile at its root)
+  // by the daemon's builder, tagged `tag`. The build's error as the error. (Tests make
+  // their images with it; the driver never builds.)
+  asio::awaitable<absl::Status> BuildImage(std::string context, std::string tag);
   // Credentials for a registry (the task's `auth`), sent as X-Registry-Auth.
   struct RegistryAuth {
     std::string username;
@@ -133,10 +137,6 @@ class Engine {
   asio::awaitable<absl::Status> SignalContainer(std::string id, std::string signal);
   // DELETE /containers/:id?force=
   asio::awaitable<absl::Status> RemoveContainer(std::string id, bool force);
-  // The IDs of the containers (running or not) with label `key`=`value`.
-  asio::awaitable<absl::StatusOr<std::vector<std::string>>> ContainersLabeled(std::string key,
-                                                                              std::string value);
-
   // The containers (running or not) with `label` ("key" or "key=value"): their IDs,
   // labels and states, at most `max_containers` of them.
   struct ContainerSummary {

@@ -109,10 +109,14 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
   EXPECT_EQ(state->status, "exited");
   EXPECT_EQ(state->exit_code, 3);
   EXPECT_FALSE(state->oom_killed);
-  absl::StatusOr<std::vector<std::string>> labeled =
-      testing::Await(io, engine.ContainersLabeled("com.hashicorp.nomad.alloc_id", "a1"));
+  absl::StatusOr<std::vector<Engine::ContainerSummary>> labeled =
+      testing::Await(io, engine.ListContainers("com.hashicorp.nomad.alloc_id=a1", 10));
   ASSERT_TRUE(labeled.ok()) << labeled.status();
-  EXPECT_EQ(*labeled, std::vector<std::string>{*id});
+  ASSERT_EQ(labeled->size(), 1u);
+  EXPECT_EQ((*labeled)[0].id, *id);
+  EXPECT_EQ((*labeled)[0].state, "exited");
+  EXPECT_EQ((*labeled)[0].labels.at("com.hashicorp.nomad.alloc_id"), "a1");
+  EXPECT_GT((*labeled)[0].created, 0);
 
   // A container that runs until signalled.
   codec::Json sleeper = config;
