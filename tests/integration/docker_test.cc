@@ -255,6 +255,17 @@ TEST_F(DockerTest, AServiceSurvivesAnAgentCrashAndStopsWithItsSignal) {
                        std::chrono::seconds(30)))
       << "lines before " << before << ", after " << after;
   EXPECT_EQ(Containers(alloc_id), containers);
+  // Followed (alloc logs -f): what the container writes next arrives on the stream.
+  const std::string want = "line " + std::to_string(after + 20) + "\n";
+  std::string followed;
+  (void)agent_.http().Stream(
+      "/v1/client/fs/logs/" + alloc_id + "?task=t&type=stdout&plain=true&follow=true",
+      [&](std::string_view data) {
+        followed += data;
+        return followed.find(want) == std::string::npos;  // false: enough
+      });
+  EXPECT_NE(followed.find(want), std::string::npos);
+  EXPECT_GE(ConsecutiveLines(followed), after + 20);
   alloc = agent_.Get("/v1/allocation/" + alloc_id);
   EXPECT_EQ(alloc["ClientStatus"], "running");
   EXPECT_EQ(alloc["TaskStates"]["t"]["Restarts"], 0);
