@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
@@ -76,20 +77,42 @@ DockerdProcess::~DockerdProcess() {
   RemoveBridge();
 }
 
+namespace {
+
+// Whether an interface of this host has an address in `prefix` (10.a.b.0/24).
+bool PrefixInUse(const std::string& prefix) {
+  const std::string cmd = "ip -o -4 addr show to " + prefix + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr)
+    return true;
+  char buf[256];
+  const bool any = fgets(buf, sizeof(buf), p) != nullptr;
+  pclose(p);
+  return any;
+}
+
+}  // namespace
+
 bool DockerdProcess::CreateBridge() {
-  // Per process and fixture: a name within IFNAMSIZ and a /24 of 10.200.0.0/13.
+  // Per process and fixture: a name within IFNAMSIZ and a /24 of 10.200.0.0/13 that no
+  // interface (another test's bridge) uses yet.
   static int fixtures = 0;
-  const int n = (static_cast<int>(getpid()) * 8 + fixtures++) % (8 * 256);
+  ++fixtures;
   bridge_ = "drvbr" + std::to_string(getpid() % 100000) + "x" + std::to_string(fixtures % 10);
-  const std::string cidr =
-      "10." + std::to_string(200 + n / 256) + "." + std::to_string(n % 256) + ".1/24";
-  const std::string cmd = "ip link add name " + bridge_ + " type bridge && ip addr add " + cidr +
-                          " dev " + bridge_ + " && ip link set " + bridge_ + " up";
-  if (std::system(cmd.c_str()) != 0) {
-    RemoveBridge();
-    return false;
+  const int first = (static_cast<int>(getpid()) * 8 + fixtures) % (8 * 256);
+  for (int i = 0; i < 8 * 256; ++i) {
+    const int n = (first + i) % (8 * 256);
+    const std::string net = "10." + std::to_string(200 + n / 256) + "." + std::to_string(n % 256);
+    if (PrefixInUse(net + ".0/24"))
+      continue;
+    const std::string cmd = "ip link add name " + bridge_ + " type bridge && ip addr add " + net +
+                            ".1/24 dev " + bridge_ + " && ip link set " + bridge_ + " up";
+    if (std::system(cmd.c_str()) != 0)
+      break;
+    return true;
   }
-  return true;
+  RemoveBridge();
+  return false;
 }
 
 void DockerdProcess::RemoveBridge() {

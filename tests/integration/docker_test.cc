@@ -284,18 +284,21 @@ TEST_F(DockerTest, AServiceSurvivesAnAgentCrashAndStopsWithItsSignal) {
       testing::WaitFor([&] { return Containers(alloc_id).empty(); }, std::chrono::seconds(20)));
 }
 
-TEST_F(DockerTest, AMissingImageIsADriverFailure) {
+TEST_F(DockerTest, AMissingImageIsADownloadThenADriverFailure) {
   testing::RegistryProcess registry("tester", "s3cret");
   ASSERT_TRUE(registry.ok()) << registry.Log();
   std::string job = kMissing;
   job.replace(job.find("REGISTRY"), 8, registry.address());
   const std::string alloc_id = Run("missing", job);
   codec::Json alloc = WaitStatus(alloc_id, "failed");
-  std::string failure;
+  std::string failure, downloading;
   for (const codec::Json& e : alloc["TaskStates"]["t"]["Events"]) {
     if (e["Type"] == "Driver Failure")
       failure = e["DisplayMessage"];
+    if (e["Type"] == "Driver")
+      downloading = e["DriverMessage"];
   }
+  EXPECT_EQ(downloading, "Downloading image") << alloc["TaskStates"]["t"].dump();
   EXPECT_NE(failure.find("Failed to pull `" + registry.address() + "/drover/none:1`"),
             std::string::npos)
       << alloc["TaskStates"]["t"].dump();
