@@ -38,7 +38,7 @@ double Percentile(std::vector<double> v, double p) {
 
 // The baseline: create + start of a container, as the driver asks for it, timed from
 // the create call to the start's answer; then removed.
-double EngineStartMs(asio::io_context& io, Engine& engine, int i) {
+double EngineStartMs(drover::asio::io_context& io, Engine& engine, int i) {
   const drover::codec::Json config = {
       {"Image", kImage}, {"Cmd", {"/bin/echo"}}, {"HostConfig", {{"NetworkMode", "none"}}}};
   const auto start = std::chrono::steady_clock::now();
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dockerd did not start:\n%s\n", dockerd.Log().c_str());
     return 1;
   }
-  asio::io_context io;
+  drover::asio::io_context io;
   Engine engine(drover::drivers::docker::EndpointAddress(dockerd.endpoint()).value());
   drover::testing::TempDir dir;
   if (!drover::testing::Await(io, engine.Negotiate()).ok() ||

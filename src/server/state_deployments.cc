@@ -125,10 +125,16 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
     return false;
   // Placed into the deployment: new, or updated in place from another one.
   const bool joined = before == nullptr || before->deployment_id != after.deployment_id;
-  const std::optional<bool> was =
-      joined || !before->deployment_status ? std::nullopt : before->deployment_status->healthy;
-  const std::optional<bool> now =
-      after.deployment_status ? after.deployment_status->healthy : std::nullopt;
+  // The health verdict before and after: kNone until one is given. (Plain ints: GCC 12
+  // at -O2 sees std::optional<bool> comparisons here as maybe uninitialized.)
+  enum Verdict { kNone, kUnhealthy, kHealthy };
+  const auto verdict = [](const std::optional<model::AllocDeploymentStatus>& status) {
+    if (!status || !status->healthy)
+      return kNone;
+    return *status->healthy ? kHealthy : kUnhealthy;
+  };
+  const Verdict was = joined ? kNone : verdict(before->deployment_status);
+  const Verdict now = verdict(after.deployment_status);
   if (!joined && was == now)
     return false;  // most updates: nothing the deployment counts changed
   model::Deployment d = *it->second;
@@ -143,10 +149,10 @@ bool StateStore::TrackDeploymentAlloc(const model::Allocation* before,
   }
   // A verdict given, or changed (allocation-health overrides a client's): the counters
   // follow, both ways.
-  if (was && was != now)
-    --(*was ? s.healthy_allocs : s.unhealthy_allocs);
-  if (now && was != now) {
-    if (*now) {
+  if (was != kNone && was != now)
+    --(was == kHealthy ? s.healthy_allocs : s.unhealthy_allocs);
+  if (now != kNone && was != now) {
+    if (now == kHealthy) {
       ++s.healthy_allocs;
       // Progress: the deadline moves to the healthy time plus progress_deadline.
       if (s.progress_deadline > common::Duration::zero()) {
