@@ -75,6 +75,27 @@ constexpr char kWeb[] = R"(job "web" {
 }
 )";
 
+constexpr char kImageUser[] = R"(job "user" {
+  datacenters = ["dc1"]
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    task "t" {
+      driver = "docker"
+      user   = "4321"
+      config {
+        image   = "drover-test/busybox:1"
+        command = "/bin/sh"
+        args    = ["-c", "echo l > /local/f && echo s > /secrets/s && cat /local/f /secrets/s"]
+      }
+    }
+  }
+}
+)";
+
 constexpr char kMissing[] = R"(job "missing" {
   datacenters = ["dc1"]
   type = "batch"
@@ -282,6 +303,15 @@ TEST_F(DockerTest, AServiceSurvivesAnAgentCrashAndStopsWithItsSignal) {
   EXPECT_GE(ConsecutiveLines(Logs(alloc_id)), after);
   EXPECT_TRUE(
       testing::WaitFor([&] { return Containers(alloc_id).empty(); }, std::chrono::seconds(20)));
+}
+
+// `user` names a user of the image (here a bare uid the host does not have): it is not
+// looked up on the host, and the task can still write /local and /secrets.
+TEST_F(DockerTest, AnImageUserWritesItsDirectories) {
+  const std::string alloc_id = Run("user", kImageUser);
+  codec::Json alloc = WaitStatus(alloc_id, "complete");
+  EXPECT_EQ(Logs(alloc_id), "l\ns\n") << alloc["TaskStates"]["t"].dump();
+  EXPECT_EQ(testing::ReadFile(agent_.data_dir() / "alloc" / alloc_id / "t" / "local" / "f"), "l\n");
 }
 
 TEST_F(DockerTest, AMissingImageIsADownloadThenADriverFailure) {

@@ -159,7 +159,10 @@ absl::Status AllocDir::Build() {
 }
 
 absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task,
-                                               const std::optional<DirOwner>& owner) {
+                                               const std::optional<DirOwner>& owner,
+                                               bool open_to_all) {
+  const mode_t local_mode = open_to_all ? 0777 : kTaskDirMode;
+  const mode_t secrets_mode = open_to_all ? 0777 : kPrivateMode;
   if (!ValidTaskName(task)) {
     return absl::InvalidArgumentError("invalid task name '" + task + "'");
   }
@@ -178,20 +181,20 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task,
   auto tfd = EnsureDir(dir->get(), task, kTaskDirMode, owner, td.dir);
   if (!tfd.ok())
     return tfd.status();
-  auto local = EnsureDir(tfd->get(), "local", kTaskDirMode, owner, td.local);
+  auto local = EnsureDir(tfd->get(), "local", local_mode, owner, td.local);
   if (!local.ok())
     return local.status();
   auto tmp = EnsureDir(tfd->get(), "tmp", kTaskTmpMode, owner, td.tmp);
   if (!tmp.ok())
     return tmp.status();
-  auto secrets = EnsureDir(tfd->get(), "secrets", kPrivateMode, owner, td.secrets);
+  auto secrets = EnsureDir(tfd->get(), "secrets", secrets_mode, owner, td.secrets);
   if (!secrets.ok())
     return secrets.status();
   auto priv = EnsureDir(tfd->get(), "private", kPrivateMode, std::nullopt, td.private_);
   if (!priv.ok())
     return priv.status();
   if (options_.mount_tmpfs) {
-    if (absl::Status s = MountTmpfsAt(tfd->get(), secrets->get(), options_.secrets_mb, kPrivateMode,
+    if (absl::Status s = MountTmpfsAt(tfd->get(), secrets->get(), options_.secrets_mb, secrets_mode,
                                       owner, td.secrets);
         !s.ok()) {
       return s;

@@ -76,10 +76,13 @@ class AllocDir {
   // Creates <task>/{local,tmp,secrets,private}, mounting the tmpfs dirs if asked to
   // and not mounted yet (so a rebuild after a node reboot mounts them again). The task
   // dir, local/ (0755), tmp/ (1777) and secrets/ (0700) belong to `owner` when given;
-  // private/ is the agent's (0700). Nothing a task left in the tree is followed.
+  // private/ is the agent's (0700). `open_to_all`: local/ and secrets/ are 0777 instead,
+  // for a task whose user is its image's (docker), unknown to the host, as Nomad gives
+  // them. Nothing a task left in the tree is followed.
   // REQUIRES: Build() succeeded.
   absl::StatusOr<TaskDir> BuildTaskDir(const std::string& task,
-                                       const std::optional<DirOwner>& owner = std::nullopt);
+                                       const std::optional<DirOwner>& owner = std::nullopt,
+                                       bool open_to_all = false);
   bool TaskDirBuilt(const std::string& task) const;
   // Unmounts everything mounted below the alloc dir (whoever mounted it, e.g. before
   // an agent restart), then removes the whole tree. Errors name the path.

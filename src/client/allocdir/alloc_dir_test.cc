@@ -34,6 +34,24 @@ TEST(AllocDirTest, BuildsLayoutAndDestroys) {
   EXPECT_TRUE(ad.Destroy().ok());
 }
 
+TEST(AllocDirTest, ModesForHostUsersAndForImageUsers) {
+  testing::TempDir tmp;
+  AllocDir ad(tmp.path(), "a1");
+  ASSERT_TRUE(ad.Build().ok());
+  const auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  auto host = ad.BuildTaskDir("host");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(mode(host->local), static_cast<fs::perms>(0755));
+  EXPECT_EQ(mode(host->secrets), static_cast<fs::perms>(0700));
+  // A docker task's user is its image's: its directories are open to every user.
+  auto image = ad.BuildTaskDir("image", std::nullopt, /*open_to_all=*/true);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(mode(image->local), static_cast<fs::perms>(0777));
+  EXPECT_EQ(mode(image->secrets), static_cast<fs::perms>(0777));
+  EXPECT_EQ(mode(image->private_), static_cast<fs::perms>(0700));
+  ASSERT_TRUE(ad.Destroy().ok());
+}
+
 TEST(AllocDirTest, RejectsBadTaskNames) {
   testing::TempDir tmp;
   AllocDir ad(tmp.path(), "a1");

@@ -14,7 +14,10 @@ asio::awaitable<absl::Status> TaskDirHook::Prestart(const PrestartRequest& req,
   allocdir::AllocDir* ad = req.alloc_dir;
   const std::string name = req.task->name;
   const std::string user = req.task->user.empty() ? default_user_ : req.task->user;
-  auto work = [ad, name, user]() -> absl::StatusOr<allocdir::TaskDir> {
+  const bool image_user = image_user_;
+  auto work = [ad, name, user, image_user]() -> absl::StatusOr<allocdir::TaskDir> {
+    if (image_user)
+      return ad->BuildTaskDir(name, std::nullopt, /*open_to_all=*/true);
     auto owner = allocdir::OwnerFor(user);
     if (!owner.ok())
       return owner.status();

@@ -15,9 +15,14 @@ namespace drover::taskrunner {
 class TaskDirHook : public TaskHook {
  public:
   // `default_user`: the driver's user for tasks that name none ("": the agent's).
+  // `image_user`: the task's `user` is one of its image's (docker), not the host's: it
+  // is not looked up, and the task's local/ and secrets/ are open to every user.
   TaskDirHook(asio::thread_pool& pool, std::function<void(model::TaskEvent)> emit,
-              std::string default_user = "")
-      : pool_(pool), emit_(std::move(emit)), default_user_(std::move(default_user)) {}
+              std::string default_user = "", bool image_user = false)
+      : pool_(pool),
+        emit_(std::move(emit)),
+        default_user_(std::move(default_user)),
+        image_user_(image_user) {}
   std::string_view Name() const override { return "task_dir"; }
   asio::awaitable<absl::Status> Prestart(const PrestartRequest& req,
                                          PrestartResponse* resp) override;
@@ -26,6 +31,7 @@ class TaskDirHook : public TaskHook {
   asio::thread_pool& pool_;
   std::function<void(model::TaskEvent)> emit_;
   std::string default_user_;
+  bool image_user_ = false;
 };
 
 }  // namespace drover::taskrunner

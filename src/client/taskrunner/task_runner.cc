@@ -63,7 +63,8 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
   auto emit = [this](model::TaskEvent ev) { EmitHookEvent(std::move(ev)); };
   hooks_.push_back(std::make_unique<ValidateHook>(config_.validate));
   hooks_.push_back(std::make_unique<TaskDirHook>(
-      *config_.pool, emit, config_.driver != nullptr ? config_.driver->DefaultUser() : ""));
+      *config_.pool, emit, config_.driver != nullptr ? config_.driver->DefaultUser() : "",
+      config_.driver != nullptr && config_.driver->GetCapabilities().fs_isolation == "image"));
   hooks_.push_back(std::make_unique<DispatchPayloadHook>(*config_.pool));
   hooks_.push_back(std::make_unique<DeviceHook>(config_.reserve_devices));
   if (!config_.stats_sampler) {
