@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "common/go_duration.h"
 #include "common/go_strings.h"
 
 namespace drover::codec {
@@ -226,6 +227,15 @@ void ReadOptions(const Value::Object* config, DockerTaskConfig& out, Errors& err
   Bool(*config, "auth_soft_fail", out.auth_soft_fail, errs);
   Bool(*config, "force_pull", out.force_pull, errs);
   String(*config, "image_pull_timeout", out.image_pull_timeout, errs);
+  // Checked here unless the client fills it in (${...}); the driver checks it again.
+  if (!out.image_pull_timeout.empty() && out.image_pull_timeout.find("${") == std::string::npos) {
+    absl::StatusOr<common::Duration> d = common::ParseGoDuration(out.image_pull_timeout);
+    if (!d.ok() || *d <= common::Duration::zero()) {
+      errs.push_back(
+          absl::StrCat("config.image_pull_timeout: ", common::GoQuote(out.image_pull_timeout),
+                       " is not a positive duration such as \"5m\""));
+    }
+  }
   String(*config, "load", out.load, errs);
 }
 

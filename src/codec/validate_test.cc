@@ -441,6 +441,7 @@ TEST(ValidateJobTest, DockerConfigIsCheckedOptionByOption) {
       {"tty", true},
       {"bogus", 1},
       {"network_mode", "macvlan"},
+      {"image_pull_timeout", "soon"},
       {"mount", model::Value::Array{model::Value::Object{
                     {"type", "nfs"}, {"target", "relative"}, {"tmpfs_options", 1}}}},
       {"logging", model::Value::Array{model::Value::Object{{"type", "syslog"}}}}};
@@ -451,6 +452,7 @@ TEST(ValidateJobTest, DockerConfigIsCheckedOptionByOption) {
         "config.image: \"Busybox:1\" is not a valid image reference",
         "config.ports: port label \"admin\" is not declared in the group's network",
         "config.network_mode: \"macvlan\" is not bridge, host or none",
+        "config.image_pull_timeout: \"soon\" is not a positive duration",
         "config.mount: type \"nfs\" is not bind, volume or tmpfs",
         "config.mount: target must be an absolute path in the container",
         "config.logging: type \"syslog\" is not supported: Drover collects the task's logs",

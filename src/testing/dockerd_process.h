@@ -2,7 +2,8 @@
 // installs): dockerd with its own data root, exec root, pidfile, unix socket and
 // containerd namespaces under a temp dir, so it neither sees nor touches another
 // daemon's containers. Stopped (SIGTERM, then SIGKILL) on destruction. When it cannot
-// start, the test fails saying why.
+// start, the test fails saying why; on a machine where it cannot run at all (not root),
+// nothing is started and tests skip (DROVER_SKIP_WITHOUT_DOCKERD).
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +13,17 @@
 #include "testing/test_util.h"
 
 namespace drover::testing {
+
+// Why dockerd cannot run on this machine at all ("" when it can): it needs root. A
+// docker test skips with this reason (DROVER_SKIP_WITHOUT_DOCKERD); a daemon that
+// could run but does not start fails its test.
+std::string DockerdCannotRun();
+
+#define DROVER_SKIP_WITHOUT_DOCKERD()                                          \
+  do {                                                                         \
+    if (std::string why = ::drover::testing::DockerdCannotRun(); !why.empty()) \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
 
 class DockerdProcess {
  public:

@@ -148,6 +148,7 @@ class DockerTest : public ::testing::Test {
   }
 
   void SetUp() override {
+    DROVER_SKIP_WITHOUT_DOCKERD();
     ASSERT_TRUE(dockerd_.ok()) << dockerd_.Log();
     ASSERT_TRUE(imported_);
     ASSERT_TRUE(agent_.ok()) << agent_.log();

@@ -164,6 +164,7 @@ TEST(ContainerSpecTest, BindSourcesMayNotGoThroughASymlinkTheTaskPlanted) {
 }
 
 TEST(ContainerSpecTest, AContainerFromTheSpecSeesItsDirectoriesAndEnvironment) {
+  DROVER_SKIP_WITHOUT_DOCKERD();
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
   asio::io_context io;

@@ -28,6 +28,7 @@ class DockerDriverTest : public ::testing::Test {
   explicit DockerDriverTest(testing::DockerdProcess::Options options = {}) : dockerd_(options) {}
 
   void SetUp() override {
+    DROVER_SKIP_WITHOUT_DOCKERD();
     ASSERT_TRUE(dockerd_.ok()) << dockerd_.Log();
     engine_ = std::make_unique<Engine>(EndpointAddress(dockerd_.endpoint()).value());
     ASSERT_TRUE(testing::Await(io_, engine_->Negotiate()).ok());

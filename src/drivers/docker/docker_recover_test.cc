@@ -211,6 +211,10 @@ TEST_F(DockerBridgeTest, PublishesPortsOn127001AndKeepsRunningWhileTheDaemonIsDo
       io_, [&] { return driver_->Fingerprint().healthy; }, std::chrono::seconds(20)));
   EXPECT_EQ(driver_->InspectTask(web.id)->state, TaskRunState::kRunning);
   EXPECT_TRUE(ContainerExists(handle->driver_ref));
+  // It answered all along, and still does.
+  reply = get();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->body, "hello web\n");
   absl::Status stopped =
       testing::Await(io_, driver_->StopTask(web.id, std::chrono::seconds(5), ""));
   ASSERT_TRUE(stopped.ok()) << stopped;

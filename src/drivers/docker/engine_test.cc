@@ -37,6 +37,7 @@ TEST(EngineTest, EndpointsAreLocalUnixSockets) {
 }
 
 TEST(EngineTest, NegotiatesAndFingerprintsARealDaemonAndNoticesItGoingAndComingBack) {
+  DROVER_SKIP_WITHOUT_DOCKERD();
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
   asio::io_context io;
@@ -75,6 +76,7 @@ TEST(EngineTest, NegotiatesAndFingerprintsARealDaemonAndNoticesItGoingAndComingB
 }
 
 TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
+  DROVER_SKIP_WITHOUT_DOCKERD();
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
   asio::io_context io;
@@ -148,6 +150,7 @@ TEST(EngineTest, RunsAContainerFromAnImportedImageToItsExitCode) {
 }
 
 TEST(EngineTest, PullsFromARegistryWithAuthAndRefusesWrongCredentials) {
+  DROVER_SKIP_WITHOUT_DOCKERD();
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
   testing::RegistryProcess registry("tester", "s3cret");

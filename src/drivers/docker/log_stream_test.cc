@@ -52,6 +52,7 @@ TEST(LogDemuxerTest, FramesAcrossPiecesAndBadHeaders) {
 }
 
 TEST(LogStreamTest, FollowsAContainerIntoRotatedFilesAndResumesWithoutDuplicates) {
+  DROVER_SKIP_WITHOUT_DOCKERD();
   testing::DockerdProcess dockerd;
   ASSERT_TRUE(dockerd.ok()) << dockerd.Log();
   asio::io_context io;
