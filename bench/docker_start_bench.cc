@@ -70,19 +70,12 @@ nlohmann::json Job(const std::string& id) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string drover;
-  int runs = 50;
-  for (int i = 1; i + 1 < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--drover")
-      drover = argv[++i];
-    if (a == "--runs")
-      runs = std::atoi(argv[++i]);
-  }
-  if (drover.empty()) {
-    std::fprintf(stderr, "usage: drover_docker_bench --drover PATH [--runs N]\n");
+  const std::optional<drover::bench::StartBenchArgs> args =
+      drover::bench::ParseStartBenchArgs(argc, argv, 50);
+  if (!args)
     return 1;
-  }
+  const std::string& drover = args->drover;
+  const int runs = args->runs;
   signal(SIGPIPE, SIG_IGN);
   drover::testing::DockerdProcess dockerd;
   if (!dockerd.ok()) {

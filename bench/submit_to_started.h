@@ -3,6 +3,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "cli/http_client.h"
@@ -11,6 +14,28 @@
 #include "codec/json.h"
 
 namespace drover::bench {
+
+// `--drover PATH [--runs N]`, as the start benchmarks take them; nullopt (with the usage
+// on stderr) without --drover.
+struct StartBenchArgs {
+  std::string drover;
+  int runs = 0;
+};
+inline std::optional<StartBenchArgs> ParseStartBenchArgs(int argc, char** argv, int default_runs) {
+  StartBenchArgs args{.runs = default_runs};
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--drover")
+      args.drover = argv[++i];
+    else if (a == "--runs")
+      args.runs = std::atoi(argv[++i]);
+  }
+  if (args.drover.empty() || args.runs < 1) {
+    std::fprintf(stderr, "usage: %s --drover PATH [--runs N]\n", argv[0]);
+    return std::nullopt;
+  }
+  return args;
+}
 
 // Milliseconds from the PUT to task "t"'s Started event; -1 when it did not start
 // within a minute or the API failed.

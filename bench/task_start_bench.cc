@@ -62,19 +62,12 @@ void Emit(const std::string& bench, const std::string& metric, double value, dou
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string drover;
-  int runs = 20;
-  for (int i = 1; i + 1 < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--drover")
-      drover = argv[++i];
-    if (a == "--runs")
-      runs = std::atoi(argv[++i]);
-  }
-  if (drover.empty()) {
-    std::fprintf(stderr, "usage: drover_bench --drover PATH [--runs N]\n");
+  const std::optional<drover::bench::StartBenchArgs> args =
+      drover::bench::ParseStartBenchArgs(argc, argv, 20);
+  if (!args)
     return 1;
-  }
+  const std::string& drover = args->drover;
+  const int runs = args->runs;
   signal(SIGPIPE, SIG_IGN);
   char tmpl[] = "/tmp/drover-bench-XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
