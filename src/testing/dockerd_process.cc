@@ -11,9 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "testing/fixture_servers.h"
 
 namespace drover::testing {
 
@@ -163,6 +166,7 @@ bool DockerdProcess::Start() {
     if (!exited) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
+      ForgetFixtureServer(pid_);
     }
     pid_ = -1;
     return false;
@@ -181,9 +185,13 @@ void DockerdProcess::Stop() {
   const bool gone =
       WaitFor([&] { return waitpid(pid_, nullptr, WNOHANG) == pid_; }, std::chrono::seconds(30));
   if (!gone) {
+    const std::string log = Log();
+    std::cerr << "dockerd did not stop within 30 s of SIGTERM; killed. Its log ends:\n"
+              << log.substr(log.size() > 3000 ? log.size() - 3000 : 0) << "\n";
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  ForgetFixtureServer(pid_);
   pid_ = -1;
 }
 

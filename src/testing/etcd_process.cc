@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/fixture_servers.h"
+
 namespace drover::testing {
 
 namespace {
@@ -65,6 +67,7 @@ EtcdProcess::~EtcdProcess() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    ForgetFixtureServer(pid_);
   }
 }
 
@@ -72,6 +75,7 @@ bool EtcdProcess::Start() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    ForgetFixtureServer(pid_);
     pid_ = -1;
   }
   const std::string binary = EtcdBinary();

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/fixture_servers.h"
+
 namespace drover::testing {
 
 int FreeLoopbackPort() {
@@ -82,6 +84,7 @@ RegistryProcess::RegistryProcess(std::string user, std::string password) {
     if (pid_ > 0 && !exited) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
+      ForgetFixtureServer(pid_);
     }
     pid_ = -1;
     ADD_FAILURE() << "docker-registry did not start (scripts/install-deps.sh installs it):\n"
@@ -95,6 +98,7 @@ RegistryProcess::~RegistryProcess() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    ForgetFixtureServer(pid_);
   }
 }
 

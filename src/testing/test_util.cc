@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
 #include "common/mounts.h"
 #include "common/offload.h"
+#include "testing/fixture_servers.h"
 
 namespace drover::testing {
 
@@ -97,6 +100,26 @@ std::filesystem::path BinaryPath(const std::string& name) {
   return std::filesystem::path(DROVER_BINARY_DIR) / name;
 }
 
+namespace {
+
+std::mutex servers_mu;
+std::set<pid_t>& Servers() {
+  static std::set<pid_t> servers;
+  return servers;
+}
+
+}  // namespace
+
+bool IsFixtureServer(pid_t pid) {
+  std::lock_guard lock(servers_mu);
+  return Servers().contains(pid);
+}
+
+void ForgetFixtureServer(pid_t pid) {
+  std::lock_guard lock(servers_mu);
+  Servers().erase(pid);
+}
+
 pid_t SpawnServer(std::vector<std::string> args, const std::string& log, int death_signal) {
   std::vector<char*> argv;
   for (std::string& a : args)
@@ -114,7 +137,11 @@ pid_t SpawnServer(std::vector<std::string> args, const std::string& log, int dea
     execv(argv[0], argv.data());
     _exit(127);
   }
-  return pid < 0 ? -1 : pid;
+  if (pid < 0)
+    return -1;
+  std::lock_guard lock(servers_mu);
+  Servers().insert(pid);
+  return pid;
 }
 
 bool WaitServerReady(pid_t pid, const std::function<bool()>& ready,
@@ -123,6 +150,7 @@ bool WaitServerReady(pid_t pid, const std::function<bool()>& ready,
   const bool done = WaitFor(
       [&] {
         if (waitpid(pid, nullptr, WNOHANG) == pid) {
+          ForgetFixtureServer(pid);
           *exited = true;
           return true;
         }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/derived_token.h"
+#include "testing/fixture_servers.h"
 
 extern char** environ;
 
@@ -59,7 +60,8 @@ void KillRemainingChildren() {
         if (line.rfind("PPid:", 0) == 0) {
           std::string ppid = line.substr(5);
           ppid.erase(0, ppid.find_first_not_of(" \t"));
-          if (ppid == me) {
+          // A fixture's server (dockerd, etcd, a registry) is its fixture's to stop.
+          if (ppid == me && !testing::IsFixtureServer(std::stoi(name))) {
             kill(std::stoi(name), SIGKILL);
             any = true;
           }
