@@ -129,7 +129,11 @@ asio::awaitable<void> DockerDriver::Watch(std::shared_ptr<Task> task) {
     if (!state.ok()) {
       result = ExitResult{.exit_code = *code};
     } else if (state->running) {
-      continue;  // a wait that ended early (the daemon restarting)
+      // A wait that ended early (the daemon restarting): wait again, not in a tight loop.
+      auto slept = co_await (clock_.Sleep(backoff) || task->scope->Wait());
+      if (slept.index() == 1)
+        break;
+      backoff = Backoff(backoff);
     } else {
       result = ExitResult{.exit_code = state->exit_code,
                           .oom_killed = state->oom_killed,
