@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "common/logging.h"
+#include "common/percent_encode.h"
 #include "rpc/http_call.h"
 #include "rpc/protocol.h"
 
@@ -46,21 +47,6 @@ constexpr std::pair<const char*, const char*> kRelayedHeaders[] = {
     {"x-nomad-knownleader", "X-Nomad-KnownLeader"},
     {"x-nomad-lastcontact", "X-Nomad-LastContact"}};
 
-std::string PercentEncode(const std::string& s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string TargetOf(const Request& req) {
   std::string target = req.raw_path.empty() ? req.path : req.raw_path;
   char sep = '?';
@@ -71,10 +57,10 @@ std::string TargetOf(const Request& req) {
           : req.query_list;
   for (const auto& [key, value] : params) {
     target += sep;
-    target += PercentEncode(key);
+    target += common::PercentEncode(key);
     if (!value.empty()) {
       target += '=';
-      target += PercentEncode(value);
+      target += common::PercentEncode(value);
     }
     sep = '&';
   }

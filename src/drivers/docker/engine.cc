@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_join.h"
 
+#include "common/percent_encode.h"
 #include "rpc/http_call.h"
 
 namespace drover::drivers::docker {
@@ -160,18 +161,7 @@ namespace {
 
 // A query value, percent-encoded (image references hold '/' and ':').
 std::string Query(std::string_view v) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : v) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return common::PercentEncode(v);
 }
 
 // An ID or name as one path segment: what the daemon made or Drover named; anything
