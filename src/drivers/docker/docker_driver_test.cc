@@ -84,6 +84,74 @@ TEST_F(DockerDriverTest, TheImagesEntrypointTakesTheArgsUnlessTheTaskSetsItsOwn)
   EXPECT_EQ(Stdout(over), "over a\n");
 }
 
+// The options that shape the container, each seen from inside it.
+TEST_F(DockerDriverTest, ContainerOptionsTakeEffectInside) {
+  const std::string script =
+      "pwd; /bin/busybox hostname; "
+      "(echo x > /probe) 2>/dev/null && echo rw || echo ro; "
+      "/bin/busybox grep -c 'db' /etc/hosts; "
+      "/bin/busybox grep nameserver /etc/resolv.conf; "
+      "/bin/busybox grep NoNewPrivs /proc/self/status; "
+      "/bin/busybox grep CapEff /proc/self/status; "
+      "cat /proc/1/comm; "
+      "/bin/busybox df -k /dev/shm | /bin/busybox tail -1 | /bin/busybox awk '{print $2}'; "
+      "ulimit -n";
+  TaskConfig task = Task("opts", {{"image", test::kBusybox},
+                                  {"command", "/bin/sh"},
+                                  {"args", {"-c", script}},
+                                  {"work_dir", "/local"},
+                                  {"hostname", "drover-host"},
+                                  {"readonly_rootfs", true},
+                                  {"extra_hosts", {"db:10.1.2.3"}},
+                                  {"dns_servers", {"10.9.9.9"}},
+                                  {"security_opt", {"no-new-privileges"}},
+                                  {"cap_drop", {"all"}},
+                                  {"init", true},
+                                  {"shm_size", 8 << 20},
+                                  {"ulimit", {{"nofile", "512:1024"}}}});
+  ASSERT_TRUE(Start(task).ok());
+  EXPECT_EQ(Wait(task.id)->exit_code, 0);
+  EXPECT_EQ(Stdout(task),
+            "/local\n"
+            "drover-host\n"
+            "ro\n"
+            "1\n"
+            "nameserver 10.9.9.9\n"
+            "NoNewPrivs:\t1\n"
+            "CapEff:\t0000000000000000\n"
+            "docker-init\n"
+            "8192\n"
+            "512\n")
+      << Stderr(task);
+}
+
+TEST_F(DockerDriverTest, ContainersStayWhenTheAgentKeepsThemAndCarryExtraLabels) {
+  plugin_.gc_container = false;
+  plugin_.extra_labels = {"job_*", "node_id"};
+  RestartDriver();
+  TaskConfig task = Task("kept", {{"image", test::kBusybox}, {"command", "/bin/echo"}});
+  absl::StatusOr<TaskHandle> handle = Start(task);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  absl::StatusOr<Engine::Reply> inspect =
+      testing::Await(io_, engine_->Call("GET", "/containers/" + handle->driver_ref + "/json"));
+  ASSERT_TRUE(inspect.ok());
+  const codec::Json& labels = inspect->body["Config"]["Labels"];
+  EXPECT_EQ(labels["com.hashicorp.nomad.job_id"], "job");
+  EXPECT_EQ(labels["com.hashicorp.nomad.job_name"], "job");
+  EXPECT_EQ(labels["com.hashicorp.nomad.node_id"], "node-1");
+  EXPECT_FALSE(labels.contains("com.hashicorp.nomad.task_group_name"));
+  ASSERT_TRUE(Wait(task.id).ok());
+  ASSERT_TRUE(driver_->DestroyTask(task.id, false).ok());
+  // The state file goes last in the removal: once it is gone, so would the container.
+  const std::filesystem::path state = dir_.path() / "state" / (ContainerName(task.id) + ".json");
+  ASSERT_TRUE(testing::RunUntil(
+      io_, [&] { return !std::filesystem::exists(state); }, std::chrono::seconds(20)));
+  EXPECT_TRUE(ContainerExists(handle->driver_ref));
+  // Nor is an exited one dangling.
+  EXPECT_EQ(testing::Await(io_, driver_->RemoveDangling("node-1")), 0);
+  EXPECT_TRUE(ContainerExists(handle->driver_ref));
+}
+
 TEST_F(DockerDriverTest, StopsWithTheTasksSignalAndKillsAfterTheTimeout) {
   TaskConfig polite = Task("polite", {{"image", test::kBusybox},
                                       {"command", "/bin/sh"},

@@ -164,10 +164,21 @@ TEST_F(DockerDriverTest, PullsWithAuthReportingProgressAndFailsClearly) {
   ASSERT_TRUE(Start(pulled).ok());
   EXPECT_EQ(Wait(pulled.id)->exit_code, 0);
   EXPECT_EQ(Stdout(pulled), "pulled\n");
+  // Present now: found, not pulled, unless force_pull.
+  std::vector<std::string> again;
+  TaskConfig present = Task("present", {{"image", ref}, {"command", "/bin/echo"}});
+  present.driver_event = [&](const std::string& m) { again.push_back(m); };
+  ASSERT_TRUE(Start(present).ok());
+  EXPECT_TRUE(again.empty());
+  TaskConfig forced = Task(
+      "forced", {{"image", ref}, {"auth", good}, {"force_pull", true}, {"command", "/bin/echo"}});
+  forced.driver_event = [&](const std::string& m) { again.push_back(m); };
+  ASSERT_TRUE(Start(forced).ok());
+  EXPECT_THAT(again, ::testing::Contains("Downloading image"));
   absl::StatusOr<std::vector<Engine::ContainerSummary>> left =
       testing::Await(io_, engine_->ListContainers("com.drover.task_id", 100));
   ASSERT_TRUE(left.ok());
-  EXPECT_EQ(left->size(), 1u);  // only the one that ran
+  EXPECT_EQ(left->size(), 3u);  // only the ones that ran
 }
 
 class DockerBridgeTest : public DockerDriverTest {
@@ -176,6 +187,11 @@ class DockerBridgeTest : public DockerDriverTest {
 };
 
 TEST_F(DockerBridgeTest, PublishesPortsOn127001AndKeepsRunningWhileTheDaemonIsDown) {
+  // The fixture's bridge is the daemon's default one: its gateway is fingerprinted.
+  const std::map<std::string, std::string> attrs = driver_->Fingerprint().attributes;
+  ASSERT_TRUE(attrs.contains("driver.docker.bridge_ip"));
+  EXPECT_TRUE(attrs.at("driver.docker.bridge_ip").starts_with("10.2"))
+      << attrs.at("driver.docker.bridge_ip");
   const int port = testing::FreeLoopbackPort();
   TaskConfig web = Task("web", {{"image", test::kBusybox},
                                 {"command", "/bin/busybox"},
