@@ -131,7 +131,9 @@ class DockerTest : public ::testing::Test {
            "plugin \"example\" {\n  config {\n    dir = \""
         << (dir / "gpus").string()
         << "\"\n    env_var = \"NVIDIA_VISIBLE_DEVICES\"\n    fingerprint_period = \"1s\"\n  "
-           "}\n}\n";
+           "}\n}\n"
+           // Heartbeats every second: driver health reaches the server within about one.
+           "server {\n  min_heartbeat_ttl = \"1s\"\n}\n";
     return {"-config", (dir / "agent.hcl").string()};
   }
 
@@ -304,6 +306,44 @@ TEST_F(DockerTest, AServiceSurvivesAnAgentCrashAndStopsWithItsSignal) {
   EXPECT_GE(ConsecutiveLines(Logs(alloc_id)), after);
   EXPECT_TRUE(
       testing::WaitFor([&] { return Containers(alloc_id).empty(); }, std::chrono::seconds(20)));
+}
+
+// The daemon stops: the node's docker driver turns unhealthy, with a node event saying
+// why, and healthy again once it is back; a job runs then.
+TEST_F(DockerTest, TheNodeFollowsTheDaemonsHealth) {
+  const std::string node_id = agent_.Get("/v1/nodes")[0]["ID"];
+  const auto driver = [&] { return agent_.Get("/v1/node/" + node_id)["Drivers"]["docker"]; };
+  ASSERT_EQ(driver()["Healthy"], true);
+  dockerd_.Stop();
+  codec::Json info;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        info = driver();
+        return info["Healthy"] == false;
+      },
+      std::chrono::seconds(40)))
+      << info.dump();
+  EXPECT_NE(info["HealthDescription"].get<std::string>().find("Failed to connect to docker daemon"),
+            std::string::npos)
+      << info.dump();
+  // The node event follows the re-registration.
+  const auto event = [&] {
+    const codec::Json node = agent_.Get("/v1/node/" + node_id);
+    for (const codec::Json& e : node["Events"]) {
+      if (e["Subsystem"] == "Driver" && e["Details"]["driver"] == "docker" &&
+          e["Message"].get<std::string>().find("Failed to connect to docker daemon") !=
+              std::string::npos)
+        return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(testing::WaitFor(event, std::chrono::seconds(20)))
+      << agent_.Get("/v1/node/" + node_id)["Events"].dump();
+  ASSERT_TRUE(dockerd_.Start()) << dockerd_.Log();
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return driver()["Healthy"] == true; }, std::chrono::seconds(40)));
+  const std::string alloc_id = Run("hello", kHello);
+  EXPECT_EQ(WaitStatus(alloc_id, "complete")["ClientStatus"], "complete");
 }
 
 // `user` names a user of the image (here a bare uid the host does not have): it is not
