@@ -33,6 +33,21 @@ std::string StringField(const codec::Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// A progress stream (JSON lines) fails with a line holding "error", under a 200:
+// its first, "" when none.
+std::string ProgressError(std::string_view body) {
+  for (size_t at = 0; at < body.size();) {
+    size_t nl = body.find('\n', at);
+    if (nl == std::string_view::npos)
+      nl = body.size();
+    absl::StatusOr<codec::Json> line = codec::ParseJson(body.substr(at, nl - at));
+    if (line.ok() && !StringField(*line, "error").empty())
+      return StringField(*line, "error");
+    at = nl + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> EndpointAddress(std::string_view endpoint) {
@@ -201,25 +216,6 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Expect(std::string method
   co_return absl::InternalError(message);
 }
 
-namespace {
-
-// A progress stream's failure (JSON lines): after the first line, an error comes as a
-// line with "error", under a 200.
-absl::Status StreamError(const std::string& raw, const std::string& what) {
-  for (size_t at = 0; at < raw.size();) {
-    size_t nl = raw.find('\n', at);
-    if (nl == std::string::npos)
-      nl = raw.size();
-    absl::StatusOr<codec::Json> line = codec::ParseJson(std::string_view(raw).substr(at, nl - at));
-    if (line.ok() && !StringField(*line, "error").empty())
-      return absl::InternalError("docker: " + what + ": " + StringField(*line, "error"));
-    at = nl + 1;
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string repo,
                                                   std::string tag) {
   std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
@@ -229,7 +225,9 @@ asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string r
   auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
-  co_return StreamError(reply->raw, "image import");
+  if (const std::string error = ProgressError(reply->raw); !error.empty())
+    co_return absl::InternalError("docker: image import: " + error);
+  co_return absl::OkStatus();
 }
 
 asio::awaitable<absl::Status> Engine::BuildImage(std::string context, std::string tag) {
@@ -240,7 +238,9 @@ asio::awaitable<absl::Status> Engine::BuildImage(std::string context, std::strin
   auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
-  co_return StreamError(reply->raw, "image build");
+  if (const std::string error = ProgressError(reply->raw); !error.empty())
+    co_return absl::InternalError("docker: image build: " + error);
+  co_return absl::OkStatus();
 }
 
 namespace {
@@ -272,20 +272,6 @@ std::string AuthHeader(const Engine::RegistryAuth& auth) {
       c = '_';
   }
   return encoded;
-}
-
-// The first "error" of a JSON-lines progress body, "" when none.
-std::string ProgressError(std::string_view body) {
-  for (size_t at = 0; at < body.size();) {
-    size_t nl = body.find('\n', at);
-    if (nl == std::string_view::npos)
-      nl = body.size();
-    absl::StatusOr<codec::Json> line = codec::ParseJson(body.substr(at, nl - at));
-    if (line.ok() && !StringField(*line, "error").empty())
-      return StringField(*line, "error");
-    at = nl + 1;
-  }
-  return "";
 }
 
 }  // namespace

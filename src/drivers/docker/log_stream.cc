@@ -46,6 +46,22 @@ absl::StatusOr<std::shared_ptr<Files>> OpenFiles(const TaskLogConfig& logs) {
   return files;
 }
 
+// Appends a batch to the files, on the pool.
+asio::awaitable<absl::Status> WriteBatch(asio::thread_pool& pool, std::shared_ptr<Files> files,
+                                         std::string out, std::string err) {
+  std::function<absl::Status()> write = [files, out = std::move(out),
+                                         err = std::move(err)]() -> absl::Status {
+    if (!out.empty()) {
+      if (absl::Status s = files->out->Write(out); !s.ok())
+        return s;
+    }
+    if (!err.empty())
+      return files->err->Write(err);
+    return absl::OkStatus();
+  };
+  co_return co_await common::Offload(pool, std::move(write));
+}
+
 // Where a connection is in replaying what was written before it (it starts at the
 // cursor's time, inclusive).
 struct Replay {
@@ -164,17 +180,8 @@ asio::awaitable<absl::Status> FollowLogs(Engine& engine, std::string id, TaskLog
       const LogCursor next = TakeNew(*messages, cursor, replay, out, err);
       if (out.empty() && err.empty())
         continue;
-      std::function<absl::Status()> write = [f = *files, out = std::move(out),
-                                             err = std::move(err)]() -> absl::Status {
-        if (!out.empty()) {
-          if (absl::Status s = f->out->Write(out); !s.ok())
-            return s;
-        }
-        if (!err.empty())
-          return f->err->Write(err);
-        return absl::OkStatus();
-      };
-      if (absl::Status s = co_await common::Offload(pool, std::move(write)); !s.ok())
+      auto write = WriteBatch(pool, *files, std::move(out), std::move(err));
+      if (absl::Status s = co_await std::move(write); !s.ok())
         co_return s;
       cursor = next;
       if (written)
