@@ -69,31 +69,45 @@ absl::StatusOr<SearchRequest> DecodeSearch(const Request& req, const char* term_
   return out;
 }
 
-// IDs of `context` that start with `prefix`, sorted.
-std::vector<std::string> PrefixIds(ServerApi& server, const std::string& ns,
-                                   const std::string& context, const std::string& prefix) {
-  std::vector<std::string> ids;
+// The first `limit` IDs (sorted) of `context` that start with `prefix`, and whether
+// there were more. Only those are copied or fully ordered: an empty prefix matches all.
+std::pair<std::vector<std::string>, bool> PrefixIds(ServerApi& server, const std::string& ns,
+                                                    const std::string& context,
+                                                    const std::string& prefix, size_t limit) {
+  // The listed objects stay alive (held here) while their IDs are viewed.
+  std::vector<model::JobPtr> jobs;
+  std::vector<model::AllocPtr> allocs;
+  std::vector<model::EvalPtr> evals;
+  std::vector<model::DeploymentPtr> deployments;
+  std::vector<model::NodePtr> nodes;
+  std::vector<std::string_view> ids;
+  const auto collect = [&ids](const auto& list) {
+    for (const auto& item : list)
+      ids.push_back(item->id);
+  };
   if (context == "jobs") {
-    for (const model::JobPtr& j : server.ListJobs(ns, prefix))
-      ids.push_back(j->id);
+    jobs = server.ListJobs(ns, prefix);
+    collect(jobs);
   } else if (context == "allocs") {
-    for (const model::AllocPtr& a : server.ListAllocs(ns, prefix))
-      ids.push_back(a->id);
+    allocs = server.ListAllocs(ns, prefix);
+    collect(allocs);
   } else if (context == "evals") {
-    for (const model::EvalPtr& e : server.ListEvals(ns, prefix))
-      ids.push_back(e->id);
+    evals = server.ListEvals(ns, prefix);
+    collect(evals);
   } else if (context == "deployment") {
-    for (const model::DeploymentPtr& d : server.ListDeployments(ns, prefix))
-      ids.push_back(d->id);
+    deployments = server.ListDeployments(ns, prefix);
+    collect(deployments);
   } else if (context == "nodes") {
-    for (const model::NodePtr& n : server.ListNodes(prefix))
-      ids.push_back(n->id);
+    nodes = server.ListNodes(prefix);
+    collect(nodes);
   } else if (context == "namespaces") {
-    if (std::string(codec::kDefaultNamespace).starts_with(prefix))
+    if (std::string_view(codec::kDefaultNamespace).starts_with(prefix))
       ids.push_back(codec::kDefaultNamespace);
   }
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  const size_t keep = std::min(ids.size(), limit);
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep), ids.end());
+  return {std::vector<std::string>(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep)),
+          ids.size() > limit};
 }
 
 asio::awaitable<Response> PrefixSearch(ApiContext& ctx, Request& req) {
@@ -103,11 +117,10 @@ asio::awaitable<Response> PrefixSearch(ApiContext& ctx, Request& req) {
   codec::Json matches = codec::Json::object();
   codec::Json truncations = codec::Json::object();
   for (const std::string& context : decoded->contexts) {
-    std::vector<std::string> ids = PrefixIds(*ctx.server, NamespaceOf(req), context, decoded->term);
-    truncations[context] = ids.size() > kPrefixLimit;
-    if (ids.size() > kPrefixLimit)
-      ids.resize(kPrefixLimit);
-    matches[context] = ids;
+    auto [ids, truncated] =
+        PrefixIds(*ctx.server, NamespaceOf(req), context, decoded->term, kPrefixLimit);
+    truncations[context] = truncated;
+    matches[context] = std::move(ids);
   }
   const uint64_t index = ctx.server->LatestIndex();
   co_return JsonResponse(

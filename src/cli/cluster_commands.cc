@@ -143,10 +143,13 @@ int RunEventStream(const EventStreamOptions& options, HttpClient& client, Ui& ui
     absl::StrAppend(&path, "&topic=", QueryEscape(topic));
   std::string buffer;
   std::string ended;  // the servers' reason, when they end the stream
+  // One line is at most this long: a server that sends more without a newline is cut off.
+  constexpr size_t kMaxLine = 16 << 20;
   absl::Status s = client.Stream(path, [&](std::string_view data) {
     buffer.append(data);
-    for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
-      const std::string line = buffer.substr(0, nl);
+    size_t at = 0;
+    for (size_t nl; (nl = buffer.find('\n', at)) != std::string::npos; at = nl + 1) {
+      const std::string_view line(buffer.data() + at, nl - at);
       if (line.empty() || line == "{}")
         continue;
       if (absl::StatusOr<codec::Json> j = codec::ParseJson(line);
@@ -155,6 +158,11 @@ int RunEventStream(const EventStreamOptions& options, HttpClient& client, Ui& ui
         return false;
       }
       ui.Output(line);
+    }
+    buffer.erase(0, at);
+    if (buffer.size() > kMaxLine) {
+      ended = "an event line longer than 16 MiB";
+      return false;
     }
     return true;
   });

@@ -192,7 +192,8 @@ asio::awaitable<std::optional<common::Time>> Server::PeriodicPass(
         co_await LaunchPeriodicDurably(std::move(ns), std::move(id), launch, /*forced=*/false);
     if (launched.ok() || absl::IsNotFound(launched.status()) ||
         absl::IsFailedPrecondition(launched.status())) {
-      consider(NextPeriodicLaunch(*job->periodic, launch));
+      // After the planned time, the next is `after` (walked once already).
+      consider(launch == *next ? after : NextPeriodicLaunch(*job->periodic, launch));
     } else {
       DROVER_LOG_WARN("server: launch of periodic job {} failed: {}", job->id,
                       launched.status().ToString());

@@ -234,8 +234,11 @@ std::optional<TaskHandle> DockerDriver::FindUnrecorded(const std::string& id_pre
                                                        int64_t exited_after) {
   const Found* best = nullptr;
   std::string best_id;
-  for (const auto& [task_id, found] : inventory_) {
-    if (!task_id.starts_with(id_prefix) || tasks_.contains(task_id))
+  // Task ids sort by allocation: only the run of ids with the prefix is looked at.
+  for (auto it = inventory_.lower_bound(id_prefix);
+       it != inventory_.end() && it->first.starts_with(id_prefix); ++it) {
+    const auto& [task_id, found] = *it;
+    if (tasks_.contains(task_id))
       continue;
     if (!found.running && found.finished_at <= exited_after)
       continue;
