@@ -1,6 +1,9 @@
 #include "drivers/docker/container_spec.h"
 
 #include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +15,7 @@
 #include "absl/strings/str_split.h"
 
 #include "common/beneath.h"
+#include "common/mounts.h"
 
 namespace drover::drivers::docker {
 
@@ -59,7 +63,10 @@ std::string BeneathAllocDir(const std::string& source, const TaskConfig& task) {
 // A bind mount's source on the host: a relative one is under the alloc dir (see
 // BeneathAllocDir); an absolute one needs volumes enabled.
 absl::StatusOr<std::string> BindSource(const std::string& source, const TaskConfig& task,
-                                       const PluginConfig& plugin) {
+                                       const PluginConfig& plugin,
+                                       const std::map<std::string, std::string>& pinned) {
+  if (auto it = pinned.find(source); it != pinned.end())
+    return it->second;
   if (std::filesystem::path(source).is_absolute()) {
     if (!plugin.volumes_enabled)
       return absl::InvalidArgumentError("volumes are not enabled; cannot mount host paths: \"" +
@@ -76,8 +83,14 @@ absl::StatusOr<std::string> BindSource(const std::string& source, const TaskConf
 
 }  // namespace
 
-absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
-                                     const codec::DockerTaskConfig& config) {
+namespace {
+
+// The relative bind sources of `config` (mount blocks and volumes), each opened beneath
+// the alloc dir with no symlink on its path and handed to `use` with its path beneath
+// the alloc dir.
+absl::Status ForEachSourceBeneath(
+    const TaskConfig& task, const codec::DockerTaskConfig& config,
+    const std::function<absl::Status(const std::string&, const std::string&, int)>& use) {
   std::vector<std::string> sources;
   for (const codec::DockerMount& m : config.mounts) {
     if (m.type == "bind")
@@ -105,8 +118,67 @@ absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
                                          "\" is not a path beneath the allocation directory: " +
                                          std::string(fd.status().message()));
     }
+    if (absl::Status s = use(source, rel, fd->get()); !s.ok())
+      return s;
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
+                                     const codec::DockerTaskConfig& config) {
+  return ForEachSourceBeneath(
+      task, config, [](const std::string&, const std::string&, int) { return absl::OkStatus(); });
+}
+
+absl::StatusOr<std::map<std::string, std::string>> PinSharedBindSources(
+    const TaskConfig& task, const codec::DockerTaskConfig& config, const std::string& pin_dir) {
+  const std::string own =
+      std::filesystem::path(task.task_dir).lexically_relative(task.alloc_dir).string();
+  std::map<std::string, std::string> pinned;
+  absl::Status s = ForEachSourceBeneath(
+      task, config, [&](const std::string& source, const std::string& rel, int fd) -> absl::Status {
+        if (rel == own || rel.starts_with(own + "/") || pinned.contains(source))
+          return absl::OkStatus();  // the task's own dir: no other task writes there
+        std::error_code ec;
+        std::filesystem::create_directories(pin_dir, ec);
+        if (ec)
+          return absl::InternalError("cannot create " + pin_dir + ": " + ec.message());
+        struct stat st {};
+        if (fstat(fd, &st) != 0)
+          return common::ErrnoStatus(errno, "mount source \"" + source + "\"");
+        const std::string target = pin_dir + "/" + std::to_string(pinned.size());
+        const int made = S_ISDIR(st.st_mode)
+                             ? mkdir(target.c_str(), 0700)
+                             : open(target.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+        if (made < 0)
+          return common::ErrnoStatus(errno, "cannot create " + target);
+        if (!S_ISDIR(st.st_mode))
+          close(made);
+        // The very file or directory checked above, whatever its path holds later.
+        const std::string source_fd = "/proc/self/fd/" + std::to_string(fd);
+        if (mount(source_fd.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+          return common::ErrnoStatus(errno, "cannot pin mount source \"" + source + "\"");
+        pinned[source] = target;
+        return absl::OkStatus();
+      });
+  if (!s.ok()) {
+    (void)UnpinBindSources(pin_dir);
+    return s;
+  }
+  return pinned;
+}
+
+absl::Status UnpinBindSources(const std::string& pin_dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(pin_dir, ec))
+    return absl::OkStatus();
+  absl::Status s = common::UnmountUnder(pin_dir);
+  std::filesystem::remove_all(pin_dir, ec);
+  if (s.ok() && ec)
+    return absl::InternalError("cannot remove " + pin_dir + ": " + ec.message());
+  return s;
 }
 
 namespace {
@@ -162,7 +234,8 @@ Json ContainerPart(const TaskConfig& task, const codec::DockerTaskConfig& config
 
 // Binds (Nomad's directories, the hooks' mounts, `volumes`) and `mount` blocks.
 absl::Status AddStorage(Json& host, const TaskConfig& task, const codec::DockerTaskConfig& config,
-                        const PluginConfig& plugin) {
+                        const PluginConfig& plugin,
+                        const std::map<std::string, std::string>& pinned) {
   // Nomad's: the alloc dir, and the task's local/ and secrets/.
   std::vector<std::string> binds = {task.alloc_dir + "/alloc:/alloc",
                                     task.task_dir + "/local:/local",
@@ -173,7 +246,7 @@ absl::Status AddStorage(Json& host, const TaskConfig& task, const codec::DockerT
     const size_t colon = v.find(':');
     if (colon == std::string::npos)
       return absl::InvalidArgumentError("volume \"" + v + "\" is not host:container[:ro]");
-    absl::StatusOr<std::string> source = BindSource(v.substr(0, colon), task, plugin);
+    absl::StatusOr<std::string> source = BindSource(v.substr(0, colon), task, plugin, pinned);
     if (!source.ok())
       return source.status();
     binds.push_back(*source + v.substr(colon));
@@ -183,7 +256,7 @@ absl::Status AddStorage(Json& host, const TaskConfig& task, const codec::DockerT
   for (const codec::DockerMount& m : config.mounts) {
     Json mount = {{"Type", m.type}, {"Target", m.target}, {"ReadOnly", m.readonly}};
     if (m.type == "bind") {
-      absl::StatusOr<std::string> source = BindSource(m.source, task, plugin);
+      absl::StatusOr<std::string> source = BindSource(m.source, task, plugin, pinned);
       if (!source.ok())
         return source.status();
       mount["Source"] = *source;
@@ -350,10 +423,11 @@ void AddGpus(Json& host, const TaskConfig& task, bool nvidia_runtime) {
 
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin, bool nvidia_runtime) {
+                                          const PluginConfig& plugin, bool nvidia_runtime,
+                                          const std::map<std::string, std::string>& pinned) {
   Json spec = ContainerPart(task, config, plugin);
   Json host = Json::object();
-  if (absl::Status s = AddStorage(host, task, config, plugin); !s.ok())
+  if (absl::Status s = AddStorage(host, task, config, plugin, pinned); !s.ok())
     return s;
   AddResources(host, task, config);
   if (plugin.pids_limit > 0) {

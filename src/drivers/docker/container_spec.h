@@ -5,6 +5,7 @@
 // allow them. A pure function of its inputs.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,11 @@ inline constexpr char kLabelNodeId[] = "com.drover.node_id";
 // without volumes enabled, a bind source that escapes the task dir, a port label with
 // no mapping. `nvidia_runtime`: the daemon has the NVIDIA runtime, so GPUs the device
 // hook reserved (NVIDIA_VISIBLE_DEVICES) become a DeviceRequest for those GPUs.
+// `pinned`: bind sources PinSharedBindSources pinned, by source as written.
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
-                                          const PluginConfig& plugin, bool nvidia_runtime = false);
+                                          const PluginConfig& plugin, bool nvidia_runtime = false,
+                                          const std::map<std::string, std::string>& pinned = {});
 
 // Bind sources under the task dir, checked on the file system (blocking: run it on the
 // pool, just before the create): each must exist beneath the task dir with no symlink
@@ -43,5 +46,16 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
 // otherwise. (The daemon opens the path itself later; the task is not running
 // between the two.)
 absl::Status CheckBindSourcesBeneath(const TaskConfig& task, const codec::DockerTaskConfig& config);
+
+// Relative bind sources outside the task's own dir lie in the alloc dir that the
+// group's other tasks write while this one starts: checked by name, one could be
+// swapped for a symlink to the host before the daemon opens it. Each is opened beneath
+// the alloc dir (as CheckBindSourcesBeneath) and bind-mounted from that descriptor
+// onto `pin_dir`/<n>, a path only the agent can change, which the daemon gets instead.
+// Blocking (on the pool); needs root. The map: source as written → pinned path.
+absl::StatusOr<std::map<std::string, std::string>> PinSharedBindSources(
+    const TaskConfig& task, const codec::DockerTaskConfig& config, const std::string& pin_dir);
+// Unmounts and removes a pin dir (blocking). OK when there is none.
+absl::Status UnpinBindSources(const std::string& pin_dir);
 
 }  // namespace drover::drivers::docker

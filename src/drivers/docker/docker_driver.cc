@@ -34,6 +34,12 @@ bool NameChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
 }
 
+// Where a task instance's shared bind sources are pinned: in its private/ dir, which
+// only the agent can write.
+std::string PinDir(const TaskConfig& config) {
+  return config.task_dir + "/private/binds/" + ContainerName(config.id);
+}
+
 }  // namespace
 
 std::string ContainerName(const std::string& task_id) {
@@ -325,7 +331,8 @@ asio::awaitable<absl::StatusOr<TaskHandle>> DockerDriver::StartTask(const TaskCo
                           .container = *container,
                           .image_id = *image,
                           .logs = config.logs,
-                          .cursor = {}};
+                          .cursor = {},
+                          .pins = PinDir(config)};
   task->name = config.name;
   task->started_at = clock_.Now();
   Track(task);
@@ -338,20 +345,40 @@ asio::awaitable<absl::StatusOr<TaskHandle>> DockerDriver::StartTask(const TaskCo
 
 asio::awaitable<absl::StatusOr<std::string>> DockerDriver::CreateAndStart(
     const TaskConfig& config, const codec::DockerTaskConfig& docker, std::string image_id) {
-  // Bind sources beneath the task dir are checked on the file system just before the
-  // create: the task could have planted a symlink on an earlier run.
-  auto check = [config, docker] { return CheckBindSourcesBeneath(config, docker); };
-  if (absl::Status s = co_await common::Offload(pool_, std::move(check)); !s.ok())
-    co_return s;
+  // Bind sources beneath the alloc dir are checked on the file system just before the
+  // create (the task could have planted a symlink on an earlier run), and those in the
+  // shared alloc dir pinned, since the group's other tasks may be running.
+  const std::string pin_dir = PinDir(config);
+  auto pin = [config, docker, pin_dir] { return PinSharedBindSources(config, docker, pin_dir); };
+  absl::StatusOr<std::map<std::string, std::string>> pinned =
+      co_await common::Offload(pool_, std::move(pin));
+  if (!pinned.ok())
+    co_return pinned.status();
+  const std::string pins = pinned->empty() ? "" : pin_dir;
+  // The call made first: no temporaries inside co_await (GCC 12).
+  auto create = CreateAndStartPinned(config, docker, std::move(image_id), *pinned, pins);
+  absl::StatusOr<std::string> id = co_await std::move(create);
+  if (!id.ok() && !pins.empty()) {
+    auto unpin = [pins] { return UnpinBindSources(pins); };
+    if (absl::Status s = co_await common::Offload(pool_, std::move(unpin)); !s.ok())
+      DROVER_LOG_WARN("docker: {}", s.ToString());
+  }
+  co_return id;
+}
+
+asio::awaitable<absl::StatusOr<std::string>> DockerDriver::CreateAndStartPinned(
+    const TaskConfig& config, const codec::DockerTaskConfig& docker, std::string image_id,
+    const std::map<std::string, std::string>& pinned, std::string pins) {
   auto runtimes = fingerprint_.attributes.find("driver.docker.runtimes");
   const bool nvidia = runtimes != fingerprint_.attributes.end() &&
                       absl::StrContains("," + runtimes->second + ",", ",nvidia,");
-  absl::StatusOr<codec::Json> spec = ContainerSpec(config, docker, config_, nvidia);
+  absl::StatusOr<codec::Json> spec = ContainerSpec(config, docker, config_, nvidia, pinned);
   if (!spec.ok())
     co_return spec.status();
   // What recovery needs, on disk before the container exists.
   const std::filesystem::path path = StatePath(config.id);
-  TaskState state{.task_id = config.id, .image_id = image_id, .logs = config.logs};
+  TaskState state{
+      .task_id = config.id, .image_id = image_id, .logs = config.logs, .pins = std::move(pins)};
   auto write = [path, state] { return WriteTaskState(path, state); };
   if (absl::Status s = co_await common::Offload(pool_, std::move(write)); !s.ok())
     co_return common::Annotate(s, "docker: cannot write the task's state");

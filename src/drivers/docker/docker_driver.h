@@ -104,6 +104,10 @@ class DockerDriver final : public Driver {
   asio::awaitable<absl::StatusOr<std::string>> CreateAndStart(const TaskConfig& config,
                                                               const codec::DockerTaskConfig& docker,
                                                               std::string image_id);
+  // The create and start, with the pinned bind sources (pins: their dir, "" for none).
+  asio::awaitable<absl::StatusOr<std::string>> CreateAndStartPinned(
+      const TaskConfig& config, const codec::DockerTaskConfig& docker, std::string image_id,
+      const std::map<std::string, std::string>& pinned, std::string pins);
   void Track(std::shared_ptr<Task> task);
 
   // Per task, in the background.

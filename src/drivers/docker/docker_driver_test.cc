@@ -152,6 +152,41 @@ TEST_F(DockerDriverTest, ContainersStayWhenTheAgentKeepsThemAndCarryExtraLabels)
   EXPECT_TRUE(ContainerExists(handle->driver_ref));
 }
 
+// A bind source in the shared alloc dir, which the group's other tasks write while this
+// one starts, reaches the daemon pinned: a path only the agent controls, mounted from
+// the directory checked. It goes with the task.
+TEST_F(DockerDriverTest, SharedBindSourcesArePinnedForTheDaemon) {
+  TaskConfig task = Task(
+      "shared",
+      {{"image", test::kBusybox},
+       {"command", "/bin/cat"},
+       {"args", {"/d/file"}},
+       {"mount",
+        {{{"type", "bind"}, {"source", "../alloc/data"}, {"target", "/d"}, {"readonly", true}}}}});
+  test::WriteFile(std::filesystem::path(task.alloc_dir) / "alloc" / "data" / "file", "shared\n");
+  absl::StatusOr<TaskHandle> handle = Start(task);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ(Wait(task.id)->exit_code, 0);
+  EXPECT_EQ(Stdout(task), "shared\n");
+  absl::StatusOr<Engine::Reply> inspect =
+      testing::Await(io_, engine_->Call("GET", "/containers/" + handle->driver_ref + "/json"));
+  ASSERT_TRUE(inspect.ok());
+  const std::string pins = task.task_dir + "/private/binds/" + ContainerName(task.id);
+  EXPECT_EQ(inspect->body["HostConfig"]["Mounts"][0]["Source"], pins + "/0");
+  // A symlink put in its place now does not move the pinned mount.
+  std::filesystem::rename(std::filesystem::path(task.alloc_dir) / "alloc" / "data",
+                          std::filesystem::path(task.alloc_dir) / "alloc" / "old");
+  std::filesystem::create_symlink("/etc", std::filesystem::path(task.alloc_dir) / "alloc" / "data");
+  EXPECT_EQ(testing::ReadFile(pins + "/0/file"), "shared\n");
+  ASSERT_TRUE(driver_->DestroyTask(task.id, false).ok());
+  EXPECT_TRUE(testing::RunUntil(
+      io_, [&] { return !std::filesystem::exists(pins); }, std::chrono::seconds(20)));
+  // And a later start checks the path again: the symlink is refused.
+  TaskConfig again = task;
+  again.id = task.alloc_id + "/shared/00000009";
+  EXPECT_EQ(Start(again).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
 TEST_F(DockerDriverTest, StopsWithTheTasksSignalAndKillsAfterTheTimeout) {
   TaskConfig polite = Task("polite", {{"image", test::kBusybox},
                                       {"command", "/bin/sh"},

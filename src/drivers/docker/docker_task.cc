@@ -13,6 +13,7 @@
 #include "codec/json.h"
 #include "common/logging.h"
 #include "common/offload.h"
+#include "drivers/docker/container_spec.h"
 #include "drivers/docker/stats.h"
 
 namespace drover::drivers::docker {
@@ -45,7 +46,8 @@ std::string EncodeTaskState(const TaskState& s) {
                            {"StderrBase", s.logs.stderr_base},
                            {"MaxFiles", s.logs.max_files},
                            {"MaxFileSize", s.logs.max_file_size}}},
-                         {"Cursor", {{"Time", s.cursor.time}, {"Count", s.cursor.count}}}};
+                         {"Cursor", {{"Time", s.cursor.time}, {"Count", s.cursor.count}}},
+                         {"Pins", s.pins}};
   return codec::Dump(j);
 }
 
@@ -58,6 +60,7 @@ absl::StatusOr<TaskState> DecodeTaskState(std::string_view text) {
     s.task_id = j->at("TaskID").get<std::string>();
     s.container = j->at("Container").get<std::string>();
     s.image_id = j->value("Image", std::string());
+    s.pins = j->value("Pins", std::string());
     const codec::Json& logs = j->at("Logs");
     s.logs.dir = logs.at("Dir").get<std::string>();
     s.logs.stdout_base = logs.at("StdoutBase").get<std::string>();
@@ -276,7 +279,11 @@ asio::awaitable<void> DockerDriver::Remove(std::shared_ptr<Task> task) {
   while (task->saving)
     co_await task->saved.Wait();
   const std::filesystem::path path = StatePath(task->state.task_id);
-  auto remove = [path] {
+  auto remove = [path, pins = task->state.pins] {
+    if (!pins.empty()) {
+      if (absl::Status s = UnpinBindSources(pins); !s.ok())
+        DROVER_LOG_WARN("docker: {}", s.ToString());
+    }
     std::error_code ec;
     std::filesystem::remove(path, ec);
   };

@@ -22,6 +22,8 @@ struct TaskState {
   std::string image_id;
   TaskLogConfig logs;
   LogCursor cursor;
+  // Where its shared bind sources are pinned ("" for none): unmounted on removal.
+  std::string pins;
 };
 
 std::string EncodeTaskState(const TaskState& state);
