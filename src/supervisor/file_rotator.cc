@@ -74,12 +74,15 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
   // Everything below goes through this descriptor: the directory is writable by tasks,
   // and a task that swaps it (or a file in it) for a symlink must not lead us, root,
   // into writing or deleting files elsewhere.
-  r->dir_fd_ = ::open(r->dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  // O_PATH: the descriptor only anchors the *at calls. The supervisor holds two per
+  // task, and every spawn's child closes them all; closing an O_PATH descriptor skips
+  // the flush and the directory-notification lookup a readable one costs.
+  r->dir_fd_ = ::open(r->dir_.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (r->dir_fd_ < 0) {
     return absl::InternalError("failed to open log dir '" + r->dir_.string() +
                                "': " + Errno(errno));
   }
-  const int scan_fd = ::dup(r->dir_fd_);
+  const int scan_fd = ::openat(r->dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* scan = scan_fd < 0 ? nullptr : ::fdopendir(scan_fd);
   if (scan == nullptr) {
     const int err = errno;

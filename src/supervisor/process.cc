@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <net/if.h>
 #include <pwd.h>
 #include <sched.h>
@@ -16,6 +17,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -182,23 +185,45 @@ bool LoopbackUp() {
 
 }  // namespace
 
-uint64_t ProcessStartTicks(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat))
-    return 0;
-  // The command name (field 2) may contain spaces and parentheses: skip past the last ')'.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos)
-    return 0;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  // Field 3 is the first after ')'; start time is field 22.
-  for (int i = 3; i <= 22; ++i) {
-    if (!(rest >> field))
-      return 0;
+ProcessStat ReadProcessStat(int pid) {
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return {};
+  char buf[1024];
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof buf - 1);
+  } while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n <= 0)
+    return {};
+  buf[n] = '\0';
+  // The command name (field 2) may contain spaces and parentheses: skip past the last
+  // ')'. Field 3 (the state) follows it, then the parent (4); start time is field 22.
+  const char* close_paren = std::strrchr(buf, ')');
+  if (close_paren == nullptr)
+    return {};
+  const char* p = close_paren + 1;
+  ProcessStat st;
+  for (int field = 3; field <= 22; ++field) {
+    while (*p == ' ')
+      ++p;
+    if (*p == '\0')
+      return {};
+    if (field == 4)
+      st.parent = static_cast<int>(std::strtol(p, nullptr, 10));
+    else if (field == 22)
+      st.start_ticks = std::strtoull(p, nullptr, 10);
+    while (*p != ' ' && *p != '\0')
+      ++p;
   }
-  return std::stoull(field);
+  return st;
+}
+
+uint64_t ProcessStartTicks(int pid) {
+  return ReadProcessStat(pid).start_ticks;
 }
 
 bool IsReaper(int pid) {
@@ -209,13 +234,7 @@ bool IsReaper(int pid) {
 }
 
 int ParentOf(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t close = s.rfind(')');
-  if (close == std::string::npos || close + 4 > s.size())
-    return 0;
-  // ") S <ppid> ...": the state, then the parent's pid.
-  return static_cast<int>(std::strtol(s.c_str() + close + 4, nullptr, 10));
+  return ReadProcessStat(pid).parent;
 }
 
 bool ReaperOf(int pid) {
@@ -228,6 +247,46 @@ int PidfdOpen(int pid) {
 }
 
 namespace {
+
+// Descriptor numbers kept low for spawning. A forked child inherits a copy of every
+// descriptor the supervisor holds (about six per task: log files, their directories,
+// FIFOs) and closes them all before exec; with 1,000 tasks that copy and those closes
+// were most of a spawn's cost. Instead the child is cloned sharing our descriptor
+// table (CLONE_FILES) and first takes a private copy of only the descriptors below
+// `end` (close_range with CLOSE_RANGE_UNSHARE copies nothing above). What it needs is
+// duplicated into these slots just before the clone; in between, they hold a
+// placeholder.
+constexpr size_t kSpawnSlots = 16;
+
+struct SpawnSlots {
+  bool ok = false;
+  int placeholder = -1;
+  int fds[kSpawnSlots] = {};
+  int end = 0;  // one past the highest slot
+};
+
+SpawnSlots& Slots() {
+  static SpawnSlots slots = [] {
+    SpawnSlots s;
+    s.placeholder = open("/dev/null", O_PATH | O_CLOEXEC);
+    if (s.placeholder < 0)
+      return s;
+    for (size_t i = 0; i < kSpawnSlots; ++i) {
+      // Never 0-2: the child moves its output onto them.
+      s.fds[i] = fcntl(s.placeholder, F_DUPFD_CLOEXEC, 3);
+      if (s.fds[i] < 0) {
+        for (size_t j = 0; j < i; ++j)
+          close(s.fds[j]);
+        close(s.placeholder);
+        return SpawnSlots{};
+      }
+      s.end = std::max(s.end, s.fds[i] + 1);
+    }
+    s.ok = true;
+    return s;
+  }();
+  return slots;
+}
 
 // Everything the child needs, prepared before fork or clone: the child allocates
 // nothing.
@@ -249,6 +308,13 @@ struct ChildPlan {
   // closes the write end first, so that a parent that gives up makes it see EOF.
   int go_fd = -1;
   int go_write_fd = -1;
+  // go's write end as the parent numbers it: with a shared table the child's private
+  // copy may hold it too (when it is below the slots' end), and must close both.
+  int go_write_original = -1;
+  // Nonzero when the child shares our descriptor table: it unshares everything below
+  // this before anything else, then says so with a byte on the report pipe (until then
+  // the parent must not open or close a descriptor).
+  int shared_table_end = 0;
 };
 
 // Fills `c` (in place: argv and envp point into it).
@@ -321,6 +387,16 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 // failed step on `report` and exits.
 [[noreturn]] void RunChild(const ChildPlan& c, int report) {
   const SpawnSpec& spec = *c.spec;
+  if (c.shared_table_end > 0) {
+    if (syscall(SYS_close_range, static_cast<unsigned>(c.shared_table_end), ~0U,
+                CLOSE_RANGE_UNSHARE) != 0 &&
+        unshare(CLONE_FILES) != 0) {
+      ChildFail(report, "unshare descriptors");
+    }
+    if (write(report, "r", 1) != 1)
+      _exit(127);
+    close(c.go_write_original);  // EBADF when it was above the copy
+  }
   close(c.go_write_fd);
   char go = 0;
   ssize_t got;
@@ -398,6 +474,10 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 
 }  // namespace
 
+void ReserveSpawnSlots() {
+  (void)Slots();
+}
+
 absl::StatusOr<SpawnedProcess> SpawnProcess(
     const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
     bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
@@ -418,34 +498,102 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   c.go_fd = go[0];
   c.go_write_fd = go[1];
+  c.go_write_original = go[1];
+  int child_report = report[1];
+  // The child's descriptors in the low slots (see SpawnSlots), when they fit.
+  SpawnSlots& slots = Slots();
+  std::vector<int> needed = {report[1], go[0], go[1]};
+  for (int fd : {stdout_fd, stderr_fd}) {
+    if (fd >= 0)
+      needed.push_back(fd);
+  }
+  needed.insert(needed.end(), cgroup_fds.begin(), cgroup_fds.end());
+  std::vector<int> slotted_cgroup_fds;
+  size_t in_slots = 0;
+  auto release_slots = [&] {
+    for (size_t i = 0; i < in_slots; ++i)
+      dup3(slots.placeholder, slots.fds[i], O_CLOEXEC);
+    in_slots = 0;
+  };
+  if (slots.ok && needed.size() <= kSpawnSlots) {
+    while (in_slots < needed.size() &&
+           dup3(needed[in_slots], slots.fds[in_slots], O_CLOEXEC) == slots.fds[in_slots]) {
+      ++in_slots;
+    }
+    if (in_slots == needed.size()) {
+      auto slot_of = [&](int fd) {
+        return fd < 0 ? -1
+                      : slots.fds[std::find(needed.begin(), needed.end(), fd) - needed.begin()];
+      };
+      child_report = slot_of(report[1]);
+      c.go_fd = slot_of(go[0]);
+      c.go_write_fd = slot_of(go[1]);
+      c.stdout_fd = slot_of(stdout_fd);
+      c.stderr_fd = slot_of(stderr_fd);
+      for (int fd : cgroup_fds)
+        slotted_cgroup_fds.push_back(slot_of(fd));
+      c.cgroup_fds = &slotted_cgroup_fds;
+      c.shared_table_end = slots.end;
+    } else {
+      release_slots();  // a fork that copies every descriptor, as before
+    }
+  }
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
   // (and with network mode none, network) namespaces. With `parent_reaps` it is our
   // parent's child (CLONE_PARENT): the reaper's. clone() without a new stack behaves
   // as fork() does.
-  unsigned long clone_flags = SIGCHLD | (parent_reaps ? CLONE_PARENT : 0);
+  const bool shared_table = c.shared_table_end > 0;
+  unsigned long clone_flags =
+      SIGCHLD | (parent_reaps ? CLONE_PARENT : 0) | (shared_table ? CLONE_FILES : 0);
   if (isolate) {
     clone_flags |= CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                    (spec.isolation.network_none ? CLONE_NEWNET : 0);
   }
   const pid_t pid =
-      isolate || parent_reaps
+      isolate || parent_reaps || shared_table
           ? static_cast<pid_t>(syscall(SYS_clone, clone_flags, nullptr, nullptr, nullptr, nullptr))
           : fork();
   if (pid < 0) {
     const int e = errno;
+    release_slots();
     for (int fd : {report[0], report[1], go[0], go[1]})
       CloseIfOpen(fd);
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0)
-    RunChild(c, report[1]);
+    RunChild(c, child_report);
+  if (shared_table) {
+    // Not a descriptor opened or closed until the child has its own table.
+    char ready = 0;
+    ssize_t got;
+    do {
+      got = read(report[0], &ready, 1);
+    } while (got < 0 && errno == EINTR);
+    release_slots();
+    if (got != 1 || ready != 'r') {
+      // It failed to unshare (its message follows the first byte) or died.
+      char msg[256];
+      ssize_t n = got == 1 ? read(report[0], msg, sizeof msg - 1) : 0;
+      std::string text = got == 1 ? std::string(1, ready) : "";
+      if (n > 0)
+        text.append(msg, static_cast<size_t>(n));
+      for (int fd : {report[0], report[1], go[0], go[1]})
+        CloseIfOpen(fd);
+      if (!parent_reaps)
+        waitpid(pid, nullptr, 0);
+      return absl::InternalError("failed to start the task: " +
+                                 (text.empty() ? std::string("the child died") : text));
+    }
+  }
   CloseIfOpen(report[1]);
   CloseIfOpen(go[0]);
   // Alive until it reads `go`: its start time names this process, not a later one
   // with the same pid.
   SpawnedProcess p;
   p.pid = pid;
-  p.start_ticks = ProcessStartTicks(pid);
+  const ProcessStat stat = ReadProcessStat(pid);
+  p.start_ticks = stat.start_ticks;
+  p.parent = stat.parent;
   const absl::Status recorded = before_run ? before_run(p) : absl::OkStatus();
   ssize_t sent = -1;
   if (recorded.ok()) {

@@ -16,6 +16,13 @@ namespace drover::supervisor {
 // there is no such process. With the pid it identifies a process; pids are reused.
 uint64_t ProcessStartTicks(int pid);
 
+// Fields of /proc/<pid>/stat, read once; zeros if there is no such process.
+struct ProcessStat {
+  int parent = 0;
+  uint64_t start_ticks = 0;  // as ProcessStartTicks
+};
+ProcessStat ReadProcessStat(int pid);
+
 // /proc/<pid>/stat's parent pid, or 0 if there is no such process.
 int ParentOf(int pid);
 // Whether `pid` is a drover-reaper (by its command name).
@@ -26,9 +33,15 @@ bool ReaperOf(int pid);
 // pidfd_open(2): a descriptor that becomes readable when the process exits; -1 on error.
 int PidfdOpen(int pid);
 
+// Reserves the low descriptor numbers SpawnProcess clones with (so that a child copies
+// only those, not every descriptor the caller holds). Call it early, while few
+// descriptors are open; SpawnProcess reserves them on first use otherwise.
+void ReserveSpawnSlots();
+
 struct SpawnedProcess {
   int pid = 0;
   uint64_t start_ticks = 0;
+  int parent = 0;  // read with start_ticks, while the child cannot have exited
 };
 
 // Forks and execs `spec` in a new session (so its process group can be signalled as a

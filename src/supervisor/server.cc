@@ -98,6 +98,7 @@ Server::~Server() {
 }
 
 absl::Status Server::Start() {
+  ReserveSpawnSlots();  // before the adopted tasks' descriptors take the low numbers
   auto table = TaskTable::Open(config_.state_dir);
   if (!table.ok())
     return table.status();
@@ -406,7 +407,7 @@ Json Server::Spawn(const Json& request) {
   auto record = [&](const SpawnedProcess& p) -> absl::Status {
     // Under a reaper the child is the reaper's (CLONE_PARENT): if we were orphaned
     // meanwhile, it is init's, and its exit could not be known. It must not run.
-    if (journal_ && ParentOf(p.pid) != reaper_pid_) {
+    if (journal_ && p.parent != reaper_pid_) {
       reaper_gone = true;
       return absl::UnavailableError("drover-reaper is gone");
     }
