@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -261,6 +262,7 @@ int main(int argc, char** argv) {
   int tasks = 1000;
   int idle_seconds = 60;
   int churn = 5000;
+  std::string data_parent = "/tmp";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--drover" && i + 1 < argc)
@@ -273,17 +275,24 @@ int main(int argc, char** argv) {
       churn = std::atoi(argv[++i]);
     else if (a == "--skip-churn")
       churn = 0;
+    else if (a == "--data-parent" && i + 1 < argc)
+      data_parent = argv[++i];
   }
   if (drover.empty()) {
     std::fprintf(stderr,
                  "usage: drover_node_bench --drover PATH [--tasks N] [--idle-seconds S] "
-                 "[--churn C | --skip-churn]\n");
+                 "[--churn C | --skip-churn] [--data-parent DIR]\n");
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
   const double baseline_s = SpawnLoop(tasks);
-  char tmpl[] = "/tmp/drover-nodebench-XXXXXX";
-  const fs::path dir = mkdtemp(tmpl);
+  std::string tmpl = data_parent + "/drover-nodebench-XXXXXX";
+  const char* made = mkdtemp(tmpl.data());
+  if (made == nullptr) {
+    std::fprintf(stderr, "mkdtemp in %s: %s\n", data_parent.c_str(), std::strerror(errno));
+    return 1;
+  }
+  const fs::path dir = made;
   std::string addr;
   pid_t agent = drover::bench::StartAgent(drover, dir, addr);
   if (agent < 0)
