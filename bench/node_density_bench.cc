@@ -195,6 +195,20 @@ void EmitDensity(const char* when, pid_t agent, const std::vector<pid_t>& node, 
 bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
   constexpr int kPerJob = 50;
   std::optional<Usage> after_first_100;
+  nlohmann::json rss_every_1000 = nlohmann::json::array();
+  const auto client_allocs = [&http]() -> long {
+    auto self = http.Do("GET", "/v1/agent/self");
+    if (!self.ok())
+      return -1;
+    auto j = drover::codec::ParseJson(self->body);
+    return j.ok() ? std::stol((*j)["stats"]["client"].value("num_allocations", "-1")) : -1;
+  };
+  // Sampled once the client has let go of the collected allocations: not while the
+  // last job's tasks still hold their descriptors.
+  const auto settled = [&] {
+    (void)drover::bench::WaitUntil([&] { return client_allocs() == 0; }, 30s, 20ms);
+    return Of(agent);
+  };
   const auto start = Clock::now();
   int done = 0;
   for (int j = 0; done < cycles; ++j) {
@@ -210,23 +224,21 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
     // What finished goes now, not after eval_gc_threshold: the agent's steady state is
     // what is measured, not the servers' retention window.
     (void)http.Do("PUT", "/v1/system/gc");
+    const int before = done;
     done += n;
     if (!after_first_100 && done >= 100)
-      after_first_100 = Of(agent);
+      after_first_100 = settled();
+    if (done / 1000 != before / 1000)
+      rss_every_1000.push_back(static_cast<double>(settled().rss) / kMiB);
   }
   const double took = Seconds(Clock::now() - start);
-  const Usage end = Of(agent);
+  const Usage end = settled();
   // What the agent still holds once each purged job's history was collected.
   const auto count = [&http](const std::string& path) -> long {
     auto r = http.Do("GET", path);
     auto j = r.ok() ? drover::codec::ParseJson(r->body) : absl::StatusOr<nlohmann::json>();
     return j.ok() && j->is_array() ? static_cast<long>(j->size()) : -1;
   };
-  long client_allocs = -1;
-  if (auto self = http.Do("GET", "/v1/agent/self"); self.ok()) {
-    if (auto j = drover::codec::ParseJson(self->body); j.ok())
-      client_allocs = std::stol((*j)["stats"]["client"].value("num_allocations", "-1"));
-  }
   const auto pct = [](double now, double then) { return then > 0 ? 100 * (now - then) / then : 0; };
   Emit({{"bench", "node"},
         {"workload", "churn"},
@@ -250,9 +262,19 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
         {"threads_end", end.threads},
         {"server_allocs_end", count("/v1/allocations")},
         {"server_evals_end", count("/v1/evaluations")},
-        {"client_allocs_end", client_allocs},
+        {"client_allocs_end", client_allocs()},
+        {"rss_mib_every_1000_cycles", rss_every_1000},
         {"cycles", cycles}});
   return true;
+}
+
+// A dev agent stops its tasks on SIGTERM.
+void StopAgent(pid_t agent, const fs::path& dir) {
+  kill(agent, SIGTERM);
+  waitpid(agent, nullptr, 0);
+  (void)drover::common::UnmountUnder(dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 }  // namespace
@@ -361,17 +383,27 @@ int main(int argc, char** argv) {
             {"value", Seconds(Clock::now() - stop)},
             {"kill_timeout_s", 5},
             {"tasks", tasks}});
-      (void)http->Do("DELETE", "/v1/job/density?purge=true");
-      code = churn == 0 || Churn(*http, agent, churn) ? 0 : 1;
+      code = 0;
     } else {
       std::fprintf(stderr, "the %d allocations did not all stop\n", tasks);
     }
   }
-  // A dev agent stops its tasks on SIGTERM.
-  kill(agent, SIGTERM);
-  waitpid(agent, nullptr, 0);
-  (void)drover::common::UnmountUnder(dir);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  StopAgent(agent, dir);
+  if (code != 0 || churn == 0)
+    return code;
+  // Churn in an agent of its own: what the density run left in the first one's heap
+  // would otherwise be part of the after-100-cycles baseline.
+  std::string churn_tmpl = data_parent + "/drover-nodebench-churn-XXXXXX";
+  if (mkdtemp(churn_tmpl.data()) == nullptr) {
+    std::fprintf(stderr, "mkdtemp in %s: %s\n", data_parent.c_str(), std::strerror(errno));
+    return 1;
+  }
+  const fs::path churn_dir = churn_tmpl;
+  agent = drover::bench::StartAgent(drover, churn_dir, addr);
+  if (agent < 0)
+    return 1;
+  http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
+  code = Churn(*http, agent, churn) ? 0 : 1;
+  StopAgent(agent, churn_dir);
   return code;
 }

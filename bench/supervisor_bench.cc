@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   std::string binary;
   int tasks = 200;
   int runs = 50;
+  std::string data_parent = "/tmp";
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--supervisor")
@@ -93,15 +95,23 @@ int main(int argc, char** argv) {
       tasks = std::atoi(argv[++i]);
     else if (a == "--runs")
       runs = std::atoi(argv[++i]);
+    else if (a == "--data-parent")
+      data_parent = argv[++i];
   }
   if (binary.empty()) {
-    std::fprintf(stderr, "usage: drover_supervisor_bench --supervisor PATH [--tasks N]\n");
+    std::fprintf(stderr,
+                 "usage: drover_supervisor_bench --supervisor PATH [--tasks N] [--runs N] "
+                 "[--data-parent DIR]\n");
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_CHILD_SUBREAPER, 1);  // what the supervisor leaves behind comes back here
-  char tmpl[] = "/tmp/drover-sbench-XXXXXX";
-  const fs::path dir = mkdtemp(tmpl);
+  std::string tmpl = data_parent + "/drover-sbench-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::fprintf(stderr, "mkdtemp in %s: %s\n", data_parent.c_str(), std::strerror(errno));
+    return 1;
+  }
+  const fs::path dir = tmpl;
   fs::create_directories(dir / "logs");
   const fs::path sock = dir / "s.sock";
   fs::create_directories(dir / "state");
