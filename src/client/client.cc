@@ -439,7 +439,7 @@ void Client::Persist(const std::string& alloc_id,
 }
 
 asio::awaitable<void> Client::Forget(std::string alloc_id) {
-  forgotten_.insert(alloc_id);
+  forgotten_[alloc_id] = batches_taken_;
   acknowledged_.erase(alloc_id);
   absl::Status s = co_await db_->DeleteAllocationBucket(alloc_id);
   if (!s.ok())
@@ -519,12 +519,15 @@ asio::awaitable<void> Client::SyncLoop() {
       batch.push_back(u);
     auto sent = pending_updates_;
     pending_updates_.clear();
+    ++batches_taken_;
     absl::Status s = co_await rpc_.UpdateAllocations(batch);
     if (!s.ok()) {
       DROVER_LOG_WARN("client: failed to update allocations: {}", s.ToString());
       // Re-queue what was not superseded meanwhile, and retry later.
       for (auto& [id, u] : sent)
         pending_updates_.try_emplace(id, std::move(u));
+      ++batches_done_;
+      PruneForgotten();
       co_await (clock_.Sleep(config_.retry_interval) || stop_->Wait());
       urgent_update_.Notify();
       continue;
@@ -537,6 +540,20 @@ asio::awaitable<void> Client::SyncLoop() {
       });
       acknowledged_[id] = std::move(u);
     }
+    ++batches_done_;
+    PruneForgotten();
+  }
+}
+
+void Client::PruneForgotten() {
+  // An id is needed while its bucket may still be written: by its runner, or by the
+  // acknowledgement of an update that is queued or in a batch taken before it was
+  // forgotten. After that, keeping it would grow the set with every allocation the node
+  // ever ran.
+  for (auto it = forgotten_.begin(); it != forgotten_.end();) {
+    const bool may_write = it->second > batches_done_ || pending_updates_.contains(it->first) ||
+                           runners_.contains(it->first);
+    it = may_write ? std::next(it) : forgotten_.erase(it);
   }
 }
 

@@ -86,6 +86,8 @@ class Client {
   // The node's device manager, or null when it runs no device plugins.
   devices::DeviceManager* device_manager() const { return config_.device_manager; }
   size_t num_allocs() const { return runners_.size(); }
+  // Forgotten allocations still remembered (see forgotten_): for tests.
+  size_t num_forgotten() const { return forgotten_.size(); }
   // Every allocation runner the client holds, destroyed ones included (metrics).
   void ForEachAllocRunner(const std::function<void(allocrunner::AllocRunner&)>& fn) {
     for (auto& [id, r] : runners_)
@@ -125,6 +127,7 @@ class Client {
   // next change). Nothing is written for an allocation whose bucket was deleted.
   void Persist(const std::string& alloc_id, std::function<asio::awaitable<absl::Status>()> write);
   asio::awaitable<void> Forget(std::string alloc_id);
+  void PruneForgotten();
   void AllocStateUpdated(const model::AllocClientUpdate& update);
   asio::awaitable<void> GcLoop();
   // Destroys terminal runners, oldest first, until adding `incoming` allocations keeps
@@ -167,7 +170,12 @@ class Client {
   std::unique_ptr<HostStatsCollector> host_stats_;
   std::unique_ptr<state::StateDb> noop_db_;
   state::StateDb* db_;
-  std::set<std::string> forgotten_;  // buckets deleted: late writes must not revive them
+  // Allocations whose state DB bucket was deleted: late writes must not revive them. Each
+  // with the number of update batches taken by then; dropped by PruneForgotten once
+  // nothing can write the bucket again.
+  std::map<std::string, uint64_t> forgotten_;
+  uint64_t batches_taken_ = 0;
+  uint64_t batches_done_ = 0;
   // Set once the servers answered (restored tasks that could not be re-attached wait).
   common::Event servers_contacted_;
   // node_ changes (drivers, devices) count up node_version_; registered_version_ is the

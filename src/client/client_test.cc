@@ -246,6 +246,27 @@ TEST_F(ClientTest, StopUpdateAndRemovalDestroyTheAlloc) {
   ASSERT_TRUE(RunUntil([&] { return !std::filesystem::exists(dir); }));
 }
 
+// The ids of removed allocations (kept so that a late write cannot revive their state)
+// are let go once nothing can write them: a node does not remember every allocation it
+// ever ran.
+TEST_F(ClientTest, RemovedAllocationsAreNotRememberedForever) {
+  StartClient();
+  for (int i = 0; i < 3; ++i) {
+    auto alloc = test::MakeAlloc({test::MockTask("t", {{"run_for", "1s"}})}, "batch");
+    alloc->id = "a1b2c3d4-0000-4000-8000-00000000010" + std::to_string(i);
+    rpc_.SetAllocs({alloc});
+    ASSERT_TRUE(RunUntil([&] { return rpc_.latest[alloc->id].client_status == "complete"; }));
+    rpc_.SetAllocs({});
+    ASSERT_TRUE(RunUntil([&] { return client_->GetAllocRunner(alloc->id) == nullptr; }));
+  }
+  // The next updates (another allocation's) let the forgotten ones go; without them a
+  // few may wait (the last batches may have been taken before they were forgotten).
+  auto next = test::MakeAlloc({test::MockTask("t", {{"run_for", "1h"}})});
+  rpc_.SetAllocs({next});
+  ASSERT_TRUE(RunUntil([&] { return rpc_.latest[next->id].client_status == "running"; }));
+  ASSERT_TRUE(RunUntil([&] { return client_->num_forgotten() == 0; }));
+}
+
 // A terminal allocation is not collected (to make room for new ones) before the
 // servers have taken its final status: destroyed, it would never send it.
 TEST_F(ClientTest, TheGcKeepsAnAllocationUntilTheServersHaveItsFinalStatus) {
