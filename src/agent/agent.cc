@@ -221,7 +221,8 @@ server::ServerConfig ServerConfigFor(const AgentConfig& config) {
              .job = config.job_gc_threshold,
              .node = config.node_gc_threshold},
       .gc_interval = config.job_gc_interval,
-      .job_tracked_versions = config.job_tracked_versions};
+      .job_tracked_versions = config.job_tracked_versions,
+      .event_buffer_size = config.event_buffer_size};
 }
 
 // How other servers reach a listener bound at `bound` ("host:port"): the advertised

@@ -75,6 +75,8 @@ struct AgentConfig {
   common::Duration job_gc_interval = std::chrono::minutes(5);
   // server.job_tracked_versions: how many versions of a job are kept (Nomad's 6).
   size_t job_tracked_versions = 6;
+  // server.event_buffer_size: the events the event stream keeps (Nomad's 100).
+  size_t event_buffer_size = 100;
   // Empty in -dev: a fresh temp dir, removed on exit. Given, the server and client
   // state are kept there (docs/state.md): an agent that was killed, or (without -dev)
   // stopped, starts again where it was and re-attaches the tasks that kept running.

@@ -56,6 +56,7 @@ const BlockSpec kServer{
      {"node_gc_threshold", "node_gc_threshold", F::kDuration},
      {"job_gc_interval", "job_gc_interval", F::kDuration},
      {"job_tracked_versions", "job_tracked_versions", F::kInt},
+     {"event_buffer_size", "event_buffer_size", F::kInt},
      {"default_scheduler_config", "default_scheduler_config", F::kBlock, &kSchedulerConfig}}};
 const BlockSpec kReserved{"reserved",
                           {{"cpu", "cpu", F::kInt},
@@ -304,6 +305,12 @@ absl::Status ApplyServerGc(const Json& s, AgentConfig& config) {
     if (n < 1 || n > 1000)
       return Unsupported("server.job_tracked_versions", "must be between 1 and 1000");
     config.job_tracked_versions = static_cast<size_t>(n);
+  }
+  if (s.contains("event_buffer_size")) {
+    const int64_t n = s["event_buffer_size"].get<int64_t>();
+    if (n < 1 || n > 100000)
+      return Unsupported("server.event_buffer_size", "must be between 1 and 100000");
+    config.event_buffer_size = static_cast<size_t>(n);
   }
   if (s.contains("job_gc_interval")) {
     config.job_gc_interval = common::Duration(s["job_gc_interval"].get<int64_t>());

@@ -70,6 +70,7 @@ server {
   node_gc_threshold         = "48h"
   job_gc_interval           = "1m"
   job_tracked_versions      = 10
+  event_buffer_size         = 250
   etcd {
     endpoints    = ["127.0.0.1:2379", "http://10.0.0.5:2379"]
     prefix       = "/prod"
@@ -144,6 +145,7 @@ TEST_F(ConfigFileTest, AppliesEverySetting) {
   EXPECT_EQ(config.node_gc_threshold, std::chrono::hours(48));
   EXPECT_EQ(config.job_gc_interval, std::chrono::minutes(1));
   EXPECT_EQ(config.job_tracked_versions, 10u);
+  EXPECT_EQ(config.event_buffer_size, 250u);
   EXPECT_EQ(config.bootstrap_expect, 3);
   EXPECT_EQ(config.advertise_http, "10.0.0.5");
   EXPECT_EQ(config.advertise_rpc, "10.0.0.5:5647");
@@ -364,6 +366,8 @@ TEST_F(ConfigFileTest, BadServerGcSettingsAreRefusedByName) {
               HasSubstr("server.job_gc_interval"));
   EXPECT_THAT(Error({Write("i.hcl", "server {\n  job_tracked_versions = 0\n}\n")}),
               HasSubstr("server.job_tracked_versions"));
+  EXPECT_THAT(Error({Write("e.hcl", "server {\n  event_buffer_size = 0\n}\n")}),
+              HasSubstr("server.event_buffer_size"));
 }
 
 TEST(ServerAddressesTest, BareHostsGetTheRpcPortAndBadOnesAreNamed) {

@@ -31,6 +31,7 @@ Server::Server(asio::any_io_executor executor, asio::thread_pool& pool, common::
       seed_(std::random_device{}()),
       rng_(std::random_device{}()) {
   state_.set_tracked_versions(config_.job_tracked_versions);
+  state_.set_max_events(config_.event_buffer_size);
 }
 
 absl::StatusOr<std::vector<std::string>> Server::CheckRegistration(const model::Job& job) const {

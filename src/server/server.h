@@ -65,6 +65,8 @@ struct ServerConfig {
   // How many versions of each job the state keeps (server.job_tracked_versions): the
   // newest, and the newest stable one among them.
   size_t job_tracked_versions = 6;
+  // How many events the event stream's buffer keeps (server.event_buffer_size).
+  size_t event_buffer_size = StateStore::kDefaultMaxEvents;
 };
 
 using model::DrainSpec;

@@ -7,7 +7,15 @@ void StateStore::Append(model::StateEvent event) {
   if (!publish_)
     return;
   events_.push_back(std::make_shared<const model::StateEvent>(std::move(event)));
-  if (events_.size() > kMaxEvents) {
+  if (events_.size() > max_events_) {
+    events_.pop_front();
+    ++first_event_seq_;
+  }
+}
+
+void StateStore::set_max_events(size_t n) {
+  max_events_ = std::max<size_t>(n, 1);
+  while (events_.size() > max_events_) {
     events_.pop_front();
     ++first_event_seq_;
   }
@@ -84,7 +92,7 @@ absl::StatusOr<std::vector<model::StateEventPtr>> StateStore::EventsFrom(uint64_
     return absl::OutOfRangeError(
         "subscription closed by server, client should resubscribe: events from " +
         std::to_string(seq) + " are gone (the servers keep the newest " +
-        std::to_string(kMaxEvents) + ", and start over when a write is undone or the state " +
+        std::to_string(max_events_) + ", and start over when a write is undone or the state " +
         "is replaced)");
   }
   std::vector<model::StateEventPtr> out;

@@ -162,9 +162,12 @@ class StateStore {
 
   // The change feed (GET /v1/event/stream, docs/api.md#event-stream): every change
   // to a job, evaluation, allocation, deployment or node, as an event numbered in the
-  // order it was made (from 1) and stamped with its index. The newest kMaxEvents are
-  // kept; a reader that falls further behind is told so by EventsFrom.
-  static constexpr size_t kMaxEvents = 1024;
+  // order it was made (from 1) and stamped with its index. The newest max_events() are
+  // kept (server.event_buffer_size); a reader that falls further behind is told so by
+  // EventsFrom.
+  static constexpr size_t kDefaultMaxEvents = 100;
+  void set_max_events(size_t n);
+  size_t max_events() const { return max_events_; }
   // The number the next event will have.
   uint64_t next_event_seq() const { return first_event_seq_ + events_.size(); }
   // Up to `max` events numbered from `seq` on; OutOfRange when `seq` is older than the
@@ -372,6 +375,7 @@ class StateStore {
   std::map<std::string, JobPtr> jobs_;
   std::map<std::string, std::vector<JobPtr>> job_versions_;  // newest first
   size_t tracked_versions_ = 6;
+  size_t max_events_ = kDefaultMaxEvents;
   std::optional<model::SchedulerConfig> scheduler_config_;
   std::map<std::string, std::shared_ptr<const model::JobScalingEvents>> scaling_events_;   // JobKey
   std::map<std::string, std::shared_ptr<const model::PeriodicLaunch>> periodic_launches_;  // JobKey

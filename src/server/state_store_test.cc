@@ -132,11 +132,11 @@ TEST_F(StateStoreTest, TheChangeFeedTellsEachChangeInOrderAndForgetsTheOldest) {
   EXPECT_EQ(store_.EventSeqAtIndex(index), first + events->size() - 1);
   EXPECT_EQ(store_.EventSeqAtIndex(index + 1), store_.next_event_seq());
 
-  // Only the newest kMaxEvents stay: a reader further behind is told so.
-  for (size_t i = 0; i < StateStore::kMaxEvents; ++i)
+  // Only the newest max_events() stay: a reader further behind is told so.
+  for (size_t i = 0; i < store_.max_events(); ++i)
     store_.UpsertJob(test::MakeJob("j" + std::to_string(i % 50)));
   EXPECT_EQ(store_.EventsFrom(first, 1).status().code(), absl::StatusCode::kOutOfRange);
-  const uint64_t oldest = store_.next_event_seq() - StateStore::kMaxEvents;
+  const uint64_t oldest = store_.next_event_seq() - store_.max_events();
   EXPECT_EQ(store_.EventsFrom(oldest, 1)->size(), 1u);
   EXPECT_EQ(store_.EventSeqAtIndex(0), oldest);
 
@@ -146,6 +146,20 @@ TEST_F(StateStoreTest, TheChangeFeedTellsEachChangeInOrderAndForgetsTheOldest) {
   EXPECT_EQ(store_.EventsFrom(caught_up, 1).status().code(), absl::StatusCode::kOutOfRange);
   store_.UpsertJob(test::MakeJob("after"));
   EXPECT_EQ(store_.EventsFrom(store_.EventSeqAtIndex(0), 10)->size(), 1u);
+}
+
+// server.event_buffer_size: lowering it drops the oldest at once; each event counts.
+TEST_F(StateStoreTest, TheEventBufferHoldsAsManyEventsAsConfigured) {
+  EXPECT_EQ(store_.max_events(), StateStore::kDefaultMaxEvents);
+  for (int i = 0; i < 30; ++i)
+    store_.UpsertJob(test::MakeJob("j" + std::to_string(i)));
+  const uint64_t next = store_.next_event_seq();
+  store_.set_max_events(5);
+  EXPECT_EQ(store_.EventsFrom(next - 6, 10).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(store_.EventsFrom(next - 5, 10)->size(), 5u);
+  store_.UpsertJob(test::MakeJob("one-more"));
+  EXPECT_EQ(store_.EventsFrom(next - 5, 10).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(store_.EventsFrom(next - 4, 10)->size(), 5u);
 }
 
 TEST_F(StateStoreTest, PrefixAndNamespaceListing) {
