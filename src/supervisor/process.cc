@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <linux/close_range.h>
 #include <net/if.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -474,6 +475,44 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 
 }  // namespace
 
+namespace {
+
+// The child's first byte on the report pipe (1), or 0 if the child exited without
+// writing one, or -1 on error.
+ssize_t WaitReady(int report, int pid, char* ready) {
+  const int pidfd = PidfdOpen(pid);
+  for (;;) {
+    pollfd fds[2] = {{.fd = report, .events = POLLIN, .revents = 0},
+                     {.fd = pidfd, .events = POLLIN, .revents = 0}};
+    const int n = poll(fds, pidfd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    // The report first: the child may have written its byte and then died.
+    if (fds[0].revents != 0 || pidfd < 0) {
+      ssize_t got;
+      do {
+        got = read(report, ready, 1);
+      } while (got < 0 && errno == EINTR);
+      if (pidfd >= 0)
+        close(pidfd);
+      return got;
+    }
+    if (fds[1].revents != 0) {
+      close(pidfd);
+      return 0;
+    }
+  }
+  const int e = errno;
+  if (pidfd >= 0)
+    close(pidfd);
+  errno = e;
+  return -1;
+}
+
+}  // namespace
+
 void ReserveSpawnSlots() {
   (void)Slots();
 }
@@ -563,12 +602,12 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   if (pid == 0)
     RunChild(c, child_report);
   if (shared_table) {
-    // Not a descriptor opened or closed until the child has its own table.
+    // Not a descriptor closed until the child has its own table (one opened is
+    // harmless: the child closes all it does not need before exec). Our own write end
+    // of the report pipe is the child's too until then, so a child that dies before it
+    // says "r" is seen through its pidfd, not as the end of the pipe.
     char ready = 0;
-    ssize_t got;
-    do {
-      got = read(report[0], &ready, 1);
-    } while (got < 0 && errno == EINTR);
+    ssize_t got = WaitReady(report[0], pid, &ready);
     release_slots();
     if (got != 1 || ready != 'r') {
       // It failed to unshare (its message follows the first byte) or died.
