@@ -132,15 +132,13 @@ absl::Status CheckBindSourcesBeneath(const TaskConfig& task,
       task, config, [](const std::string&, const std::string&, int) { return absl::OkStatus(); });
 }
 
-absl::StatusOr<std::map<std::string, std::string>> PinSharedBindSources(
+absl::StatusOr<std::map<std::string, std::string>> PinBindSources(
     const TaskConfig& task, const codec::DockerTaskConfig& config, const std::string& pin_dir) {
-  const std::string own =
-      std::filesystem::path(task.task_dir).lexically_relative(task.alloc_dir).string();
   std::map<std::string, std::string> pinned;
   absl::Status s = ForEachSourceBeneath(
-      task, config, [&](const std::string& source, const std::string& rel, int fd) -> absl::Status {
-        if (rel == own || rel.starts_with(own + "/") || pinned.contains(source))
-          return absl::OkStatus();  // the task's own dir: no other task writes there
+      task, config, [&](const std::string& source, const std::string&, int fd) -> absl::Status {
+        if (pinned.contains(source))
+          return absl::OkStatus();
         std::error_code ec;
         std::filesystem::create_directories(pin_dir, ec);
         if (ec)
@@ -174,11 +172,14 @@ absl::Status UnpinBindSources(const std::string& pin_dir) {
   std::error_code ec;
   if (!std::filesystem::exists(pin_dir, ec))
     return absl::OkStatus();
-  absl::Status s = common::UnmountUnder(pin_dir);
-  std::filesystem::remove_all(pin_dir, ec);
-  if (s.ok() && ec)
-    return absl::InternalError("cannot remove " + pin_dir + ": " + ec.message());
-  return s;
+  if (absl::Status s = common::UnmountUnder(pin_dir); !s.ok()) {
+    // Each entry is a bind of shared data: never walk into one still mounted. Left
+    // for a later attempt (the alloc dir's own removal tries again).
+    return absl::InternalError("cannot unmount pinned sources under " + pin_dir + ": " +
+                               std::string(s.message()));
+  }
+  // Through descriptors, following no symlink and stopping at any mount point left.
+  return common::RemoveTree(pin_dir);
 }
 
 namespace {

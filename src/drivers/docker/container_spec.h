@@ -33,7 +33,7 @@ inline constexpr char kLabelNodeId[] = "com.drover.node_id";
 // without volumes enabled, a bind source that escapes the task dir, a port label with
 // no mapping. `nvidia_runtime`: the daemon has the NVIDIA runtime, so GPUs the device
 // hook reserved (NVIDIA_VISIBLE_DEVICES) become a DeviceRequest for those GPUs.
-// `pinned`: bind sources PinSharedBindSources pinned, by source as written.
+// `pinned`: bind sources PinBindSources pinned, by source as written.
 absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
                                           const codec::DockerTaskConfig& config,
                                           const PluginConfig& plugin, bool nvidia_runtime = false,
@@ -47,13 +47,14 @@ absl::StatusOr<codec::Json> ContainerSpec(const TaskConfig& task,
 // between the two.)
 absl::Status CheckBindSourcesBeneath(const TaskConfig& task, const codec::DockerTaskConfig& config);
 
-// Relative bind sources outside the task's own dir lie in the alloc dir that the
-// group's other tasks write while this one starts: checked by name, one could be
-// swapped for a symlink to the host before the daemon opens it. Each is opened beneath
+// Relative bind sources lie in the alloc dir, which the group's other tasks write while
+// this one starts (and a docker task's own local/ is writable by every host user):
+// checked by name, one could be swapped for a symlink to the host before the daemon
+// opens it. Each is opened beneath
 // the alloc dir (as CheckBindSourcesBeneath) and bind-mounted from that descriptor
 // onto `pin_dir`/<n>, a path only the agent can change, which the daemon gets instead.
 // Blocking (on the pool); needs root. The map: source as written → pinned path.
-absl::StatusOr<std::map<std::string, std::string>> PinSharedBindSources(
+absl::StatusOr<std::map<std::string, std::string>> PinBindSources(
     const TaskConfig& task, const codec::DockerTaskConfig& config, const std::string& pin_dir);
 // Unmounts and removes a pin dir (blocking). OK when there is none.
 absl::Status UnpinBindSources(const std::string& pin_dir);

@@ -349,7 +349,7 @@ asio::awaitable<absl::StatusOr<std::string>> DockerDriver::CreateAndStart(
   // create (the task could have planted a symlink on an earlier run), and those in the
   // shared alloc dir pinned, since the group's other tasks may be running.
   const std::string pin_dir = PinDir(config);
-  auto pin = [config, docker, pin_dir] { return PinSharedBindSources(config, docker, pin_dir); };
+  auto pin = [config, docker, pin_dir] { return PinBindSources(config, docker, pin_dir); };
   absl::StatusOr<std::map<std::string, std::string>> pinned =
       co_await common::Offload(pool_, std::move(pin));
   if (!pinned.ok())
