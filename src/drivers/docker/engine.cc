@@ -216,31 +216,30 @@ asio::awaitable<absl::StatusOr<Engine::Reply>> Engine::Expect(std::string method
   co_return absl::InternalError(message);
 }
 
-asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string repo,
-                                                  std::string tag) {
-  std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
+asio::awaitable<absl::Status> Engine::PostTar(std::string path, std::string tar,
+                                              common::Duration timeout, std::string what) {
   std::string method = "POST", type = "application/x-tar";
   // The call made first: no default arguments or temporaries inside co_await (GCC 12).
-  auto expect = Expect(method, std::move(path), std::move(tar), std::chrono::minutes(2), type);
+  auto expect = Expect(method, std::move(path), std::move(tar), timeout, type);
   auto reply = co_await std::move(expect);
   if (!reply.ok())
     co_return reply.status();
   if (const std::string error = ProgressError(reply->raw); !error.empty())
-    co_return absl::InternalError("docker: image import: " + error);
+    co_return absl::InternalError("docker: " + what + ": " + error);
   co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::Status> Engine::ImportImage(std::string tar, std::string repo,
+                                                  std::string tag) {
+  std::string path = "/images/create?fromSrc=-&repo=" + Query(repo) + "&tag=" + Query(tag);
+  auto post = PostTar(std::move(path), std::move(tar), std::chrono::minutes(2), "image import");
+  co_return co_await std::move(post);
 }
 
 asio::awaitable<absl::Status> Engine::BuildImage(std::string context, std::string tag) {
   std::string path = "/build?rm=1&forcerm=1&t=" + Query(tag);
-  std::string method = "POST", type = "application/x-tar";
-  // The call made first: no default arguments or temporaries inside co_await (GCC 12).
-  auto expect = Expect(method, std::move(path), std::move(context), std::chrono::minutes(5), type);
-  auto reply = co_await std::move(expect);
-  if (!reply.ok())
-    co_return reply.status();
-  if (const std::string error = ProgressError(reply->raw); !error.empty())
-    co_return absl::InternalError("docker: image build: " + error);
-  co_return absl::OkStatus();
+  auto post = PostTar(std::move(path), std::move(context), std::chrono::minutes(5), "image build");
+  co_return co_await std::move(post);
 }
 
 namespace {

@@ -159,6 +159,10 @@ class Engine {
                                                 std::string body = "",
                                                 common::Duration timeout = std::chrono::seconds(30),
                                                 std::string content_type = "");
+  // POSTs a tar archive to `path` and reads the progress stream it answers with: OK
+  // unless the call or the stream failed (`what` names the step in the error).
+  asio::awaitable<absl::Status> PostTar(std::string path, std::string tar, common::Duration timeout,
+                                        std::string what);
 
   std::string address_;
   std::string api_version_;
