@@ -386,18 +386,23 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
 
 // The child, from fork or clone to execve: only async-signal-safe calls. Reports a
 // failed step on `report` and exits.
+// In a child cloned with our descriptor table: takes its own copy of the slots (see
+// SpawnSlots) and says so with "r" on `report`.
+void TakeOwnTable(const ChildPlan& c, int report) {
+  if (syscall(SYS_close_range, static_cast<unsigned>(c.shared_table_end), ~0U,
+              CLOSE_RANGE_UNSHARE) != 0 &&
+      unshare(CLONE_FILES) != 0) {
+    ChildFail(report, "unshare descriptors");
+  }
+  if (write(report, "r", 1) != 1)
+    _exit(127);
+  close(c.go_write_original);  // EBADF when it was above the copy
+}
+
 [[noreturn]] void RunChild(const ChildPlan& c, int report) {
   const SpawnSpec& spec = *c.spec;
-  if (c.shared_table_end > 0) {
-    if (syscall(SYS_close_range, static_cast<unsigned>(c.shared_table_end), ~0U,
-                CLOSE_RANGE_UNSHARE) != 0 &&
-        unshare(CLONE_FILES) != 0) {
-      ChildFail(report, "unshare descriptors");
-    }
-    if (write(report, "r", 1) != 1)
-      _exit(127);
-    close(c.go_write_original);  // EBADF when it was above the copy
-  }
+  if (c.shared_table_end > 0)
+    TakeOwnTable(c, report);
   close(c.go_write_fd);
   char go = 0;
   ssize_t got;
@@ -511,6 +516,48 @@ ssize_t WaitReady(int report, int pid, char* ready) {
   return -1;
 }
 
+// Once the child says it has its own descriptor table: OK; otherwise why it never will
+// (it failed to unshare, and its message follows the first byte, or it died).
+absl::Status AwaitOwnTable(int report, int pid) {
+  char ready = 0;
+  const ssize_t got = WaitReady(report, pid, &ready);
+  if (got == 1 && ready == 'r')
+    return absl::OkStatus();
+  std::string text;
+  if (got == 1) {
+    char msg[256];
+    text.assign(1, ready);
+    if (const ssize_t n = read(report, msg, sizeof msg - 1); n > 0)
+      text.append(msg, static_cast<size_t>(n));
+  }
+  return absl::InternalError("failed to start the task: " +
+                             (text.empty() ? std::string("the child died") : text));
+}
+
+// Duplicates `needed` into the low slots, in order. Returns how many are there: all of
+// them, or 0 (nothing left in the slots) when they do not fit or a dup fails.
+size_t PlaceInSlots(const SpawnSlots& slots, const std::vector<int>& needed) {
+  if (!slots.ok || needed.size() > kSpawnSlots)
+    return 0;
+  size_t placed = 0;
+  while (placed < needed.size() &&
+         dup3(needed[placed], slots.fds[placed], O_CLOEXEC) == slots.fds[placed]) {
+    ++placed;
+  }
+  if (placed == needed.size())
+    return placed;
+  for (size_t i = 0; i < placed; ++i)
+    dup3(slots.placeholder, slots.fds[i], O_CLOEXEC);
+  return 0;
+}
+
+// Puts the placeholder back in the first `placed` slots.
+void ReleaseSlots(const SpawnSlots& slots, size_t& placed) {
+  for (size_t i = 0; i < placed; ++i)
+    dup3(slots.placeholder, slots.fds[i], O_CLOEXEC);
+  placed = 0;
+}
+
 }  // namespace
 
 void ReserveSpawnSlots() {
@@ -538,9 +585,14 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   c.go_fd = go[0];
   c.go_write_fd = go[1];
   c.go_write_original = go[1];
+  auto close_pipes = [&] {
+    for (int fd : {report[0], report[1], go[0], go[1]})
+      CloseIfOpen(fd);
+  };
   int child_report = report[1];
-  // The child's descriptors in the low slots (see SpawnSlots), when they fit.
-  SpawnSlots& slots = Slots();
+  // The child's descriptors in the low slots (see SpawnSlots), when they fit; otherwise
+  // a fork that copies every descriptor.
+  const SpawnSlots& slots = Slots();
   std::vector<int> needed = {report[1], go[0], go[1]};
   for (int fd : {stdout_fd, stderr_fd}) {
     if (fd >= 0)
@@ -548,34 +600,20 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   needed.insert(needed.end(), cgroup_fds.begin(), cgroup_fds.end());
   std::vector<int> slotted_cgroup_fds;
-  size_t in_slots = 0;
-  auto release_slots = [&] {
-    for (size_t i = 0; i < in_slots; ++i)
-      dup3(slots.placeholder, slots.fds[i], O_CLOEXEC);
-    in_slots = 0;
-  };
-  if (slots.ok && needed.size() <= kSpawnSlots) {
-    while (in_slots < needed.size() &&
-           dup3(needed[in_slots], slots.fds[in_slots], O_CLOEXEC) == slots.fds[in_slots]) {
-      ++in_slots;
-    }
-    if (in_slots == needed.size()) {
-      auto slot_of = [&](int fd) {
-        return fd < 0 ? -1
-                      : slots.fds[std::find(needed.begin(), needed.end(), fd) - needed.begin()];
-      };
-      child_report = slot_of(report[1]);
-      c.go_fd = slot_of(go[0]);
-      c.go_write_fd = slot_of(go[1]);
-      c.stdout_fd = slot_of(stdout_fd);
-      c.stderr_fd = slot_of(stderr_fd);
-      for (int fd : cgroup_fds)
-        slotted_cgroup_fds.push_back(slot_of(fd));
-      c.cgroup_fds = &slotted_cgroup_fds;
-      c.shared_table_end = slots.end;
-    } else {
-      release_slots();  // a fork that copies every descriptor, as before
-    }
+  size_t in_slots = PlaceInSlots(slots, needed);
+  if (in_slots > 0) {
+    auto slot_of = [&](int fd) {
+      return fd < 0 ? -1 : slots.fds[std::find(needed.begin(), needed.end(), fd) - needed.begin()];
+    };
+    child_report = slot_of(report[1]);
+    c.go_fd = slot_of(go[0]);
+    c.go_write_fd = slot_of(go[1]);
+    c.stdout_fd = slot_of(stdout_fd);
+    c.stderr_fd = slot_of(stderr_fd);
+    for (int fd : cgroup_fds)
+      slotted_cgroup_fds.push_back(slot_of(fd));
+    c.cgroup_fds = &slotted_cgroup_fds;
+    c.shared_table_end = slots.end;
   }
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
   // (and with network mode none, network) namespaces. With `parent_reaps` it is our
@@ -594,9 +632,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
           : fork();
   if (pid < 0) {
     const int e = errno;
-    release_slots();
-    for (int fd : {report[0], report[1], go[0], go[1]})
-      CloseIfOpen(fd);
+    ReleaseSlots(slots, in_slots);
+    close_pipes();
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0)
@@ -606,22 +643,13 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     // harmless: the child closes all it does not need before exec). Our own write end
     // of the report pipe is the child's too until then, so a child that dies before it
     // says "r" is seen through its pidfd, not as the end of the pipe.
-    char ready = 0;
-    ssize_t got = WaitReady(report[0], pid, &ready);
-    release_slots();
-    if (got != 1 || ready != 'r') {
-      // It failed to unshare (its message follows the first byte) or died.
-      char msg[256];
-      ssize_t n = got == 1 ? read(report[0], msg, sizeof msg - 1) : 0;
-      std::string text = got == 1 ? std::string(1, ready) : "";
-      if (n > 0)
-        text.append(msg, static_cast<size_t>(n));
-      for (int fd : {report[0], report[1], go[0], go[1]})
-        CloseIfOpen(fd);
+    const absl::Status own = AwaitOwnTable(report[0], pid);
+    ReleaseSlots(slots, in_slots);
+    if (!own.ok()) {
+      close_pipes();
       if (!parent_reaps)
         waitpid(pid, nullptr, 0);
-      return absl::InternalError("failed to start the task: " +
-                                 (text.empty() ? std::string("the child died") : text));
+      return own;
     }
   }
   CloseIfOpen(report[1]);
