@@ -198,34 +198,38 @@ void EmitDensity(const char* when, pid_t agent, const std::vector<pid_t>& node, 
         {"tasks", tasks}});
 }
 
+// The allocations the agent's client holds, or -1.
+long ClientAllocs(drover::cli::HttpClient& http) {
+  auto self = http.Do("GET", "/v1/agent/self");
+  if (!self.ok())
+    return -1;
+  auto j = drover::codec::ParseJson(self->body);
+  return j.ok() ? std::stol((*j)["stats"]["client"].value("num_allocations", "-1")) : -1;
+}
+
+// Sampled once the client has let go of the collected allocations, and the least of
+// five samples 100 ms apart: what the agent holds, not what the collection of the last
+// job has open for a moment (an HTTP connection, a mount table being read).
+Usage Settled(drover::cli::HttpClient& http, pid_t agent) {
+  (void)drover::bench::WaitUntil([&] { return ClientAllocs(http) == 0; }, 30s, 20ms);
+  Usage least = Of(agent);
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(100ms);
+    const Usage u = Of(agent);
+    least.rss = std::min(least.rss, u.rss);
+    least.rss_anon = std::min(least.rss_anon, u.rss_anon);
+    least.fds = std::min(least.fds, u.fds);
+    least.threads = std::min(least.threads, u.threads);
+  }
+  return least;
+}
+
 // Start/stop cycles; returns false if the agent stopped answering.
 bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
   constexpr int kPerJob = 50;
   std::optional<Usage> after_first_100;
   nlohmann::json rss_every_1000 = nlohmann::json::array();
-  const auto client_allocs = [&http]() -> long {
-    auto self = http.Do("GET", "/v1/agent/self");
-    if (!self.ok())
-      return -1;
-    auto j = drover::codec::ParseJson(self->body);
-    return j.ok() ? std::stol((*j)["stats"]["client"].value("num_allocations", "-1")) : -1;
-  };
-  // Sampled once the client has let go of the collected allocations, and the least of
-  // five samples 100 ms apart: what the agent holds, not what the collection of the
-  // last job has open for a moment (an HTTP connection, a mount table being read).
-  const auto settled = [&] {
-    (void)drover::bench::WaitUntil([&] { return client_allocs() == 0; }, 30s, 20ms);
-    Usage least = Of(agent);
-    for (int i = 0; i < 4; ++i) {
-      std::this_thread::sleep_for(100ms);
-      const Usage u = Of(agent);
-      least.rss = std::min(least.rss, u.rss);
-      least.rss_anon = std::min(least.rss_anon, u.rss_anon);
-      least.fds = std::min(least.fds, u.fds);
-      least.threads = std::min(least.threads, u.threads);
-    }
-    return least;
-  };
+  const auto settled = [&] { return Settled(http, agent); };
   const auto start = Clock::now();
   int done = 0;
   for (int j = 0; done < cycles; ++j) {
@@ -282,12 +286,22 @@ bool Churn(drover::cli::HttpClient& http, pid_t agent, int cycles) {
         {"threads_end", end.threads},
         {"server_allocs_end", count("/v1/allocations")},
         {"server_evals_end", count("/v1/evaluations")},
-        {"client_allocs_end", client_allocs()},
+        {"client_allocs_end", ClientAllocs(http)},
         {"anon_mib_after_100", static_cast<double>(after_first_100->rss_anon) / kMiB},
         {"anon_mib_end", static_cast<double>(end.rss_anon) / kMiB},
         {"rss_and_anon_mib_every_1000_cycles", rss_every_1000},
         {"cycles", cycles}});
   return true;
+}
+
+// A new directory under `parent` for an agent's data, or nullopt (said on stderr).
+std::optional<fs::path> MakeDataDir(const std::string& parent, const std::string& name) {
+  std::string tmpl = parent + "/drover-nodebench-" + name + "XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::fprintf(stderr, "mkdtemp in %s: %s\n", parent.c_str(), std::strerror(errno));
+    return std::nullopt;
+  }
+  return fs::path(tmpl);
 }
 
 // A dev agent stops its tasks on SIGTERM.
@@ -297,6 +311,22 @@ void StopAgent(pid_t agent, const fs::path& dir) {
   (void)drover::common::UnmountUnder(dir);
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+// Churn in an agent of its own: what the density run left in the first one's heap would
+// otherwise be part of the after-100-cycles baseline.
+bool ChurnInOwnAgent(const std::string& drover, const std::string& data_parent, int cycles) {
+  const std::optional<fs::path> dir = MakeDataDir(data_parent, "churn-");
+  if (!dir)
+    return false;
+  std::string addr;
+  const pid_t agent = drover::bench::StartAgent(drover, *dir, addr);
+  if (agent < 0)
+    return false;
+  auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
+  const bool ok = Churn(*http, agent, cycles);
+  StopAgent(agent, *dir);
+  return ok;
 }
 
 }  // namespace
@@ -330,13 +360,10 @@ int main(int argc, char** argv) {
   }
   signal(SIGPIPE, SIG_IGN);
   const double baseline_s = SpawnLoop(tasks);
-  std::string tmpl = data_parent + "/drover-nodebench-XXXXXX";
-  const char* made = mkdtemp(tmpl.data());
-  if (made == nullptr) {
-    std::fprintf(stderr, "mkdtemp in %s: %s\n", data_parent.c_str(), std::strerror(errno));
+  const std::optional<fs::path> made = MakeDataDir(data_parent, "");
+  if (!made)
     return 1;
-  }
-  const fs::path dir = made;
+  const fs::path dir = *made;
   std::string addr;
   pid_t agent = drover::bench::StartAgent(drover, dir, addr);
   if (agent < 0)
@@ -413,19 +440,5 @@ int main(int argc, char** argv) {
   StopAgent(agent, dir);
   if (code != 0 || churn == 0)
     return code;
-  // Churn in an agent of its own: what the density run left in the first one's heap
-  // would otherwise be part of the after-100-cycles baseline.
-  std::string churn_tmpl = data_parent + "/drover-nodebench-churn-XXXXXX";
-  if (mkdtemp(churn_tmpl.data()) == nullptr) {
-    std::fprintf(stderr, "mkdtemp in %s: %s\n", data_parent.c_str(), std::strerror(errno));
-    return 1;
-  }
-  const fs::path churn_dir = churn_tmpl;
-  agent = drover::bench::StartAgent(drover, churn_dir, addr);
-  if (agent < 0)
-    return 1;
-  http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
-  code = Churn(*http, agent, churn) ? 0 : 1;
-  StopAgent(agent, churn_dir);
-  return code;
+  return ChurnInOwnAgent(drover, data_parent, churn) ? 0 : 1;
 }
