@@ -370,6 +370,12 @@ int main(int argc, char** argv) {
     return 1;
   auto http = drover::cli::NewHttpClient(*drover::cli::ParseAddress("http://" + addr));
   int code = 1;
+  // The CPU each Drover process spends on the burst: a steadier figure than the wall
+  // time on a shared 2-core machine.
+  const double agent_cpu_before = Of(agent).cpu;
+  double node_cpu_before = 0;
+  for (pid_t p : NodeProcesses(dir))
+    node_cpu_before += Of(p).cpu;
   const auto registered = Clock::now();
   if (!Register(*http, drover::bench::SleepJob("density", tasks))) {
   } else if (!drover::bench::WaitUntil(
@@ -377,6 +383,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the %d allocations did not all start\n", tasks);
   } else {
     const double start_s = Seconds(Clock::now() - registered);
+    const std::vector<pid_t> node = NodeProcesses(dir);
+    double burst_node_cpu = -node_cpu_before;
+    for (pid_t p : node)
+      burst_node_cpu += Of(p).cpu;
     Emit({{"bench", "node"},
           {"workload", "burst_start"},
           {"metric", "starts_per_s"},
@@ -385,8 +395,9 @@ int main(int argc, char** argv) {
           {"target", 0.3},
           {"seconds", start_s},
           {"baseline_seconds", baseline_s},
+          {"agent_cpu_s", Of(agent).cpu - agent_cpu_before},
+          {"supervisor_and_reaper_cpu_s", burst_node_cpu},
           {"tasks", tasks}});
-    const std::vector<pid_t> node = NodeProcesses(dir);
     Emit({{"bench", "node"},
           {"workload", "density"},
           {"metric", "non_task_processes"},

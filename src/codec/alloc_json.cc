@@ -410,6 +410,12 @@ absl::StatusOr<model::TaskState> TaskStateFromJson(const Json& j) {
 }
 
 Json ToJson(const model::Allocation& a) {
+  Json j = AllocJsonWithoutJob(a);
+  j["Job"] = a.job ? ToJson(*a.job) : Json(nullptr);
+  return j;
+}
+
+Json AllocJsonWithoutJob(const model::Allocation& a) {
   Json j = Json::object();
   j["ID"] = a.id;
   j["Namespace"] = a.namespace_;
@@ -418,7 +424,6 @@ Json ToJson(const model::Allocation& a) {
   j["NodeID"] = a.node_id;
   j["NodeName"] = a.node_name;
   j["JobID"] = a.job_id;
-  j["Job"] = a.job ? ToJson(*a.job) : Json(nullptr);
   j["TaskGroup"] = a.task_group;
   j["Resources"] = nullptr;
   j["TaskResources"] = nullptr;

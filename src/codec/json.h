@@ -66,6 +66,8 @@ absl::StatusOr<model::JobSummary> JobSummaryFromJson(const Json& j);
 
 // Allocations: the full object (with Job) and the AllocationListStub.
 Json ToJson(const model::Allocation& a);
+// ToJson(a) without its "Job" entry (state::EncodeAllocation adds the job's bytes).
+Json AllocJsonWithoutJob(const model::Allocation& a);
 Json AllocStubJson(const model::Allocation& a, bool include_task_states = true);
 // AllocatedResources alone (for list stubs with `resources=true`).
 Json ToJson(const model::AllocatedResources& r);

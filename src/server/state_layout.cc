@@ -55,7 +55,7 @@ std::string EncodeRecord(const model::Evaluation& eval) {
 }
 
 std::string EncodeRecord(const model::Allocation& alloc) {
-  return state::Encode("Allocation", codec::ToJson(alloc));
+  return state::EncodeAllocation("Allocation", alloc);
 }
 
 std::string EncodeRecord(const model::Deployment& deployment) {

@@ -1,8 +1,7 @@
 #include "state/state_db.h"
 
-#include <zstd.h>
-
 #include <future>
+#include <memory>
 
 #include "state/lmdb_backend.h"
 
@@ -11,16 +10,6 @@ namespace drover::state {
 namespace {
 
 constexpr char kAllocPrefix[] = "allocations/";
-
-// Records above this size are stored zstd-compressed as {"Zstd": <frame>} (an
-// allocation's MessagePack shrinks several times, and a record of more than a page
-// costs two LMDB overflow pages per write). Smaller ones stay plain: compressing them
-// saves no page. Plain records (all of schema version 1) decode as before.
-constexpr size_t kCompressAbove = 1024;
-constexpr int kZstdLevel = 1;
-constexpr char kCompressedField[] = "Zstd";
-// A frame claiming more than this is damage, not a record.
-constexpr unsigned long long kMaxRecordBytes = 64ull << 20;
 
 std::string AllocKey(const std::string& alloc_id) {
   return std::string(kAllocPrefix) + alloc_id + "/";
@@ -104,7 +93,7 @@ class KvStateDb final : public StateDb {
     if (absl::Status s = CheckComponent("allocation id", alloc.id); !s.ok())
       co_return s;
     std::string key = AllocKey(alloc.id) + "alloc";  // named: see GCC 12 in development.md
-    std::string value = Encode("Alloc", codec::ToJson(alloc));
+    std::string value = EncodeAllocation("Alloc", alloc);
     co_return co_await store_->PutAsync(std::move(key), std::move(value));
   }
 
@@ -256,66 +245,6 @@ class NoopStateDb final : public StateDb {
 
 }  // namespace
 
-std::string Encode(const char* field, const codec::Json& value) {
-  // nlohmann's objects are std::maps: keys come out sorted, so the bytes are canonical.
-  const codec::Json wrapped = {{field, value}};
-  const std::vector<uint8_t> plain = codec::Json::to_msgpack(wrapped);
-  if (plain.size() > kCompressAbove) {
-    // Deterministic for given bytes (one thread, fixed level), so dedup still works.
-    std::vector<uint8_t> frame(ZSTD_compressBound(plain.size()));
-    const size_t n =
-        ZSTD_compress(frame.data(), frame.size(), plain.data(), plain.size(), kZstdLevel);
-    if (!ZSTD_isError(n) && n + 16 < plain.size()) {
-      frame.resize(n);
-      const codec::Json packed = {{kCompressedField, codec::Json::binary(std::move(frame))}};
-      const std::vector<uint8_t> bytes = codec::Json::to_msgpack(packed);
-      return std::string(bytes.begin(), bytes.end());
-    }
-  }
-  return std::string(plain.begin(), plain.end());
-}
-
-namespace {
-
-// A record's wrapper object, decompressed if it was stored compressed.
-absl::StatusOr<codec::Json> DecodeWrapper(std::string_view bytes) {
-  codec::Json j = codec::Json::from_msgpack(bytes.begin(), bytes.end(), /*strict=*/true,
-                                            /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return absl::DataLossError("value is not a MessagePack object");
-  auto z = j.find(kCompressedField);
-  if (z == j.end() || j.size() != 1)
-    return j;
-  if (!z->is_binary())
-    return absl::DataLossError("compressed value is not binary");
-  const std::vector<uint8_t>& frame = z->get_binary();
-  const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxRecordBytes)
-    return absl::DataLossError("compressed value has a bad frame header");
-  std::vector<uint8_t> plain(size);
-  const size_t n = ZSTD_decompress(plain.data(), plain.size(), frame.data(), frame.size());
-  if (ZSTD_isError(n) || n != size)
-    return absl::DataLossError(std::string("compressed value cannot be decompressed: ") +
-                               (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
-  codec::Json inner = codec::Json::from_msgpack(plain.begin(), plain.end(), /*strict=*/true,
-                                                /*allow_exceptions=*/false);
-  if (inner.is_discarded() || !inner.is_object())
-    return absl::DataLossError("decompressed value is not a MessagePack object");
-  return inner;
-}
-
-}  // namespace
-
-absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes) {
-  auto j = DecodeWrapper(bytes);
-  if (!j.ok())
-    return j.status();
-  auto it = j->find(field);
-  if (it == j->end())
-    return absl::DataLossError(std::string("value has no \"") + field + "\" field");
-  return std::move(*it);
-}
-
 Schema ClientSchema() {
   return Schema{.name = "client state DB", .version = kSchemaVersion, .upgrades = {}};
 }
@@ -367,7 +296,7 @@ absl::StatusOr<codec::Json> DumpStateDb(const std::filesystem::path& db_file) {
       leaf = bytes;  // raw, not MessagePack
       continue;
     }
-    auto value = DecodeWrapper(bytes);
+    auto value = DecodeObject(bytes);
     leaf = value.ok() ? std::move(*value)
                       : codec::Json("<undecodable: " + std::to_string(bytes.size()) + " bytes>");
   }

@@ -39,6 +39,7 @@
 #include "codec/json.h"
 #include "common/asio.h"
 #include "model/allocation.h"
+#include "state/record_encoding.h"
 #include "state/schema.h"
 #include "state/store.h"
 
@@ -124,8 +125,5 @@ std::unique_ptr<StateDb> NewNoopStateDb();
 // Every write fails with `error`; reads find nothing (fault tests).
 absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error);
 
-// The canonical encoding: MessagePack of `{field: value}`.
-std::string Encode(const char* field, const codec::Json& value);
-absl::StatusOr<codec::Json> Decode(const char* field, std::string_view bytes);
 
 }  // namespace drover::state

@@ -134,6 +134,9 @@ TEST(StateDbEncodingTest, EqualValuesAreEqualBytesWhateverTheirOrder) {
   b["a"] = {{"x", 3}, {"y", 2}};
   b["b"] = 1;
   EXPECT_EQ(Encode("V", a), Encode("V", b));
+  // The same bytes as MessagePack of the wrapper object {"V": a}.
+  const std::vector<uint8_t> wrapped = codec::Json::to_msgpack(codec::Json{{"V", a}});
+  EXPECT_EQ(Encode("V", a), std::string(wrapped.begin(), wrapped.end()));
   auto back = Decode("V", Encode("V", a));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, a);
@@ -152,6 +155,9 @@ TEST(StateDbEncodingTest, LargeRecordsAreCompressedAndStillCanonical) {
   const size_t plain = codec::Json::to_msgpack(codec::Json{{"Alloc", value}}).size();
   EXPECT_LT(bytes.size() * 3, plain) << "compressed " << bytes.size() << " of " << plain;
   EXPECT_EQ(Encode("Alloc", value), bytes);  // deterministic: dedup still works
+  // Other records compressed between (on this thread's reused context) change nothing.
+  EXPECT_NE(Encode("Other", codec::ToJson(Alloc("a2"))), bytes);
+  EXPECT_EQ(Encode("Alloc", value), bytes);
   auto back = Decode("Alloc", bytes);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, value);
@@ -166,6 +172,50 @@ TEST(StateDbEncodingTest, LargeRecordsAreCompressedAndStillCanonical) {
   const std::vector<uint8_t> lying =
       codec::Json::to_msgpack(codec::Json{{"Zstd", codec::Json::binary({1, 2, 3})}});
   EXPECT_TRUE(absl::IsDataLoss(Decode("Alloc", std::string(lying.begin(), lying.end())).status()));
+}
+
+TEST(StateDbEncodingTest, AnAllocationEncodesAsItsJsonWhateverJobItShares) {
+  auto expect_same = [](const model::Allocation& a) {
+    EXPECT_EQ(EncodeAllocation("Alloc", a), Encode("Alloc", codec::ToJson(a))) << a.id;
+  };
+  model::Allocation small = Alloc("small");  // below the compression threshold
+  expect_same(small);
+  model::Allocation none = Alloc("no-job");
+  none.job = nullptr;
+  expect_same(none);
+  // Many allocations of one job object: its bytes are reused, and each allocation's own
+  // fields still come out.
+  auto big_job = std::make_shared<model::Job>(*small.job);
+  for (int i = 0; i < 50; ++i)
+    big_job->meta["key-" + std::to_string(i)] = "value " + std::to_string(i % 5);
+  for (int i = 0; i < 3; ++i) {
+    model::Allocation a = Alloc("shared-" + std::to_string(i));
+    a.job = big_job;
+    a.client_status = i == 1 ? "pending" : "running";
+    a.task_states["t"] = Running();
+    expect_same(a);
+  }
+  // More distinct jobs than the cache holds, in turn, twice.
+  std::vector<model::Allocation> several;
+  for (int i = 0; i < 6; ++i) {
+    model::Allocation a = Alloc("several-" + std::to_string(i));
+    auto job = std::make_shared<model::Job>(*big_job);
+    job->id = "job-" + std::to_string(i);
+    a.job = job;
+    several.push_back(a);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const model::Allocation& a : several)
+      expect_same(a);
+  }
+  // A job freed and another made (likely at the same address) is not taken for it.
+  for (int i = 0; i < 4; ++i) {
+    model::Allocation a = Alloc("reused-" + std::to_string(i));
+    auto job = std::make_shared<model::Job>(*big_job);
+    job->id = "reused-" + std::to_string(i);
+    a.job = job;
+    expect_same(a);
+  }
 }
 
 TEST(StateDbVersionTest, ANewDbGetsTheVersionAndANewerOneIsRefused) {
