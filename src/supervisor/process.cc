@@ -2,15 +2,12 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/close_range.h>
-#include <net/if.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +27,7 @@
 #include "common/fds.h"
 #include "supervisor/hardening.h"
 #include "supervisor/isolation.h"
+#include "supervisor/spawn_child.h"
 
 namespace drover::supervisor {
 
@@ -110,15 +108,6 @@ absl::StatusOr<int> RlimitResource(const std::string& name) {
   return it->second;
 }
 
-struct Credentials {
-  bool change = false;
-  bool change_group = false;  // a group was named (alone or with the user)
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::string name;
-  std::vector<gid_t> groups;  // supplementary groups, looked up before fork
-};
-
 absl::StatusOr<Credentials> LookupUser(const std::string& user) {
   Credentials c;
   if (user.empty())
@@ -148,40 +137,6 @@ void CloseIfOpen(int& fd) {
   if (fd >= 0)
     close(fd);
   fd = -1;
-}
-
-// In the child, in a new network namespace: brings the loopback interface up.
-// Async-signal-safe.
-bool LoopbackUp() {
-  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return false;
-  ifreq ifr{};
-  std::memcpy(ifr.ifr_name, "lo", 3);
-  bool ok = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
-  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
-  ok = ok && ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
-  close(s);
-  return ok;
-}
-
-// In the child: reports `what` and errno on the error pipe and exits. Async-signal-safe
-// (no snprintf, no locale-dependent strerror): the child of a raw clone() may not even
-// have a consistent libc state.
-[[noreturn]] void ChildFail(int err_fd, const char* what) {
-  const int e = errno;
-  char msg[256];
-  size_t n = 0;
-  auto append = [&](const char* text) {
-    while (*text != '\0' && n < sizeof msg)
-      msg[n++] = *text++;
-  };
-  append(what);
-  append(": ");
-  const char* desc = strerrordesc_np(e);
-  append(desc != nullptr ? desc : "unknown error");
-  (void)!write(err_fd, msg, n);
-  _exit(127);
 }
 
 }  // namespace
@@ -289,35 +244,6 @@ SpawnSlots& Slots() {
   return slots;
 }
 
-// Everything the child needs, prepared before fork or clone: the child allocates
-// nothing.
-struct ChildPlan {
-  const SpawnSpec* spec = nullptr;
-  std::string path;  // what to execve
-  Credentials creds;
-  std::vector<std::pair<int, rlimit>> limits;
-  std::optional<IsolationPlan> isolation;
-  const Hardening* hardening = nullptr;
-  std::vector<std::string> env_strings;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  int stdout_fd = -1;
-  int stderr_fd = -1;
-  const std::vector<int>* cgroup_fds = nullptr;
-  // The child waits for a byte on it before anything else: until then the parent can
-  // read its identity (pid, start time) knowing that it has not exited. The child
-  // closes the write end first, so that a parent that gives up makes it see EOF.
-  int go_fd = -1;
-  int go_write_fd = -1;
-  // go's write end as the parent numbers it: with a shared table the child's private
-  // copy may hold it too (when it is below the slots' end), and must close both.
-  int go_write_original = -1;
-  // Nonzero when the child shares our descriptor table: it unshares everything below
-  // this before anything else, then says so with a byte on the report pipe (until then
-  // the parent must not open or close a descriptor).
-  int shared_table_end = 0;
-};
-
 // Fills `c` (in place: argv and envp point into it).
 absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
   c.spec = &spec;
@@ -382,100 +308,6 @@ absl::Status PlanChild(const SpawnSpec& spec, ChildPlan& c) {
     c.envp.push_back(e.data());
   c.envp.push_back(nullptr);
   return absl::OkStatus();
-}
-
-// The child, from fork or clone to execve: only async-signal-safe calls. Reports a
-// failed step on `report` and exits.
-// In a child cloned with our descriptor table: takes its own copy of the slots (see
-// SpawnSlots) and says so with "r" on `report`.
-void TakeOwnTable(const ChildPlan& c, int report) {
-  if (syscall(SYS_close_range, static_cast<unsigned>(c.shared_table_end), ~0U,
-              CLOSE_RANGE_UNSHARE) != 0 &&
-      unshare(CLONE_FILES) != 0) {
-    ChildFail(report, "unshare descriptors");
-  }
-  if (write(report, "r", 1) != 1)
-    _exit(127);
-  close(c.go_write_original);  // EBADF when it was above the copy
-}
-
-[[noreturn]] void RunChild(const ChildPlan& c, int report) {
-  const SpawnSpec& spec = *c.spec;
-  if (c.shared_table_end > 0)
-    TakeOwnTable(c, report);
-  close(c.go_write_fd);
-  char go = 0;
-  ssize_t got;
-  do {
-    got = read(c.go_fd, &go, 1);
-  } while (got < 0 && errno == EINTR);
-  if (got != 1)
-    _exit(127);  // the supervisor gave up on this task: never run it untracked
-  // The supervisor and its reaper are the last processes the kernel should kill when
-  // memory runs out; a task is an ordinary one.
-  if (const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
-    if (write(fd, "0", 1) != 1) {
-      // Left as inherited: the kernel refused, and the task runs all the same.
-    }
-    close(fd);
-  }
-  if (setsid() < 0)
-    ChildFail(report, "setsid");
-  // Join the cgroup first, so everything the task does is accounted and limited.
-  for (int fd : *c.cgroup_fds) {
-    if (write(fd, "0", 1) != 1)
-      ChildFail(report, "join cgroup");
-  }
-  // The supervisor's dispositions (SIGPIPE ignored) and mask are not the task's.
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig)
-    signal(sig, SIG_DFL);
-  const int devnull = open("/dev/null", O_RDWR);
-  if (devnull < 0)
-    ChildFail(report, "open /dev/null");
-  if (dup2(devnull, 0) < 0 || dup2(c.stdout_fd >= 0 ? c.stdout_fd : devnull, 1) < 0 ||
-      dup2(c.stderr_fd >= 0 ? c.stderr_fd : devnull, 2) < 0) {
-    ChildFail(report, "dup2");
-  }
-  if (c.isolation) {
-    if (const char* failed = EnterIsolation(*c.isolation); failed != nullptr)
-      ChildFail(report, failed);
-    if (spec.isolation.network_none && !LoopbackUp())
-      ChildFail(report, "bring up loopback");
-  }
-  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
-    ChildFail(report, "chdir");
-  if (spec.umask >= 0)
-    umask(static_cast<mode_t>(spec.umask));
-  // Limits before privileges are dropped: raising a hard limit needs them.
-  for (const auto& [resource, limit] : c.limits) {
-    if (setrlimit(resource, &limit) != 0)
-      ChildFail(report, "setrlimit");
-  }
-  // Capabilities go while the child still has the one that allows it (CAP_SETPCAP).
-  if (c.hardening != nullptr) {
-    if (const char* failed = RestrictPrivileges(*c.hardening); failed != nullptr)
-      ChildFail(report, failed);
-  }
-  const Credentials& creds = c.creds;
-  if (creds.change && setgroups(creds.groups.size(), creds.groups.data()) != 0)
-    ChildFail(report, "setgroups");
-  if ((creds.change || creds.change_group) && setgid(creds.gid) != 0)
-    ChildFail(report, "setgid");
-  if (creds.change && setuid(creds.uid) != 0)
-    ChildFail(report, "setuid");
-  // Nothing of the supervisor's leaks into the task: above all not its sockets, through
-  // which a task could ask for anything. The report pipe closes at exec (CLOEXEC).
-  common::CloseDescriptorsFrom(3, report);
-  // Last: the filter refuses calls the setup above needs (mount).
-  if (c.hardening != nullptr) {
-    if (const char* failed = LoadSeccomp(*c.hardening); failed != nullptr)
-      ChildFail(report, failed);
-  }
-  execve(c.path.c_str(), c.argv.data(), c.envp.data());
-  ChildFail(report, "exec");
 }
 
 }  // namespace
@@ -558,6 +390,95 @@ void ReleaseSlots(const SpawnSlots& slots, size_t& placed) {
   placed = 0;
 }
 
+// clone() without a new stack behaves as fork() does; fork() itself where no flag needs
+// clone.
+pid_t CloneOrFork(unsigned long flags) {
+  if (flags == SIGCHLD)
+    return fork();
+  return static_cast<pid_t>(syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr));
+}
+
+// The stack of a child that shares our memory (CLONE_VM). The child runs on it from the
+// clone to execve, so it is unmapped (or kept for the next child) only once the child
+// is known to be past execve or gone; a stack whose child cannot be shown gone is left
+// mapped rather than risk the child running on freed memory.
+class ChildStack {
+ public:
+  static ChildStack Take() {
+    ChildStack s;
+    if (spare_ != nullptr) {
+      s.base_ = std::exchange(spare_, nullptr);
+      return s;
+    }
+    void* p = mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    // The lowest page is a guard: an overflow faults rather than write below.
+    if (p != MAP_FAILED && mprotect(p, kGuard, PROT_NONE) == 0)
+      s.base_ = p;
+    else if (p != MAP_FAILED)
+      munmap(p, kSize);
+    return s;
+  }
+
+  bool ok() const { return base_ != nullptr; }
+  void* top() const { return static_cast<char*>(base_) + kSize; }
+
+  // REQUIRES: the child is past execve or gone.
+  void Release() {
+    if (base_ == nullptr)
+      return;
+    if (spare_ == nullptr)
+      spare_ = base_;
+    else
+      munmap(base_, kSize);
+    base_ = nullptr;
+  }
+
+  // Kills the child (which must never run its task from here) and releases the stack
+  // once it has exited.
+  void ReleaseOnceGone(int pid) {
+    const int pidfd = PidfdOpen(pid);
+    if (pidfd < 0) {
+      if (errno == ESRCH)
+        Release();  // exited and reaped already
+      base_ = nullptr;
+      return;
+    }
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+    pollfd p = {.fd = pidfd, .events = POLLIN, .revents = 0};
+    int n;
+    do {
+      n = poll(&p, 1, -1);
+    } while (n < 0 && errno == EINTR);
+    close(pidfd);
+    if (n == 1)
+      Release();
+    base_ = nullptr;
+  }
+
+ private:
+  static constexpr size_t kSize = 128 << 10;
+  static constexpr size_t kGuard = 4096;
+  static inline void* spare_ = nullptr;  // one stack kept between spawns
+  void* base_ = nullptr;
+};
+
+// A child on `stack`, sharing our memory and descriptor table. Every signal is blocked
+// around the clone, so that none runs one of our handlers in the child; the child
+// resets them before it unblocks any.
+pid_t CloneSharingMemory(const ChildPlan& c, unsigned long flags, const ChildStack& stack) {
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM),
+                          const_cast<ChildPlan*>(&c));
+  const int e = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = e;
+  return pid;
+}
+
 }  // namespace
 
 void ReserveSpawnSlots() {
@@ -619,6 +540,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   // (and with network mode none, network) namespaces. With `parent_reaps` it is our
   // parent's child (CLONE_PARENT): the reaper's. clone() without a new stack behaves
   // as fork() does.
+  c.report = child_report;
   const bool shared_table = c.shared_table_end > 0;
   unsigned long clone_flags =
       SIGCHLD | (parent_reaps ? CLONE_PARENT : 0) | (shared_table ? CLONE_FILES : 0);
@@ -626,18 +548,30 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     clone_flags |= CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                    (spec.isolation.network_none ? CLONE_NEWNET : 0);
   }
-  const pid_t pid =
-      isolate || parent_reaps || shared_table
-          ? static_cast<pid_t>(syscall(SYS_clone, clone_flags, nullptr, nullptr, nullptr, nullptr))
-          : fork();
+  // A child that shares our memory (see ChildStack) costs no copy of our page tables;
+  // it waits for `go` all the same.
+  std::optional<ChildStack> stack;
+  if (shared_table && MayShareMemory(c)) {
+    stack = ChildStack::Take();
+    if (!stack->ok())
+      stack.reset();  // no memory for it: forked
+  }
+  const pid_t pid = stack ? CloneSharingMemory(c, clone_flags, *stack) : CloneOrFork(clone_flags);
   if (pid < 0) {
     const int e = errno;
+    if (stack)
+      stack->Release();
     ReleaseSlots(slots, in_slots);
     close_pipes();
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0)
-    RunChild(c, child_report);
+    RunChild(c);
+  // On every return from here on: the child is gone, or past execve.
+  auto forget_child = [&] {
+    if (stack)
+      stack->ReleaseOnceGone(pid);
+  };
   if (shared_table) {
     // Not a descriptor closed until the child has its own table (one opened is
     // harmless: the child closes all it does not need before exec). Our own write end
@@ -646,6 +580,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     const absl::Status own = AwaitOwnTable(report[0], pid);
     ReleaseSlots(slots, in_slots);
     if (!own.ok()) {
+      forget_child();
       close_pipes();
       if (!parent_reaps)
         waitpid(pid, nullptr, 0);
@@ -676,6 +611,11 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     n = read(report[0], msg, sizeof msg - 1);
   } while (n < 0 && errno == EINTR);
   CloseIfOpen(report[0]);
+  if (n == 0 && stack) {
+    stack->Release();  // the end of the pipe: its copy closed at execve or exit
+    stack.reset();
+  }
+  forget_child();
   if (n > 0 || sent != 1) {
     // Our child is collected here; the reaper's child, by the reaper (journaled, and
     // matched to no task).

@@ -1,9 +1,12 @@
 #include "supervisor/process.h"
 
 #include <fcntl.h>
+#include <linux/kcmp.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -87,12 +90,18 @@ TEST_P(CgroupDescriptorsTest, EachGetsTheChildsJoin) {
     writes.push_back(fds[1]);
   }
   SpawnedProcess seen;
+  long shares_memory = -1;  // kcmp: 0 when the child's memory is ours
   auto p = SpawnProcess(Shell("exit 3"), -1, -1, writes, /*parent_reaps=*/false,
                         [&](const SpawnedProcess& sp) {
                           seen = sp;
+                          shares_memory = syscall(SYS_kcmp, getpid(), sp.pid, KCMP_VM, 0, 0);
                           return absl::OkStatus();
                         });
   ASSERT_TRUE(p.ok()) << p.status();
+  // Through the slots, the child shares our memory until execve (no page-table copy);
+  // forked, it has a copy.
+  ASSERT_GE(shares_memory, 0) << "kcmp: " << strerror(errno);
+  EXPECT_EQ(shares_memory == 0, GetParam() <= 11) << shares_memory;
   EXPECT_EQ(seen.pid, p->pid);
   EXPECT_EQ(seen.parent, getpid());
   EXPECT_EQ(seen.start_ticks, ReadProcessStat(p->pid).start_ticks);
@@ -117,6 +126,39 @@ TEST(SpawnProcessTest, AFailedRecordMeansTheTaskNeverRuns) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("disk full"), std::string::npos) << p.status();
   EXPECT_FALSE(std::ifstream(marker).good());
+}
+
+// A child that fails a step after the clone reports that step, and the next spawn (on
+// the same stack, when the child shared our memory) is unaffected.
+TEST(SpawnProcessTest, AFailedStepInTheChildIsReportedAndTheNextSpawnWorks) {
+  ReserveSpawnSlots();
+  for (int i = 0; i < 3; ++i) {
+    SpawnSpec bad = Shell("exit 0");
+    bad.cwd = "/nonexistent/dir";
+    auto p = SpawnProcess(bad, -1, -1);
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.status().message().find("chdir: No such file or directory"), std::string::npos)
+        << p.status();
+    auto good = SpawnProcess(Shell("exit 4"), -1, -1);
+    ASSERT_TRUE(good.ok()) << good.status();
+    EXPECT_EQ(WaitExit(good->pid), 4);
+  }
+}
+
+// The caller's handlers never run in the child: a signal the caller handles has its
+// default action on the task.
+TEST(SpawnProcessTest, TheTaskHasDefaultSignalActions) {
+  ReserveSpawnSlots();
+  struct sigaction handled = {};
+  handled.sa_handler = [](int) {};
+  struct sigaction old_usr1 = {};
+  ASSERT_EQ(sigaction(SIGUSR1, &handled, &old_usr1), 0);
+  auto p = SpawnProcess(Shell("kill -USR1 $$; exit 0"), -1, -1);
+  sigaction(SIGUSR1, &old_usr1, nullptr);
+  ASSERT_TRUE(p.ok()) << p.status();
+  int status = 0;
+  ASSERT_EQ(waitpid(p->pid, &status, 0), p->pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1) << status;
 }
 
 TEST(SpawnProcessTest, AMissingBinaryIsAnError) {
