@@ -316,8 +316,7 @@ namespace {
 
 // The child's first byte on the report pipe (1), or 0 if the child exited without
 // writing one, or -1 on error.
-ssize_t WaitReady(int report, int pid, char* ready) {
-  const int pidfd = PidfdOpen(pid);
+ssize_t WaitReady(int report, int pidfd, char* ready) {
   for (;;) {
     pollfd fds[2] = {{.fd = report, .events = POLLIN, .revents = 0},
                      {.fd = pidfd, .events = POLLIN, .revents = 0}};
@@ -332,27 +331,19 @@ ssize_t WaitReady(int report, int pid, char* ready) {
       do {
         got = read(report, ready, 1);
       } while (got < 0 && errno == EINTR);
-      if (pidfd >= 0)
-        close(pidfd);
       return got;
     }
-    if (fds[1].revents != 0) {
-      close(pidfd);
+    if (fds[1].revents != 0)
       return 0;
-    }
   }
-  const int e = errno;
-  if (pidfd >= 0)
-    close(pidfd);
-  errno = e;
   return -1;
 }
 
 // Once the child says it has its own descriptor table: OK; otherwise why it never will
 // (it failed to unshare, and its message follows the first byte, or it died).
-absl::Status AwaitOwnTable(int report, int pid) {
+absl::Status AwaitOwnTable(int report, int pidfd) {
   char ready = 0;
-  const ssize_t got = WaitReady(report, pid, &ready);
+  const ssize_t got = WaitReady(report, pidfd, &ready);
   if (got == 1 && ready == 'r')
     return absl::OkStatus();
   std::string text;
@@ -390,12 +381,15 @@ void ReleaseSlots(const SpawnSlots& slots, size_t& placed) {
   placed = 0;
 }
 
-// clone() without a new stack behaves as fork() does; fork() itself where no flag needs
-// clone.
-pid_t CloneOrFork(unsigned long flags) {
-  if (flags == SIGCHLD)
-    return fork();
-  return static_cast<pid_t>(syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr));
+// clone() without a new stack behaves as fork() does. `pidfd` receives a descriptor of
+// the child (CLONE_PIDFD; -1 where the kernel has none): unlike its pid, it can never
+// name another process, even once the child is gone and collected.
+pid_t CloneOrFork(unsigned long flags, int* pidfd) {
+  *pidfd = -1;
+  long pid = syscall(SYS_clone, flags | CLONE_PIDFD, nullptr, pidfd, nullptr, nullptr);
+  if (pid < 0 && errno == EINVAL)  // before Linux 5.2
+    pid = syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
+  return static_cast<pid_t>(pid);
 }
 
 // The stack of a child that shares our memory (CLONE_VM). The child runs on it from the
@@ -435,24 +429,18 @@ class ChildStack {
   }
 
   // Kills the child (which must never run its task from here) and releases the stack
-  // once it has exited.
-  void ReleaseOnceGone(int pid) {
-    const int pidfd = PidfdOpen(pid);
-    if (pidfd < 0) {
-      if (errno == ESRCH)
-        Release();  // exited and reaped already
-      base_ = nullptr;
-      return;
+  // once it has exited. Without a pidfd its end cannot be known: the stack stays.
+  void ReleaseOnceGone(int pidfd) {
+    if (pidfd >= 0) {
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      pollfd p = {.fd = pidfd, .events = POLLIN, .revents = 0};
+      int n;
+      do {
+        n = poll(&p, 1, -1);
+      } while (n < 0 && errno == EINTR);
+      if (n == 1)
+        Release();
     }
-    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-    pollfd p = {.fd = pidfd, .events = POLLIN, .revents = 0};
-    int n;
-    do {
-      n = poll(&p, 1, -1);
-    } while (n < 0 && errno == EINTR);
-    close(pidfd);
-    if (n == 1)
-      Release();
     base_ = nullptr;
   }
 
@@ -466,13 +454,16 @@ class ChildStack {
 // A child on `stack`, sharing our memory and descriptor table. Every signal is blocked
 // around the clone, so that none runs one of our handlers in the child; the child
 // resets them before it unblocks any.
-pid_t CloneSharingMemory(const ChildPlan& c, unsigned long flags, const ChildStack& stack) {
+pid_t CloneSharingMemory(const ChildPlan& c, unsigned long flags, const ChildStack& stack,
+                         int* pidfd) {
   sigset_t all;
   sigset_t old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM),
-                          const_cast<ChildPlan*>(&c));
+  *pidfd = -1;
+  const pid_t pid =
+      clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM | CLONE_PIDFD),
+            const_cast<ChildPlan*>(&c), pidfd);
   const int e = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   errno = e;
@@ -485,10 +476,77 @@ void ReserveSpawnSlots() {
   (void)Slots();
 }
 
-absl::StatusOr<SpawnedProcess> SpawnProcess(
-    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
+// Everything a spawn holds from the clone until the child is past execve: the child
+// reads the spec and the plan (on our memory, when it shares it) until then.
+struct PendingSpawn::State {
+  SpawnSpec spec;
+  ChildPlan plan;
+  std::vector<int> cgroup_fds;  // the caller's numbers
+  std::vector<int> slotted_cgroup_fds;
+  std::optional<ChildStack> stack;
+  int report = -1;  // read end
+  int pidfd = -1;   // the child's, from the clone
+  bool parent_reaps = false;
+  SpawnedProcess process;
+  bool finished = false;
+};
+
+PendingSpawn::PendingSpawn(std::unique_ptr<State> state) : s_(std::move(state)) {}
+
+PendingSpawn::~PendingSpawn() {
+  if (!s_->finished)
+    (void)Finish();
+  CloseIfOpen(s_->pidfd);
+}
+
+const SpawnedProcess& PendingSpawn::process() const {
+  return s_->process;
+}
+
+int PendingSpawn::ready_fd() const {
+  return s_->report;
+}
+
+absl::StatusOr<SpawnedProcess> PendingSpawn::Finish() {
+  State& s = *s_;
+  if (s.finished)
+    return absl::FailedPreconditionError("spawn already finished");
+  s.finished = true;
+  char msg[256];
+  ssize_t n;
+  do {
+    n = read(s.report, msg, sizeof msg - 1);
+  } while (n < 0 && errno == EINTR);
+  CloseIfOpen(s.report);
+  const int pid = s.process.pid;
+  if (n == 0 && s.stack) {
+    s.stack->Release();  // the end of the pipe: its copy closed at execve or exit
+    s.stack.reset();
+  }
+  if (s.stack)
+    s.stack->ReleaseOnceGone(s.pidfd);
+  if (n == 0)
+    return s.process;
+  // Our child is collected here; the reaper's child, by the reaper (journaled, and
+  // matched to no task).
+  if (!s.parent_reaps)
+    waitpid(pid, nullptr, 0);
+  if (n < 0)
+    return absl::InternalError("failed to start the task: " + Errno(errno));
+  return absl::FailedPreconditionError("failed to start \"" + s.plan.path +
+                                       "\": " + std::string(msg, static_cast<size_t>(n)));
+}
+
+absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
+    const SpawnSpec& spec_in, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds_in,
     bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
-  ChildPlan c;
+  auto state = std::make_unique<PendingSpawn::State>();
+  state->spec = spec_in;
+  state->cgroup_fds = cgroup_fds_in;
+  state->parent_reaps = parent_reaps;
+  const SpawnSpec& spec = state->spec;
+  const std::vector<int>& cgroup_fds = state->cgroup_fds;
+  ChildPlan& c = state->plan;
   c.stdout_fd = stdout_fd;
   c.stderr_fd = stderr_fd;
   c.cgroup_fds = &cgroup_fds;
@@ -520,7 +578,6 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
       needed.push_back(fd);
   }
   needed.insert(needed.end(), cgroup_fds.begin(), cgroup_fds.end());
-  std::vector<int> slotted_cgroup_fds;
   size_t in_slots = PlaceInSlots(slots, needed);
   if (in_slots > 0) {
     auto slot_of = [&](int fd) {
@@ -532,8 +589,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     c.stdout_fd = slot_of(stdout_fd);
     c.stderr_fd = slot_of(stderr_fd);
     for (int fd : cgroup_fds)
-      slotted_cgroup_fds.push_back(slot_of(fd));
-    c.cgroup_fds = &slotted_cgroup_fds;
+      state->slotted_cgroup_fds.push_back(slot_of(fd));
+    c.cgroup_fds = &state->slotted_cgroup_fds;
     c.shared_table_end = slots.end;
   }
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
@@ -550,13 +607,15 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   // A child that shares our memory (see ChildStack) costs no copy of our page tables;
   // it waits for `go` all the same.
-  std::optional<ChildStack> stack;
+  std::optional<ChildStack>& stack = state->stack;
   if (shared_table && MayShareMemory(c)) {
     stack = ChildStack::Take();
     if (!stack->ok())
       stack.reset();  // no memory for it: forked
   }
-  const pid_t pid = stack ? CloneSharingMemory(c, clone_flags, *stack) : CloneOrFork(clone_flags);
+  int& pidfd = state->pidfd;
+  const pid_t pid =
+      stack ? CloneSharingMemory(c, clone_flags, *stack, &pidfd) : CloneOrFork(clone_flags, &pidfd);
   if (pid < 0) {
     const int e = errno;
     if (stack)
@@ -567,23 +626,24 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   if (pid == 0)
     RunChild(c);
-  // On every return from here on: the child is gone, or past execve.
+  // Every return from here on leaves the child gone, or released with its stack kept.
   auto forget_child = [&] {
     if (stack)
-      stack->ReleaseOnceGone(pid);
+      stack->ReleaseOnceGone(pidfd);
+    CloseIfOpen(pidfd);
+    if (!parent_reaps)
+      waitpid(pid, nullptr, 0);
   };
   if (shared_table) {
     // Not a descriptor closed until the child has its own table (one opened is
     // harmless: the child closes all it does not need before exec). Our own write end
     // of the report pipe is the child's too until then, so a child that dies before it
     // says "r" is seen through its pidfd, not as the end of the pipe.
-    const absl::Status own = AwaitOwnTable(report[0], pid);
+    const absl::Status own = AwaitOwnTable(report[0], pidfd);
     ReleaseSlots(slots, in_slots);
     if (!own.ok()) {
-      forget_child();
       close_pipes();
-      if (!parent_reaps)
-        waitpid(pid, nullptr, 0);
+      forget_child();
       return own;
     }
   }
@@ -591,7 +651,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   CloseIfOpen(go[0]);
   // Alive until it reads `go`: its start time names this process, not a later one
   // with the same pid.
-  SpawnedProcess p;
+  SpawnedProcess& p = state->process;
   p.pid = pid;
   const ProcessStat stat = ReadProcessStat(pid);
   p.start_ticks = stat.start_ticks;
@@ -605,31 +665,25 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   const int send_errno = errno;
   CloseIfOpen(go[1]);  // without a byte: the child exits at once
-  char msg[256];
-  ssize_t n;
-  do {
-    n = read(report[0], msg, sizeof msg - 1);
-  } while (n < 0 && errno == EINTR);
-  CloseIfOpen(report[0]);
-  if (n == 0 && stack) {
-    stack->Release();  // the end of the pipe: its copy closed at execve or exit
-    stack.reset();
-  }
-  forget_child();
-  if (n > 0 || sent != 1) {
-    // Our child is collected here; the reaper's child, by the reaper (journaled, and
-    // matched to no task).
-    int status = 0;
-    if (!parent_reaps)
-      waitpid(pid, &status, 0);
+  if (sent != 1) {
+    // The child sees the end of `go` and exits without running anything.
+    close_pipes();
+    forget_child();
     if (!recorded.ok())
       return recorded;
-    if (sent != 1)
-      return absl::InternalError("failed to start the task: " + Errno(send_errno));
-    return absl::FailedPreconditionError("failed to start \"" + c.path +
-                                         "\": " + std::string(msg, static_cast<size_t>(n)));
+    return absl::InternalError("failed to start the task: " + Errno(send_errno));
   }
-  return p;
+  state->report = report[0];
+  return std::make_unique<PendingSpawn>(std::move(state));
+}
+
+absl::StatusOr<SpawnedProcess> SpawnProcess(
+    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
+    bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
+  auto pending = BeginSpawn(spec, stdout_fd, stderr_fd, cgroup_fds, parent_reaps, before_run);
+  if (!pending.ok())
+    return pending.status();
+  return (*pending)->Finish();
 }
 
 }  // namespace drover::supervisor
