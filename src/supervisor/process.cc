@@ -461,9 +461,11 @@ pid_t CloneSharingMemory(const ChildPlan& c, unsigned long flags, const ChildSta
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   *pidfd = -1;
-  const pid_t pid =
-      clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM | CLONE_PIDFD),
-            const_cast<ChildPlan*>(&c), pidfd);
+  auto* plan = const_cast<ChildPlan*>(&c);
+  pid_t pid = clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM | CLONE_PIDFD),
+                    plan, pidfd);
+  if (pid < 0 && errno == EINVAL)  // before Linux 5.2
+    pid = clone(&RunChildEntry, stack.top(), static_cast<int>(flags | CLONE_VM), plan);
   const int e = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   errno = e;
