@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -286,6 +289,42 @@ TEST_F(SupervisorTest, StartFailuresAreClearErrors) {
       << r.status();
   // Only the control task was recorded.
   EXPECT_EQ(List(client_).size(), 1u);
+}
+
+// Many spawns sent at once are each answered, each quick task's exit is reported, and a
+// child that fails its setup after the clone is no task: an error, and no exit.
+TEST_F(SupervisorTest, ManySpawnsAtOnceAreEachAnsweredAndTheirExitsReported) {
+  constexpr int kTasks = 20;
+  std::map<std::string, int> exit_codes;
+  client_.on_exit = [&](const TaskInfo& t) {
+    exit_codes[t.task_id] = t.exit ? t.exit->exit_code : -1;
+  };
+  std::vector<std::optional<absl::StatusOr<TaskInfo>>> replies(kTasks + 1);
+  for (int i = 0; i <= kTasks; ++i) {
+    SpawnSpec spec = Spec("q" + std::to_string(i), {"exit", "7"});
+    if (i == kTasks)
+      spec.cwd = (dir_.path() / "no-such-dir").string();  // fails after the clone
+    asio::co_spawn(
+        io_,
+        [&, spec, i]() -> asio::awaitable<void> {
+          replies[i].emplace(co_await client_.Spawn(spec));
+          if (replies[i]->ok())
+            started_pids_.push_back((*replies[i])->pid);
+        },
+        asio::detached);
+  }
+  ASSERT_TRUE(RunUntil([&] {
+    return std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
+  }));
+  for (int i = 0; i < kTasks; ++i)
+    ASSERT_TRUE(replies[i]->ok()) << i << ": " << replies[i]->status();
+  EXPECT_NE(replies[kTasks]->status().message().find("chdir"), std::string::npos)
+      << replies[kTasks]->status();
+  ASSERT_TRUE(RunUntil([&] { return exit_codes.size() >= kTasks; }));
+  for (int i = 0; i < kTasks; ++i)
+    EXPECT_EQ(exit_codes["q" + std::to_string(i)], 7) << i;
+  EXPECT_FALSE(exit_codes.contains("q" + std::to_string(kTasks)));
+  EXPECT_EQ(List(client_).size(), static_cast<size_t>(kTasks));
 }
 
 TEST_F(SupervisorTest, AMalformedFrameClosesOnlyItsConnection) {
