@@ -162,8 +162,25 @@ void DropCredentials(const ChildPlan& c) {
 
 }  // namespace
 
+namespace {
+
+// Whether our own oom_score_adj is 0, what the child sets for the task. Linux keeps
+// oom_score_adj equal across processes sharing an mm (other than a vfork child): a
+// CLONE_VM child setting 0 would set the supervisor's -1000 to 0 as well.
+bool OwnOomScoreAdjIsZero() {
+  char buf[16] = {};
+  const int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return n > 0 && std::strncmp(buf, "0\n", 2) == 0;
+}
+
+}  // namespace
+
 bool MayShareMemory(const ChildPlan& c) {
-  return raw::kAvailable && !c.isolation && c.hardening == nullptr;
+  return raw::kAvailable && !c.isolation && c.hardening == nullptr && OwnOomScoreAdjIsZero();
 }
 
 void RunChild(const ChildPlan& c) {

@@ -58,6 +58,9 @@ struct ChildPlan {
 // Whether a child for `c` may share the parent's memory (CLONE_VM): its steps are then
 // all made through raw system calls, which write no errno and allocate nothing. Tasks
 // with isolation or hardening go through libc calls (mounts, seccomp) and are forked.
+// So is every task while the caller's oom_score_adj is not 0 (a supervisor that could
+// lower its own to -1000): the child's reset of the task's to 0 would reach the
+// caller's too, which Linux keeps equal across processes sharing memory.
 bool MayShareMemory(const ChildPlan& c);
 
 // The child, from the clone to execve. Reports a failed step on `c.report` and exits
