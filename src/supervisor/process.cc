@@ -478,128 +478,96 @@ void ReserveSpawnSlots() {
   (void)Slots();
 }
 
-// Everything a spawn holds from the clone until the child is past execve: the child
-// reads the spec and the plan (on our memory, when it shares it) until then.
-struct PendingSpawn::State {
-  SpawnSpec spec;
-  ChildPlan plan;
-  std::vector<int> cgroup_fds;  // the caller's numbers
-  std::vector<int> slotted_cgroup_fds;
-  std::optional<ChildStack> stack;
-  int report = -1;  // read end
-  int pidfd = -1;   // the child's, from the clone
-  bool parent_reaps = false;
-  SpawnedProcess process;
-  bool finished = false;
+namespace {
+
+// The two pipes between SpawnProcess and its child: `report` (the child's "r", then a
+// failed step's message; its end means execve or exit) and `go` (see ChildPlan).
+struct SpawnPipes {
+  int report[2] = {-1, -1};
+  int go[2] = {-1, -1};
+
+  void Close() {
+    for (int* fd : {&report[0], &report[1], &go[0], &go[1]})
+      CloseIfOpen(*fd);
+  }
 };
 
-PendingSpawn::PendingSpawn(std::unique_ptr<State> state) : s_(std::move(state)) {}
-
-PendingSpawn::~PendingSpawn() {
-  if (!s_->finished)
-    (void)Finish();
-  CloseIfOpen(s_->pidfd);
+// Duplicates what the child needs into the low slots (see SpawnSlots) and gives `c`
+// their numbers. Returns how many slots hold something: 0 when they do not fit (the
+// child then copies the whole table).
+size_t MoveIntoSlots(const SpawnSlots& slots, const SpawnPipes& pipes,
+                     const std::vector<int>& cgroup_fds, std::vector<int>& slotted_cgroup_fds,
+                     ChildPlan& c) {
+  std::vector<int> needed = {pipes.report[1], pipes.go[0], pipes.go[1]};
+  for (int fd : {c.stdout_fd, c.stderr_fd}) {
+    if (fd >= 0)
+      needed.push_back(fd);
+  }
+  needed.insert(needed.end(), cgroup_fds.begin(), cgroup_fds.end());
+  const size_t placed = PlaceInSlots(slots, needed);
+  if (placed == 0)
+    return 0;
+  auto slot_of = [&](int fd) {
+    return fd < 0 ? -1 : slots.fds[std::find(needed.begin(), needed.end(), fd) - needed.begin()];
+  };
+  c.report = slot_of(pipes.report[1]);
+  c.go_fd = slot_of(pipes.go[0]);
+  c.go_write_fd = slot_of(pipes.go[1]);
+  c.stdout_fd = slot_of(c.stdout_fd);
+  c.stderr_fd = slot_of(c.stderr_fd);
+  for (int fd : cgroup_fds)
+    slotted_cgroup_fds.push_back(slot_of(fd));
+  c.cgroup_fds = &slotted_cgroup_fds;
+  c.shared_table_end = slots.end;
+  return placed;
 }
 
-const SpawnedProcess& PendingSpawn::process() const {
-  return s_->process;
-}
-
-int PendingSpawn::ready_fd() const {
-  return s_->report;
-}
-
-absl::StatusOr<SpawnedProcess> PendingSpawn::Finish() {
-  State& s = *s_;
-  if (s.finished)
-    return absl::FailedPreconditionError("spawn already finished");
-  s.finished = true;
+// After `go`: OK once the child is past execve (the end of the report pipe, its copy
+// closed at exec), else the step it failed, as it reported it.
+absl::Status AwaitExec(int report, const std::string& path) {
   char msg[256];
   ssize_t n;
   do {
-    n = read(s.report, msg, sizeof msg - 1);
+    n = read(report, msg, sizeof msg - 1);
   } while (n < 0 && errno == EINTR);
-  CloseIfOpen(s.report);
-  const int pid = s.process.pid;
-  if (n == 0 && s.stack) {
-    s.stack->Release();  // the end of the pipe: its copy closed at execve or exit
-    s.stack.reset();
-  }
-  if (s.stack)
-    s.stack->ReleaseOnceGone(s.pidfd);
   if (n == 0)
-    return s.process;
-  // Our child is collected here; the reaper's child, by the reaper (journaled, and
-  // matched to no task).
-  if (!s.parent_reaps)
-    waitpid(pid, nullptr, 0);
+    return absl::OkStatus();
   if (n < 0)
     return absl::InternalError("failed to start the task: " + Errno(errno));
-  return absl::FailedPreconditionError("failed to start \"" + s.plan.path +
+  return absl::FailedPreconditionError("failed to start \"" + path +
                                        "\": " + std::string(msg, static_cast<size_t>(n)));
 }
 
-absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
-    const SpawnSpec& spec_in, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds_in,
+}  // namespace
+
+absl::StatusOr<SpawnedProcess> SpawnProcess(
+    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
     bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
-  auto state = std::make_unique<PendingSpawn::State>();
-  state->spec = spec_in;
-  state->cgroup_fds = cgroup_fds_in;
-  state->parent_reaps = parent_reaps;
-  const SpawnSpec& spec = state->spec;
-  const std::vector<int>& cgroup_fds = state->cgroup_fds;
-  ChildPlan& c = state->plan;
+  // The child reads `c` (on our memory, when it shares it) until it is past execve: every
+  // return below comes after that, or after the child is gone.
+  ChildPlan c;
   c.stdout_fd = stdout_fd;
   c.stderr_fd = stderr_fd;
   c.cgroup_fds = &cgroup_fds;
   if (absl::Status s = PlanChild(spec, c); !s.ok())
     return s;
   const bool isolate = spec.isolation.enabled;
-  int report[2] = {-1, -1};
-  int go[2] = {-1, -1};
-  if (pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
+  SpawnPipes pipes;
+  if (pipe2(pipes.report, O_CLOEXEC) != 0 || pipe2(pipes.go, O_CLOEXEC) != 0) {
     const int e = errno;
-    CloseIfOpen(report[0]);
-    CloseIfOpen(report[1]);
+    pipes.Close();
     return absl::InternalError("failed to create a pipe: " + Errno(e));
   }
-  c.go_fd = go[0];
-  c.go_write_fd = go[1];
-  c.go_write_original = go[1];
-  auto close_pipes = [&] {
-    for (int fd : {report[0], report[1], go[0], go[1]})
-      CloseIfOpen(fd);
-  };
-  int child_report = report[1];
-  // The child's descriptors in the low slots (see SpawnSlots), when they fit; otherwise
-  // a fork that copies every descriptor.
+  c.report = pipes.report[1];
+  c.go_fd = pipes.go[0];
+  c.go_write_fd = pipes.go[1];
+  c.go_write_original = pipes.go[1];
   const SpawnSlots& slots = Slots();
-  std::vector<int> needed = {report[1], go[0], go[1]};
-  for (int fd : {stdout_fd, stderr_fd}) {
-    if (fd >= 0)
-      needed.push_back(fd);
-  }
-  needed.insert(needed.end(), cgroup_fds.begin(), cgroup_fds.end());
-  size_t in_slots = PlaceInSlots(slots, needed);
-  if (in_slots > 0) {
-    auto slot_of = [&](int fd) {
-      return fd < 0 ? -1 : slots.fds[std::find(needed.begin(), needed.end(), fd) - needed.begin()];
-    };
-    child_report = slot_of(report[1]);
-    c.go_fd = slot_of(go[0]);
-    c.go_write_fd = slot_of(go[1]);
-    c.stdout_fd = slot_of(stdout_fd);
-    c.stderr_fd = slot_of(stderr_fd);
-    for (int fd : cgroup_fds)
-      state->slotted_cgroup_fds.push_back(slot_of(fd));
-    c.cgroup_fds = &state->slotted_cgroup_fds;
-    c.shared_table_end = slots.end;
-  }
+  std::vector<int> slotted_cgroup_fds;
+  size_t in_slots = MoveIntoSlots(slots, pipes, cgroup_fds, slotted_cgroup_fds, c);
   // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
   // (and with network mode none, network) namespaces. With `parent_reaps` it is our
-  // parent's child (CLONE_PARENT): the reaper's. clone() without a new stack behaves
-  // as fork() does.
-  c.report = child_report;
+  // parent's child (CLONE_PARENT): the reaper's.
   const bool shared_table = c.shared_table_end > 0;
   unsigned long clone_flags =
       SIGCHLD | (parent_reaps ? CLONE_PARENT : 0) | (shared_table ? CLONE_FILES : 0);
@@ -609,13 +577,13 @@ absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
   }
   // A child that shares our memory (see ChildStack) costs no copy of our page tables;
   // it waits for `go` all the same.
-  std::optional<ChildStack>& stack = state->stack;
+  std::optional<ChildStack> stack;
   if (shared_table && MayShareMemory(c)) {
     stack = ChildStack::Take();
     if (!stack->ok())
       stack.reset();  // no memory for it: forked
   }
-  int& pidfd = state->pidfd;
+  int pidfd = -1;
   const pid_t pid =
       stack ? CloneSharingMemory(c, clone_flags, *stack, &pidfd) : CloneOrFork(clone_flags, &pidfd);
   if (pid < 0) {
@@ -623,12 +591,14 @@ absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
     if (stack)
       stack->Release();
     ReleaseSlots(slots, in_slots);
-    close_pipes();
+    pipes.Close();
     return absl::InternalError(std::string(isolate ? "clone" : "fork") + ": " + Errno(e));
   }
   if (pid == 0)
     RunChild(c);
-  // Every return from here on leaves the child gone, or released with its stack kept.
+  // The child, gone: killed if it may still be running (it must never run its task from
+  // here), then its stack released and our own child collected. (The reaper's child
+  // is collected by the reaper: journaled, and matched to no task.)
   auto forget_child = [&] {
     if (stack)
       stack->ReleaseOnceGone(pidfd);
@@ -641,19 +611,19 @@ absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
     // harmless: the child closes all it does not need before exec). Our own write end
     // of the report pipe is the child's too until then, so a child that dies before it
     // says "r" is seen through its pidfd, not as the end of the pipe.
-    const absl::Status own = AwaitOwnTable(report[0], pidfd);
+    const absl::Status own = AwaitOwnTable(pipes.report[0], pidfd);
     ReleaseSlots(slots, in_slots);
     if (!own.ok()) {
-      close_pipes();
+      pipes.Close();
       forget_child();
       return own;
     }
   }
-  CloseIfOpen(report[1]);
-  CloseIfOpen(go[0]);
+  CloseIfOpen(pipes.report[1]);
+  CloseIfOpen(pipes.go[0]);
   // Alive until it reads `go`: its start time names this process, not a later one
   // with the same pid.
-  SpawnedProcess& p = state->process;
+  SpawnedProcess p;
   p.pid = pid;
   const ProcessStat stat = ReadProcessStat(pid);
   p.start_ticks = stat.start_ticks;
@@ -662,30 +632,28 @@ absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
   ssize_t sent = -1;
   if (recorded.ok()) {
     do {
-      sent = write(go[1], "g", 1);
+      sent = write(pipes.go[1], "g", 1);
     } while (sent < 0 && errno == EINTR);
   }
   const int send_errno = errno;
-  CloseIfOpen(go[1]);  // without a byte: the child exits at once
+  CloseIfOpen(pipes.go[1]);  // without a byte: the child exits at once
   if (sent != 1) {
-    // The child sees the end of `go` and exits without running anything.
-    close_pipes();
+    pipes.Close();
     forget_child();
     if (!recorded.ok())
       return recorded;
     return absl::InternalError("failed to start the task: " + Errno(send_errno));
   }
-  state->report = report[0];
-  return std::make_unique<PendingSpawn>(std::move(state));
-}
-
-absl::StatusOr<SpawnedProcess> SpawnProcess(
-    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
-    bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
-  auto pending = BeginSpawn(spec, stdout_fd, stderr_fd, cgroup_fds, parent_reaps, before_run);
-  if (!pending.ok())
-    return pending.status();
-  return (*pending)->Finish();
+  const absl::Status exec = AwaitExec(pipes.report[0], c.path);
+  pipes.Close();
+  if (!exec.ok()) {
+    forget_child();
+    return exec;
+  }
+  if (stack)
+    stack->Release();
+  CloseIfOpen(pidfd);
+  return p;
 }
 
 }  // namespace drover::supervisor

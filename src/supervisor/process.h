@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,34 +65,5 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
     const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds = {},
     bool parent_reaps = false,
     const std::function<absl::Status(const SpawnedProcess&)>& before_run = nullptr);
-
-// SpawnProcess in two steps: BeginSpawn returns once the task is recorded (`before_run`)
-// and its child released; the child then reaches execve, or fails a step of its setup,
-// which Finish reports. (The server answers spawns synchronously: answering them once
-// ready_fd turned readable, while serving the next, made a 1,000-task burst no faster.)
-class PendingSpawn {
- public:
-  struct State;
-  explicit PendingSpawn(std::unique_ptr<State> state);
-  // Finishes first (waiting for the child) if Finish was not called: the child may be
-  // using what this holds until it execs.
-  ~PendingSpawn();
-  PendingSpawn(const PendingSpawn&) = delete;
-  PendingSpawn& operator=(const PendingSpawn&) = delete;
-
-  const SpawnedProcess& process() const;
-  // Readable once the child has reached execve or given up.
-  int ready_fd() const;
-  // How the start went: the process, or why the task did not start (its child then
-  // exited 127 without running it). Waits for ready_fd if it is not readable yet. Once.
-  absl::StatusOr<SpawnedProcess> Finish();
-
- private:
-  std::unique_ptr<State> s_;
-};
-
-absl::StatusOr<std::unique_ptr<PendingSpawn>> BeginSpawn(
-    const SpawnSpec& spec, int stdout_fd, int stderr_fd, const std::vector<int>& cgroup_fds,
-    bool parent_reaps, const std::function<absl::Status(const SpawnedProcess&)>& before_run);
 
 }  // namespace drover::supervisor
