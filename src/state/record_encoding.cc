@@ -82,12 +82,17 @@ void AppendMsgpack(const codec::Json& j, std::vector<uint8_t>& out) {
 }
 
 // The MessagePack of the last few jobs' JSON, per thread. An entry is valid while its
-// job lives: no other job can have its address until then.
+// job lives: no other job can have its address until then. A gone job's bytes are
+// dropped at the next lookup, not kept until the entry is reused.
 class JobBytesCache {
  public:
   const std::vector<uint8_t>& Get(const std::shared_ptr<const model::Job>& job) {
     for (Entry& e : entries_) {
-      if (e.raw == job.get() && !e.owner.expired())
+      if (e.owner.expired()) {
+        e = Entry{};
+        continue;
+      }
+      if (e.raw == job.get())
         return e.bytes;
     }
     Entry& e = entries_[next_];

@@ -125,5 +125,4 @@ std::unique_ptr<StateDb> NewNoopStateDb();
 // Every write fails with `error`; reads find nothing (fault tests).
 absl::StatusOr<std::unique_ptr<StateDb>> NewFailingStateDb(absl::Status error);
 
-
 }  // namespace drover::state
