@@ -538,6 +538,40 @@ absl::Status AwaitExec(int report, const std::string& path) {
                                        "\": " + std::string(msg, static_cast<size_t>(n)));
 }
 
+// An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
+// (and with network mode none, network) namespaces. With `parent_reaps` it is our
+// parent's child (CLONE_PARENT): the reaper's.
+unsigned long CloneFlags(const SpawnSpec& spec, bool parent_reaps, bool shared_table) {
+  unsigned long flags =
+      SIGCHLD | (parent_reaps ? CLONE_PARENT : 0) | (shared_table ? CLONE_FILES : 0);
+  if (spec.isolation.enabled) {
+    flags |= CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+             (spec.isolation.network_none ? CLONE_NEWNET : 0);
+  }
+  return flags;
+}
+
+// The child's identity, read while it waits for `go` (so its start time names this
+// process, not a later one with the same pid), recorded by `before_run`, and then `go`
+// sent. Its identity once it may run; otherwise why not (it then exits unrun).
+absl::StatusOr<SpawnedProcess> RecordAndRelease(
+    int pid, int go_write, const std::function<absl::Status(const SpawnedProcess&)>& before_run) {
+  SpawnedProcess p;
+  p.pid = pid;
+  const ProcessStat stat = ReadProcessStat(pid);
+  p.start_ticks = stat.start_ticks;
+  p.parent = stat.parent;
+  if (absl::Status recorded = before_run ? before_run(p) : absl::OkStatus(); !recorded.ok())
+    return recorded;
+  ssize_t sent;
+  do {
+    sent = write(go_write, "g", 1);
+  } while (sent < 0 && errno == EINTR);
+  if (sent != 1)
+    return absl::InternalError("failed to start the task: " + Errno(errno));
+  return p;
+}
+
 }  // namespace
 
 absl::StatusOr<SpawnedProcess> SpawnProcess(
@@ -565,16 +599,8 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   const SpawnSlots& slots = Slots();
   std::vector<int> slotted_cgroup_fds;
   size_t in_slots = MoveIntoSlots(slots, pipes, cgroup_fds, slotted_cgroup_fds, c);
-  // An isolated task is pid 1 of a new pid namespace, with its own mount, ipc and uts
-  // (and with network mode none, network) namespaces. With `parent_reaps` it is our
-  // parent's child (CLONE_PARENT): the reaper's.
   const bool shared_table = c.shared_table_end > 0;
-  unsigned long clone_flags =
-      SIGCHLD | (parent_reaps ? CLONE_PARENT : 0) | (shared_table ? CLONE_FILES : 0);
-  if (isolate) {
-    clone_flags |= CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                   (spec.isolation.network_none ? CLONE_NEWNET : 0);
-  }
+  const unsigned long clone_flags = CloneFlags(spec, parent_reaps, shared_table);
   // A child that shares our memory (see ChildStack) costs no copy of our page tables;
   // it waits for `go` all the same.
   std::optional<ChildStack> stack;
@@ -621,28 +647,12 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   }
   CloseIfOpen(pipes.report[1]);
   CloseIfOpen(pipes.go[0]);
-  // Alive until it reads `go`: its start time names this process, not a later one
-  // with the same pid.
-  SpawnedProcess p;
-  p.pid = pid;
-  const ProcessStat stat = ReadProcessStat(pid);
-  p.start_ticks = stat.start_ticks;
-  p.parent = stat.parent;
-  const absl::Status recorded = before_run ? before_run(p) : absl::OkStatus();
-  ssize_t sent = -1;
-  if (recorded.ok()) {
-    do {
-      sent = write(pipes.go[1], "g", 1);
-    } while (sent < 0 && errno == EINTR);
-  }
-  const int send_errno = errno;
+  const absl::StatusOr<SpawnedProcess> p = RecordAndRelease(pid, pipes.go[1], before_run);
   CloseIfOpen(pipes.go[1]);  // without a byte: the child exits at once
-  if (sent != 1) {
+  if (!p.ok()) {
     pipes.Close();
     forget_child();
-    if (!recorded.ok())
-      return recorded;
-    return absl::InternalError("failed to start the task: " + Errno(send_errno));
+    return p.status();
   }
   const absl::Status exec = AwaitExec(pipes.report[0], c.path);
   pipes.Close();
@@ -653,7 +663,7 @@ absl::StatusOr<SpawnedProcess> SpawnProcess(
   if (stack)
     stack->Release();
   CloseIfOpen(pidfd);
-  return p;
+  return *p;
 }
 
 }  // namespace drover::supervisor
