@@ -80,7 +80,8 @@ long Dup2(int from, int to) {
   return Call(SYS_dup3, from, to, 0);
 }
 
-// Closes every descriptor from `low` up, but `keep`.
+// Closes every descriptor from `low` up, but `keep`: common::CloseDescriptorsFrom
+// through raw calls.
 void CloseFrom(int low, int keep) {
   auto close_range = [](unsigned first, unsigned last) {
     return first > last || Call(SYS_close_range, first, last, 0) == 0;
@@ -180,6 +181,10 @@ bool OwnOomScoreAdjIsZero() {
 }  // namespace
 
 bool MayShareMemory(const ChildPlan& c) {
+  // The one libc function such a child may call (ChildFail), bound here: the binary is
+  // lazily bound, and a first call would run the dynamic linker's resolver in the child.
+  static const char* const kBound = strerrordesc_np(0);
+  (void)kBound;
   return raw::kAvailable && !c.isolation && c.hardening == nullptr && OwnOomScoreAdjIsZero();
 }
 
