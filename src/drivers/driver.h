@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 
 #include "common/asio.h"
+#include "common/async_semaphore.h"
 #include "common/clock.h"
 #include "common/signals.h"
 #include "model/usage.h"
@@ -182,6 +183,13 @@ class Driver {
     (void)exited_after;
     return std::nullopt;
   }
+  // Bounds how many of this driver's tasks are being prepared and started at once: a
+  // task runner holds one permit from its prestart hooks until StartTask answers. Null:
+  // no bound. A driver whose starts queue behind one another (the supervisor spawns
+  // one at a time) gives one, so that a burst of starts does not hold every task's
+  // prepared environment and request in memory while it waits for its turn. A driver
+  // whose start may take long (an image pull) gives none: it would hold up the others.
+  virtual common::AsyncSemaphore* start_slots() { return nullptr; }
   // Starts the task. Errors are unrecoverable unless marked with RecoverableError().
   virtual asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) = 0;
   // Completes when the task has exited (at once if it already has). NotFound for an

@@ -499,6 +499,16 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     // gone, its Terminated event kept), but not what came next: decide now, as then.
     const std::optional<drivers::ExitResult> ended = std::exchange(restored_exit_, std::nullopt);
     absl::Status prestart = absl::OkStatus();
+    common::AsyncSemaphore::Permit start_slot;  // held until the driver answers the start
+    if (!ended && config_.driver != nullptr && config_.driver->start_slots() != nullptr) {
+      auto acquire = config_.driver->start_slots()->Acquire();
+      auto slot = co_await (std::move(acquire) || kill_->Wait() || shutdown_->Wait());
+      if (slot.index() == 2)
+        co_return LoopEnd::kShutdown;
+      if (slot.index() == 1)
+        break;
+      start_slot = std::move(std::get<0>(slot));
+    }
     if (!ended)
       prestart = co_await Prestart();  // (not in a conditional: GCC 12, development.md)
     if (shutdown_->cancelled())
@@ -508,6 +518,7 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     if (ended) {
       tracker_.SetExitResult(*ended);
     } else if (!prestart.ok() && !restored_handle_) {
+      start_slot.Release();
       tracker_.SetStartError(prestart);
     } else {
       // (A re-attached task is already running: a prestart failure was reported as an
@@ -534,6 +545,7 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       // The environment served this start only (prestart builds it anew for the next):
       // a running task does not keep its copy of the agent's environment.
       env_.reset();
+      start_slot.Release();
       if (!started.ok()) {
         const std::string msg = std::string(started.status().message());
         EmitEvent(model::TaskEvent(model::kEventDriverFailure, Now()).SetDriverError(msg));

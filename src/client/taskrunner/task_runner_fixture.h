@@ -22,6 +22,8 @@ class TaskRunnerTest : public ::testing::Test {
       std::shared_ptr<const model::Allocation> alloc,
       std::function<std::vector<TaskHookPtr>()> extra_hooks = nullptr) {
     alloc_ = alloc;
+    if (alloc_dir_ != nullptr)
+      earlier_dirs_.push_back(std::move(alloc_dir_));  // an earlier runner's, still in use
     alloc_dir_ = std::make_unique<allocdir::AllocDir>(dir_.path(), alloc->id);
     EXPECT_TRUE(alloc_dir_->Build().ok());
     TaskRunnerConfig c;
@@ -62,6 +64,7 @@ class TaskRunnerTest : public ::testing::Test {
   model::Node node_;
   std::shared_ptr<const model::Allocation> alloc_;
   std::unique_ptr<allocdir::AllocDir> alloc_dir_;
+  std::vector<std::unique_ptr<allocdir::AllocDir>> earlier_dirs_;
   int state_changes_ = 0;
   int local_state_changes_ = 0;
   std::function<asio::awaitable<void>()> wait_servers_contacted_;

@@ -174,5 +174,42 @@ TEST_F(TaskRunnerTest, KillWaitsShutdownDelayBeforeStopping) {
             "Waiting for shutdown_delay of 10s before killing the task.");
 }
 
+TEST_F(TaskRunnerTest, TheDriversStartSlotsBoundHowManyTasksStartAtOnce) {
+  driver_.LimitStarts(1);
+  auto a = Make(MakeAlloc({MockTask("t", {{"start_block_for", "10s"}, {"run_for", "1h"}})}));
+  auto b = Make(MakeAlloc({MockTask("t", {{"start_block_for", "10s"}, {"run_for", "1h"}})}));
+  const common::Time t0 = clock_.Now();
+  Start(*a);
+  Start(*b);
+  ASSERT_TRUE(RunUntil([&] { return driver_.start_slots()->waiting() == 1; }));
+  // b waits for a's slot before its prestart: it has not even set up yet.
+  EXPECT_EQ(EventTypes(b->state()), (Types{"Received"}));
+  EXPECT_EQ(a->state().state, "pending");
+  ASSERT_TRUE(RunUntil([&] { return b->state().state == "running"; }));
+  EXPECT_EQ(a->state().started_at - t0, 10s);
+  EXPECT_EQ(b->state().started_at - t0, 20s);  // one start after the other
+  EXPECT_EQ(driver_.start_slots()->available(), 1);
+  ASSERT_TRUE(RunToEnd(*a));
+  ASSERT_TRUE(RunToEnd(*b));
+}
+
+TEST_F(TaskRunnerTest, AKillWhileWaitingForAStartSlotEndsTheTaskUnstarted) {
+  driver_.LimitStarts(1);
+  auto a = Make(MakeAlloc({MockTask("t", {{"start_block_for", "1h"}, {"run_for", "1h"}})}));
+  auto b = Make(MakeAlloc({MockTask("t", {{"run_for", "1h"}})}));
+  Start(*a);
+  Start(*b);
+  ASSERT_TRUE(RunUntil([&] { return driver_.start_slots()->waiting() == 1; }));
+  b->RequestKill(model::TaskEvent("Killing", clock_.Now()));
+  ASSERT_TRUE(RunToEnd(*b));
+  EXPECT_EQ(b->state().state, "dead");
+  for (const std::string& type : EventTypes(b->state()))
+    EXPECT_NE(type, "Started");
+  EXPECT_EQ(driver_.start_slots()->waiting(), 0u);
+  ASSERT_TRUE(RunToEnd(*a));
+  EXPECT_EQ(driver_.starts(), 1);  // a's; b never started
+  EXPECT_EQ(driver_.start_slots()->available(), 1);
+}
+
 }  // namespace
 }  // namespace drover::taskrunner

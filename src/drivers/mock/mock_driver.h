@@ -38,6 +38,11 @@ class MockDriver final : public Driver {
   absl::StatusOr<TaskResourceUsage> TaskStats(const std::string& task_id) override;
   absl::Status SignalTask(const std::string& task_id, const std::string& signal) override;
 
+  common::AsyncSemaphore* start_slots() override { return start_slots_.get(); }
+  // From now on, at most `n` of this driver's tasks are prepared and started at once
+  // (Driver::start_slots), as the supervised drivers do.
+  void LimitStarts(int n) { start_slots_ = std::make_unique<common::AsyncSemaphore>(executor_, n); }
+
   // Number of StartTask calls that succeeded (for tests).
   int starts() const { return starts_; }
   // The configs of those starts, in order (for tests).
@@ -60,6 +65,7 @@ class MockDriver final : public Driver {
   std::map<std::string, std::shared_ptr<Task>> tasks_;
   int starts_ = 0;
   std::vector<TaskConfig> started_configs_;
+  std::unique_ptr<common::AsyncSemaphore> start_slots_;
   bool healthy_ = true;
   std::string health_description_ = "Healthy";
 };

@@ -44,6 +44,14 @@ class RawExecDriverTest : public SupervisedDriverTest {
   }
 };
 
+TEST_F(RawExecDriverTest, ItsStartsShareTheSupervisorLinksSlots) {
+  // The supervisor answers one spawn at a time: every driver on the link (raw_exec,
+  // exec) takes its start slots from the link, so a burst is bounded node-wide.
+  ASSERT_NE(driver_->start_slots(), nullptr);
+  EXPECT_EQ(driver_->start_slots(), &link_->start_slots());
+  EXPECT_EQ(driver_->start_slots()->available(), SupervisorLink::kStartSlots);
+}
+
 TEST_F(RawExecDriverTest, RunsCommandWithEnvAndCapturesExitCodeAndOutput) {
   auto h = Start(Shell("t1", "echo $GREETING; echo oops >&2; exit 3"));
   ASSERT_TRUE(h.ok()) << h.status();

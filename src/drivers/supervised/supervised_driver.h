@@ -31,6 +31,7 @@ class SupervisedDriver : public Driver {
 
   DriverFingerprint Fingerprint() const override;
   absl::Status RecoverTask(const TaskHandle& handle) override;
+  common::AsyncSemaphore* start_slots() override { return &link_.start_slots(); }
   asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) override;
   asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) override;
   asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,

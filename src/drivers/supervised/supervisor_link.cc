@@ -95,7 +95,8 @@ fs::path DefaultSupervisorBinary() {
 SupervisorLink::SupervisorLink(asio::any_io_executor executor, SupervisorLinkOptions options)
     : executor_(executor),
       options_(std::move(options)),
-      stop_(common::CancellationScope::Create(executor)) {}
+      stop_(common::CancellationScope::Create(executor)),
+      start_slots_(executor, kStartSlots) {}
 
 SupervisorLink::~SupervisorLink() {
   *alive_ = false;

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 
 #include "common/asio.h"
+#include "common/async_semaphore.h"
 #include "common/cancellation.h"
 #include "supervisor/client.h"
 #include "supervisor/protocol.h"
@@ -95,6 +96,11 @@ class SupervisorLink {
   // holds under `task_id`: nullopt when it holds nothing. Unavailable while none answers.
   asio::awaitable<absl::StatusOr<std::optional<supervisor::TaskInfo>>> Lookup(std::string task_id);
 
+  // The start slots of every driver sharing this link (Driver::start_slots): the
+  // supervisor answers one spawn at a time, so more prepared starts than this only wait.
+  common::AsyncSemaphore& start_slots() { return start_slots_; }
+  static constexpr int kStartSlots = 32;
+
   // Every exit, once, to every listener (drivers pick their own task ids).
   using ExitListener = std::function<void(const supervisor::TaskInfo&)>;
   int Subscribe(ExitListener listener);
@@ -129,6 +135,7 @@ class SupervisorLink {
   bool connecting_ = false;
   std::shared_ptr<common::Event> connect_done_;
   common::CancellationScopePtr stop_;
+  common::AsyncSemaphore start_slots_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
