@@ -8,6 +8,7 @@
 #include "api/http_server.h"
 #include "client/client.h"
 #include "client/host_stats.h"
+#include "common/heap.h"
 #include "common/logging.h"
 #include "common/offload.h"
 #include "drivers/supervised/supervisor_link.h"
@@ -24,7 +25,8 @@ using metrics::Labels;
 
 // nomad.runtime.*: what the agent process itself holds.
 void CollectRuntime(GaugeSink& sink) {
-  sink.Set("nomad.runtime.alloc_bytes", static_cast<double>(metrics::HeapBytesInUse()));
+  sink.Set("nomad.runtime.alloc_bytes", static_cast<double>(common::HeapBytesInUse()),
+           {{"allocator", common::HeapAllocator()}});
   if (auto self = metrics::ReadProcessStats(getpid()); self.ok()) {
     sink.Set("nomad.runtime.sys_bytes", static_cast<double>(self->rss_bytes));
     sink.Set("drover.runtime.threads", static_cast<double>(self->threads));

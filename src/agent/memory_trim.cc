@@ -1,7 +1,6 @@
 #include "agent/memory_trim.h"
 
-#include <malloc.h>
-
+#include "common/heap.h"
 #include "common/offload.h"
 
 namespace drover::agent {
@@ -22,7 +21,10 @@ asio::awaitable<void> MemoryTrimmer::Loop(common::CancellationScopePtr stop) {
     co_await (clock_.Sleep(interval_) || stop->Wait());
     if (stop->cancelled())
       break;
-    auto trim = [] { return malloc_trim(0); };  // named: see Offload()
+    auto trim = [] {
+      common::ReleaseFreeHeap();
+      return 0;
+    };  // named: see Offload()
     co_await common::Offload(pool_, std::move(trim));
   }
 }

@@ -1,7 +1,9 @@
-// Hands the heap's free pages back to the kernel every interval (glibc malloc_trim).
-// glibc keeps what a burst or a large answer freed: 20 listings of 1,000 allocations
-// left the agent 42 MiB larger, all of it free memory that a trim returned. The trim
-// runs on the pool, off the control loop.
+// Hands the heap's free pages back to the kernel every interval (common::ReleaseFreeHeap:
+// glibc's malloc_trim, or a purge of jemalloc's arenas). glibc keeps what a burst or a
+// large answer freed: 20 listings of 1,000 allocations left the agent 42 MiB larger, all
+// of it free memory that a trim returned. jemalloc returns freed pages on its own after
+// its decay time; the purge catches what an idle agent's allocator has not got round
+// to. The trim runs on the pool, off the control loop.
 #pragma once
 
 #include "common/asio.h"

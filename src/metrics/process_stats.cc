@@ -1,6 +1,5 @@
 #include "metrics/process_stats.h"
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,11 +38,6 @@ absl::StatusOr<ProcessStats> ReadProcessStats(pid_t pid) {
     ++out.open_fds;
   }
   return out;
-}
-
-uint64_t HeapBytesInUse() {
-  const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
 }
 
 }  // namespace drover::metrics

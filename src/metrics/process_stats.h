@@ -21,7 +21,4 @@ struct ProcessStats {
 // /proc/<pid>/stat and /proc/<pid>/fd. NotFound when the process is gone.
 absl::StatusOr<ProcessStats> ReadProcessStats(pid_t pid);
 
-// The calling process's heap in use (malloc's view: bytes handed out, not yet freed).
-uint64_t HeapBytesInUse();
-
 }  // namespace drover::metrics
