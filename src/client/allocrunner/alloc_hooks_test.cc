@@ -169,12 +169,12 @@ TEST_F(AllocHooksTest, GroupShutdownDelayIsWaitedBeforeTasksAreKilled) {
   Destroy(*ar);
 }
 
-TEST_F(AllocHooksTest, BroadcasterHoldsOnlyTheLatestClientAlloc) {
+TEST_F(AllocHooksTest, BroadcasterHoldsOnlyTheLatestClientReport) {
   auto ar = Make(MakeAlloc({MockTask("a", {{"run_for", "1s"}})}, "batch"));
   auto listener = ar->broadcaster().Listen();
   Start(*ar);
   ASSERT_TRUE(RunUntil([&] { return ar->run_done(); }));
-  std::optional<std::shared_ptr<const model::Allocation>> got;
+  std::optional<allocwatcher::AllocStatePtr> got;
   asio::co_spawn(
       io_, [&]() -> asio::awaitable<void> { got = co_await listener->Next(); }, asio::detached);
   ASSERT_TRUE(RunUntil([&] { return got.has_value(); }));
@@ -182,8 +182,7 @@ TEST_F(AllocHooksTest, BroadcasterHoldsOnlyTheLatestClientAlloc) {
   EXPECT_EQ((**got).client_status, "complete");  // pending/running were replaced
   EXPECT_EQ((**got).task_states.at("a").state, "dead");
   Destroy(*ar);
-  std::optional<std::shared_ptr<const model::Allocation>> after =
-      std::make_shared<model::Allocation>();
+  std::optional<allocwatcher::AllocStatePtr> after = std::make_shared<model::AllocClientUpdate>();
   asio::co_spawn(
       io_, [&]() -> asio::awaitable<void> { after = co_await listener->Next(); }, asio::detached);
   ASSERT_TRUE(RunUntil([&] { return !after.has_value(); }));  // closed by Destroy

@@ -20,11 +20,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       alloc_dir_(config_.alloc_root, config_.alloc->id, config_.alloc_dir_options),
       prev_alloc_(config_.prev_alloc ? std::move(config_.prev_alloc) : allocwatcher::NoopWatcher()),
       prerun_cancel_(common::CancellationScope::Create(executor)),
-      broadcaster_(executor,
-                   [](const std::shared_ptr<const model::Allocation>& last,
-                      const std::shared_ptr<const model::Allocation>& candidate) {
-                     return candidate->alloc_modify_index < last->alloc_modify_index;
-                   }),
+      broadcaster_(executor),
       task_state_changed_(executor),
       updates_(executor,
                [](const std::shared_ptr<const model::Allocation>& pending,
@@ -188,16 +184,11 @@ void AllocRunner::ReportState() {
   model::AllocClientUpdate u = ClientUpdate();
   if (last_reported_ && *last_reported_ == u)
     return;
-  last_reported_ = u;
-  auto copy = std::make_shared<model::Allocation>(*alloc_);
-  copy->client_status = u.client_status;
-  copy->client_description = u.client_description;
-  copy->task_states = u.task_states;
-  copy->deployment_status = u.deployment_status;
-  broadcaster_.Send(std::move(copy));
+  last_reported_ = std::make_shared<const model::AllocClientUpdate>(std::move(u));
+  broadcaster_.Send(last_reported_);
   health_check_.Notify();
   if (config_.on_update)
-    config_.on_update(u);
+    config_.on_update(*last_reported_);
 }
 
 asio::awaitable<void> AllocRunner::Run() {

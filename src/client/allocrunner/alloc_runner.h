@@ -75,7 +75,7 @@ struct AllocRunnerConfig {
   std::function<asio::awaitable<void>()> wait_recorded;
 };
 
-using AllocBroadcaster = common::Broadcaster<std::shared_ptr<const model::Allocation>>;
+using AllocBroadcaster = allocwatcher::AllocStateBroadcaster;
 
 class AllocRunner {
  public:
@@ -122,8 +122,8 @@ class AllocRunner {
   // owner may destroy it.
   bool run_done() const { return run_exited_.IsSet(); }
   bool destroyed() const { return destroyed_.IsSet(); }
-  // The client-side alloc (server fields plus task states and client status), latest
-  // only; closed when the runner is destroyed.
+  // The client's view of the alloc (task states, client status, health) as last
+  // reported, latest only; closed when the runner is destroyed.
   AllocBroadcaster& broadcaster() { return broadcaster_; }
   // Prerun has finished (or was skipped): the previous allocation's data is no longer
   // needed by this one.
@@ -188,7 +188,8 @@ class AllocRunner {
   bool shutdown_launched_ = false;
   bool prerun_done_ = false;
   bool killing_ = false;
-  std::optional<model::AllocClientUpdate> last_reported_;
+  // Also what the broadcaster holds: one copy for both.
+  std::shared_ptr<const model::AllocClientUpdate> last_reported_;
   // The health reported for a deployment or a drain (none until decided), and the
   // deployment it was judged for (empty: a drain).
   std::optional<model::AllocDeploymentStatus> health_;

@@ -40,11 +40,11 @@ class Local : public PrevAllocWatcher {
             absl::CancelledError("stopped while waiting for previous allocation " + prev_.alloc_id);
         break;
       }
-      const std::optional<AllocPtr>& alloc = std::get<0>(next);
-      if (!alloc) {
+      const std::optional<AllocStatePtr>& report = std::get<0>(next);
+      if (!report) {
         break;  // its runner is gone: nothing left to wait for
       }
-      if ((*alloc)->ClientTerminal()) {
+      if (model::IsClientTerminalStatus((*report)->client_status)) {
         break;
       }
     }

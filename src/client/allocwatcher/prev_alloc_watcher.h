@@ -5,7 +5,7 @@
 // previous one has stopped, and with `ephemeral_disk { sticky = true }` or
 // `migrate = true` it takes over the previous alloc's `alloc/data` and each task's
 // `local/`. The watcher depends only on the previous runner's broadcaster (a listener
-// of its client-side alloc) and the path of its alloc dir, never on the runner itself,
+// of its client state reports) and the path of its alloc dir, never on the runner itself,
 // so the previous runner can be destroyed at any time: a closed listener means "gone".
 //
 // Only a previous allocation on this node is handled. One on another node (a
@@ -27,8 +27,10 @@
 
 namespace drover::allocwatcher {
 
-using AllocPtr = std::shared_ptr<const model::Allocation>;
-using AllocListener = common::Broadcaster<AllocPtr>::Listener;
+// A runner's reports of its alloc's client state (AllocRunner::broadcaster).
+using AllocStatePtr = std::shared_ptr<const model::AllocClientUpdate>;
+using AllocStateBroadcaster = common::Broadcaster<AllocStatePtr>;
+using AllocListener = AllocStateBroadcaster::Listener;
 
 class PrevAllocWatcher {
  public:
@@ -49,7 +51,7 @@ std::unique_ptr<PrevAllocWatcher> NoopWatcher();
 
 struct LocalPrevAlloc {
   std::string alloc_id;
-  std::shared_ptr<AllocListener> listener;  // primed with the runner's latest alloc
+  std::shared_ptr<AllocListener> listener;  // primed with the runner's latest report
   std::filesystem::path alloc_dir;          // the previous alloc's directory
 };
 
