@@ -44,7 +44,6 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
       task_(&FindTask(*alloc_, config_.task_name)),
       tracker_(PolicyFor(*alloc_, *task_), alloc_->job->type, *task_, *config_.clock,
                config_.restart_jitter),
-      task_dir_(config_.alloc_dir->task_dir(config_.task_name)),
       updates_(executor,
                [](const std::shared_ptr<const model::Allocation>& pending,
                   const std::shared_ptr<const model::Allocation>& incoming) {
@@ -247,7 +246,7 @@ drivers::TaskConfig TaskRunner::BuildTaskConfig() {
   c.devices = hook_devices_;
   c.device_env = device_env_;
   c.alloc_dir = config_.alloc_dir->dir().string();
-  c.task_dir = task_dir_.dir.string();
+  c.task_dir = TaskDirectories().dir.string();
   if (!task_->log_config.disabled) {
     // The supervisor writes the output into alloc/logs/<task>.{stdout,stderr}.N.
     const model::LogConfig& lc = task_->log_config;

@@ -131,6 +131,11 @@ class TaskRunner {
   const model::TaskState& state() const { return state_; }
   // kill_timeout bounded by the client's max_kill_timeout.
   common::Duration KillTimeout() const;
+  // The task's directories, computed when needed: kept for the runner's life, their
+  // paths were ~3 KB a task (std::filesystem::path keeps every component apart).
+  allocdir::TaskDir TaskDirectories() const {
+    return config_.alloc_dir->task_dir(config_.task_name);
+  }
   bool running() const { return handle_.has_value(); }
   // Dead and waiting in ALLOC_RESTART for a kill or a restart of the allocation.
   bool parked() const { return parked_; }
@@ -176,7 +181,6 @@ class TaskRunner {
   RestartTracker tracker_;
   model::TaskState state_;
   std::optional<drivers::TaskHandle> handle_;
-  allocdir::TaskDir task_dir_;
   std::optional<TaskEnv> env_;
   // What the prestart hooks asked the driver to mount and expose (rebuilt each start).
   std::vector<drivers::MountConfig> hook_mounts_;

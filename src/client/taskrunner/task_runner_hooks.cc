@@ -56,7 +56,7 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
   req.alloc = alloc_.get();
   req.task = task_;
   req.alloc_dir = config_.alloc_dir;
-  req.task_dir = task_dir_;
+  req.task_dir = TaskDirectories();
   for (auto& hook : hooks_) {
     const std::string name(hook->Name());
     HookState prev;
@@ -109,8 +109,9 @@ asio::awaitable<absl::Status> TaskRunner::Prestart() {
       in.host_env = {{"PATH", kIsolatedPath}};
   } else {
     in.alloc_dir = config_.alloc_dir->shared_dir().string();
-    in.task_dir = task_dir_.local.string();
-    in.secrets_dir = task_dir_.secrets.string();
+    const allocdir::TaskDir dirs = TaskDirectories();
+    in.task_dir = dirs.local.string();
+    in.secrets_dir = dirs.secrets.string();
     if (config_.host_env)
       in.host_env = *config_.host_env;
   }
@@ -149,7 +150,7 @@ void TaskRunner::RunPreKillHooks() {
 }
 
 asio::awaitable<void> TaskRunner::RunStopHooks() {
-  StopRequest req{.existing_state = nullptr, .task_dir = task_dir_};
+  StopRequest req{.existing_state = nullptr, .task_dir = TaskDirectories()};
   for (auto& hook : hooks_) {
     const std::string name(hook->Name());
     auto it = local_.hooks.find(name);
