@@ -131,8 +131,8 @@ class TaskRunner {
   const model::TaskState& state() const { return state_; }
   // kill_timeout bounded by the client's max_kill_timeout.
   common::Duration KillTimeout() const;
-  // The task's directories, computed when needed: kept for the runner's life, their
-  // paths were ~3 KB a task (std::filesystem::path keeps every component apart).
+  // The task's directories, computed when needed rather than kept: five
+  // std::filesystem::paths, each keeping its components apart, are ~3 KB a task.
   allocdir::TaskDir TaskDirectories() const {
     return config_.alloc_dir->task_dir(config_.task_name);
   }
