@@ -249,7 +249,8 @@ void Client::RunAllocs(const NodeAllocations& update) {
         // The servers marked it unknown while this node was away: they must hear how it
         // is again, whatever they acknowledged before.
         acknowledged_.erase(id);
-        AllocStateUpdated(it->second->ClientUpdate());
+        AllocStateUpdated(
+            std::make_shared<const model::AllocClientUpdate>(it->second->ClientUpdate()));
       }
     }
   }
@@ -264,7 +265,7 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
     failed.node_id = node_.id;
     failed.client_status = model::kClientFailed;
     failed.client_description = "Unable to add allocation due to error: task group not found";
-    AllocStateUpdated(failed);
+    AllocStateUpdated(std::make_shared<const model::AllocClientUpdate>(std::move(failed)));
     return;
   }
   MakeRoomFor(1);
@@ -306,7 +307,7 @@ std::unique_ptr<allocrunner::AllocRunner> Client::MakeRunner(
   c.clock = &clock_;
   c.pool = &pool_;
   c.host_env = host_env_;
-  c.on_update = [this](const model::AllocClientUpdate& u) { AllocStateUpdated(u); };
+  c.on_update = [this](const allocrunner::ReportPtr& u) { AllocStateUpdated(u); };
   c.on_local_state = [this, id = alloc->id](const std::string& task,
                                             const taskrunner::LocalState& ls) {
     Persist(id, [this, id, task, json = taskrunner::ToJson(ls)]() {
@@ -381,14 +382,14 @@ asio::awaitable<void> Client::RestoreAllocs() {
     if (auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
         ack.ok() && ack->has_value()) {
       if (auto u = codec::AllocClientUpdateFromJson(**ack); u.ok())
-        acknowledged_[alloc->id] = std::move(*u);
+        acknowledged_[alloc->id] = std::make_shared<const model::AllocClientUpdate>(std::move(*u));
     }
     // The health the servers acknowledged is known: not watched (and sent) again.
     if (auto ack = acknowledged_.find(alloc->id);
-        ack != acknowledged_.end() && ack->second.deployment_status && !alloc->deployment_status &&
-        ack->second.deployment_id == alloc->deployment_id) {
+        ack != acknowledged_.end() && ack->second->deployment_status && !alloc->deployment_status &&
+        ack->second->deployment_id == alloc->deployment_id) {
       auto copy = std::make_shared<model::Allocation>(*alloc);
-      copy->deployment_status = ack->second.deployment_status;
+      copy->deployment_status = ack->second->deployment_status;
       alloc = std::move(copy);
     }
     auto runner = MakeRunner(alloc, nullptr);
@@ -396,7 +397,7 @@ asio::awaitable<void> Client::RestoreAllocs() {
     runners_[alloc->id] = std::move(runner);
     if (absl::Status s = raw->Restore(states, locals); !s.ok()) {
       if (auto ack = acknowledged_.find(alloc->id);
-          ack != acknowledged_.end() && model::IsClientTerminalStatus(ack->second.client_status)) {
+          ack != acknowledged_.end() && model::IsClientTerminalStatus(ack->second->client_status)) {
         // The GC was collecting it (its final status acknowledged, its directory gone)
         // when the agent stopped, before its record was deleted: finish that. Reporting
         // it failed would overwrite how it really ended, and reschedule it.
@@ -413,7 +414,7 @@ asio::awaitable<void> Client::RestoreAllocs() {
       failed.node_id = node_.id;
       failed.client_status = model::kClientFailed;
       failed.client_description = "Failed to restore allocation: " + std::string(s.message());
-      AllocStateUpdated(failed);
+      AllocStateUpdated(std::make_shared<const model::AllocClientUpdate>(std::move(failed)));
       collected_.insert(alloc->id);
       co_await DestroyRunner(alloc->id);
       continue;
@@ -481,26 +482,28 @@ std::unique_ptr<allocwatcher::PrevAllocWatcher> Client::PrevAllocWatcherFor(
   return allocwatcher::LocalWatcher(std::move(local), move_data && !gone, pool_);
 }
 
-void Client::AllocStateUpdated(const model::AllocClientUpdate& update) {
+void Client::AllocStateUpdated(const allocrunner::ReportPtr& report) {
+  const model::AllocClientUpdate& update = *report;
   // Every task's state; unchanged ones cost nothing (the state DB drops identical
   // writes before any transaction).
   for (const auto& [task, ts] : update.task_states) {
-    Persist(update.id,
-            [this, id = update.id, task, ts]() { return db_->PutTaskState(id, task, ts); });
+    Persist(update.id, [this, report, task = task]() {
+      return db_->PutTaskState(report->id, task, report->task_states.at(task));
+    });
   }
   if (model::IsClientTerminalStatus(update.client_status)) {
     if (GetAllocRunner(update.id) != nullptr && !collected_.contains(update.id))
       gc_queue_.MarkTerminal(update.id, clock_.Now());
   }
   if (auto ack = acknowledged_.find(update.id);
-      ack != acknowledged_.end() && ack->second == update) {
+      ack != acknowledged_.end() && (ack->second == report || *ack->second == update)) {
     pending_updates_.erase(update.id);  // the servers have exactly this already
     return;
   }
   auto it = pending_updates_.find(update.id);
   const bool urgent =
-      it == pending_updates_.end() || it->second.client_status != update.client_status;
-  pending_updates_[update.id] = update;
+      it == pending_updates_.end() || it->second->client_status != update.client_status;
+  pending_updates_[update.id] = report;
   if (urgent)
     urgent_update_.Notify();
 }
@@ -516,7 +519,7 @@ asio::awaitable<void> Client::SyncLoop() {
       continue;
     std::vector<model::AllocClientUpdate> batch;
     for (auto& [id, u] : pending_updates_)
-      batch.push_back(u);
+      batch.push_back(*u);
     auto sent = pending_updates_;
     pending_updates_.clear();
     ++batches_taken_;
@@ -535,7 +538,7 @@ asio::awaitable<void> Client::SyncLoop() {
     for (auto& [id, u] : sent) {
       if (forgotten_.contains(id))
         continue;
-      Persist(id, [this, id = id, ack = codec::ToJson(u)]() {
+      Persist(id, [this, id = id, ack = codec::ToJson(*u)]() {
         return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, ack);
       });
       acknowledged_[id] = std::move(u);
@@ -613,7 +616,7 @@ bool Client::Collectable(const std::string& alloc_id) const {
   if (pending_updates_.contains(alloc_id))
     return false;
   auto ack = acknowledged_.find(alloc_id);
-  if (ack == acknowledged_.end() || !model::IsClientTerminalStatus(ack->second.client_status))
+  if (ack == acknowledged_.end() || !model::IsClientTerminalStatus(ack->second->client_status))
     return false;
   for (const auto& [id, r] : runners_) {
     if (!r->destroyed() && !r->prerun_done() && r->alloc()->previous_allocation == alloc_id)
@@ -696,7 +699,7 @@ asio::awaitable<void> Client::ShutdownAndDestroy() {
   if (!pending_updates_.empty()) {
     std::vector<model::AllocClientUpdate> batch;
     for (auto& [id, u] : pending_updates_)
-      batch.push_back(u);
+      batch.push_back(*u);
     pending_updates_.clear();
     co_await rpc_.UpdateAllocations(std::move(batch));
   }

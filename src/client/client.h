@@ -128,7 +128,7 @@ class Client {
   void Persist(const std::string& alloc_id, std::function<asio::awaitable<absl::Status>()> write);
   asio::awaitable<void> Forget(std::string alloc_id);
   void PruneForgotten();
-  void AllocStateUpdated(const model::AllocClientUpdate& update);
+  void AllocStateUpdated(const allocrunner::ReportPtr& report);
   asio::awaitable<void> GcLoop();
   // Destroys terminal runners, oldest first, until adding `incoming` allocations keeps
   // the node within max_allocs.
@@ -156,12 +156,13 @@ class Client {
   std::map<std::string, std::unique_ptr<allocrunner::AllocRunner>> runners_;
   GcQueue gc_queue_;
   std::set<std::string> collected_;  // destroyed by GC (or being destroyed)
-  // Latest client view per alloc not yet acknowledged by the server (latest wins).
-  std::map<std::string, model::AllocClientUpdate> pending_updates_;
+  // Latest client view per alloc not yet acknowledged by the server (latest wins). The
+  // reports are the runners' own (shared, never modified), as are the acknowledged ones.
+  std::map<std::string, allocrunner::ReportPtr> pending_updates_;
   // The last update of each alloc the servers acknowledged (persisted as the alloc's
   // acknowledged_state): an update equal to it is not sent again, so a restarted agent
   // whose allocations did not change sends nothing.
-  std::map<std::string, model::AllocClientUpdate> acknowledged_;
+  std::map<std::string, allocrunner::ReportPtr> acknowledged_;
   common::Notifier urgent_update_;
   common::CancellationScopePtr stop_;
   bool shutting_down_ = false;

@@ -188,7 +188,7 @@ void AllocRunner::ReportState() {
   broadcaster_.Send(last_reported_);
   health_check_.Notify();
   if (config_.on_update)
-    config_.on_update(*last_reported_);
+    config_.on_update(last_reported_);
 }
 
 asio::awaitable<void> AllocRunner::Run() {

@@ -38,6 +38,10 @@
 
 namespace drover::allocrunner {
 
+// A runner's report of its alloc's client view, shared with whoever keeps it; never
+// modified once made.
+using ReportPtr = std::shared_ptr<const model::AllocClientUpdate>;
+
 struct AllocRunnerConfig {
   std::shared_ptr<const model::Allocation> alloc;
   std::filesystem::path alloc_root;
@@ -50,7 +54,7 @@ struct AllocRunnerConfig {
   // The agent's environment (shared: one copy per node, not per task).
   std::shared_ptr<const std::map<std::string, std::string>> host_env;
   // Receives the client-owned view of the alloc whenever it changes.
-  std::function<void(const model::AllocClientUpdate&)> on_update;
+  std::function<void(const ReportPtr&)> on_update;
   // Receives a task's LocalState whenever it changes (to persist it).
   std::function<void(const std::string& task, const taskrunner::LocalState&)> on_local_state;
   // See TaskRunnerConfig::persist_now.
@@ -189,7 +193,7 @@ class AllocRunner {
   bool prerun_done_ = false;
   bool killing_ = false;
   // Also what the broadcaster holds: one copy for both.
-  std::shared_ptr<const model::AllocClientUpdate> last_reported_;
+  ReportPtr last_reported_;
   // The health reported for a deployment or a drain (none until decided), and the
   // deployment it was judged for (empty: a drain).
   std::optional<model::AllocDeploymentStatus> health_;

@@ -28,7 +28,7 @@ class AllocRunnerTest : public ::testing::Test {
     c.drivers = {{"mock_driver", &driver_}};
     c.clock = &clock_;
     c.pool = &pool_;
-    c.on_update = [this](const model::AllocClientUpdate& u) { updates_.push_back(u); };
+    c.on_update = [this](const ReportPtr& u) { updates_.push_back(*u); };
     c.restart_jitter = [] { return 0.0; };
     if (customize)
       customize(c);

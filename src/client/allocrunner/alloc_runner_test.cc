@@ -207,7 +207,7 @@ TEST_F(AllocRunnerTest, AllocDirFailureFailsEveryTask) {
   c.drivers = {{"mock_driver", &driver_}};
   c.clock = &clock_;
   c.pool = &pool_;
-  c.on_update = [this](const model::AllocClientUpdate& u) { updates_.push_back(u); };
+  c.on_update = [this](const ReportPtr& u) { updates_.push_back(*u); };
   AllocRunner ar(io_.get_executor(), std::move(c));
   Start(ar);
   ASSERT_TRUE(RunUntil([&] { return ar.run_done(); }));
