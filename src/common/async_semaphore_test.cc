@@ -100,6 +100,50 @@ TEST(AsyncSemaphoreTest, ACancelledWaiterLeavesTheQueueAndTakesNoPermit) {
   EXPECT_EQ(sem.available(), 1);
 }
 
+TEST(AsyncSemaphoreTest, APermitHandedToAWaiterThatGivesUpIsPassedOn) {
+  using namespace asio::experimental::awaitable_operators;
+  // The permit is handed over and the waiter's other branch completes in the same
+  // step, in both orders: whichever branch wins, the third waiter gets the permit.
+  for (const bool release_first : {true, false}) {
+    asio::io_context io;
+    AsyncSemaphore sem(io.get_executor(), 1);
+    Event give_up(io.get_executor());
+    std::optional<AsyncSemaphore::Permit> first;
+    bool second_done = false, third_got_it = false;
+    asio::co_spawn(
+        io, [&]() -> asio::awaitable<void> { first = co_await sem.Acquire(); }, asio::detached);
+    ASSERT_TRUE(testing::RunUntil(io, [&] { return first.has_value(); }));
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto acquire = sem.Acquire();
+          auto r = co_await (std::move(acquire) || give_up.Wait());
+          second_done = true;  // a permit it won is dropped here, and so given back
+        },
+        asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto permit = co_await sem.Acquire();
+          third_got_it = true;
+        },
+        asio::detached);
+    ASSERT_TRUE(testing::RunUntil(io, [&] { return sem.waiting() == 2; }));
+    if (release_first) {
+      first->Release();
+      give_up.Set();
+    } else {
+      give_up.Set();
+      first->Release();
+    }
+    ASSERT_TRUE(testing::RunUntil(io, [&] { return second_done && third_got_it; }))
+        << "release first: " << release_first;
+    io.poll();
+    EXPECT_EQ(sem.available(), 1);
+    EXPECT_EQ(sem.waiting(), 0u);
+  }
+}
+
 TEST(AsyncSemaphoreTest, APermitMayOutliveItsSemaphore) {
   asio::io_context io;
   AsyncSemaphore::Permit kept;

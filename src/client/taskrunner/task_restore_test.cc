@@ -44,6 +44,26 @@ TEST_F(TaskRestoreTest, RunningTaskIsReattachedNotStartedAgain) {
             (Types{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}));
 }
 
+TEST_F(TaskRestoreTest, AReattachedTaskTakesNoStartSlot) {
+  auto alloc = MakeAlloc({MockTask("t", {{"run_for", "1h"}})});
+  auto [state, local] = RunThenShutdown(alloc);
+  ASSERT_TRUE(local.handle.has_value());
+  driver_.LimitStarts(1);
+  // Another task's start holds the node's only slot for an hour.
+  auto other = Make(MakeAlloc({MockTask("t", {{"start_block_for", "1h"}, {"run_for", "1h"}})}));
+  Start(*other);
+  ASSERT_TRUE(RunUntil([&] { return driver_.start_slots()->available() == 0; }));
+  auto tr = Make(alloc);
+  tr->Restore(state, local);
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->running(); }));
+  EXPECT_EQ(other->state().state, "pending");  // still starting: the slot is still its
+  EXPECT_EQ(driver_.start_slots()->waiting(), 0u);
+  tr->RequestKill(std::nullopt);
+  ASSERT_TRUE(RunToEnd(*tr));
+  ASSERT_TRUE(RunToEnd(*other));
+}
+
 TEST_F(TaskRestoreTest, RestartCountsAndEventsContinue) {
   auto alloc = MakeAlloc({MockTask("t", {{"run_for", "1h"}})});
   auto [state, local] = RunThenShutdown(alloc);

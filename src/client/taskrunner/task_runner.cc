@@ -499,7 +499,9 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     const std::optional<drivers::ExitResult> ended = std::exchange(restored_exit_, std::nullopt);
     absl::Status prestart = absl::OkStatus();
     common::AsyncSemaphore::Permit start_slot;  // held until the driver answers the start
-    if (!ended && config_.driver != nullptr && config_.driver->start_slots() != nullptr) {
+    // (A re-attached task starts nothing: it takes none, and waits behind no new start.)
+    if (!ended && !restored_handle_ && config_.driver != nullptr &&
+        config_.driver->start_slots() != nullptr) {
       auto acquire = config_.driver->start_slots()->Acquire();
       auto slot = co_await (std::move(acquire) || kill_->Wait() || shutdown_->Wait());
       if (slot.index() == 2)
