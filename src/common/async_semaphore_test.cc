@@ -66,81 +66,67 @@ TEST(AsyncSemaphoreTest, AtMostItsPermitsAreHeldAndWaitersGoInOrder) {
   EXPECT_EQ(sem.available(), 2);
 }
 
-TEST(AsyncSemaphoreTest, ACancelledWaiterLeavesTheQueueAndTakesNoPermit) {
-  using namespace asio::experimental::awaitable_operators;
-  asio::io_context io;
-  AsyncSemaphore sem(io.get_executor(), 1);
-  Event give_up(io.get_executor());
-  std::optional<AsyncSemaphore::Permit> first;
-  bool second_gave_up = false, third_got_it = false;
-  asio::co_spawn(
-      io, [&]() -> asio::awaitable<void> { first = co_await sem.Acquire(); }, asio::detached);
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return first.has_value(); }));
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        auto acquire = sem.Acquire();
-        auto r = co_await (std::move(acquire) || give_up.Wait());
-        second_gave_up = r.index() == 1;
-      },
-      asio::detached);
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        auto permit = co_await sem.Acquire();
-        third_got_it = true;
-      },
-      asio::detached);
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return sem.waiting() == 2; }));
-  give_up.Set();
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return second_gave_up && sem.waiting() == 1; }));
-  first->Release();
-  ASSERT_TRUE(testing::RunUntil(io, [&] { return third_got_it; }));
-  io.poll();
-  EXPECT_EQ(sem.available(), 1);
-}
-
-TEST(AsyncSemaphoreTest, APermitHandedToAWaiterThatGivesUpIsPassedOn) {
-  using namespace asio::experimental::awaitable_operators;
-  // The permit is handed over and the waiter's other branch completes in the same
-  // step, in both orders: whichever branch wins, the third waiter gets the permit.
-  for (const bool release_first : {true, false}) {
-    asio::io_context io;
-    AsyncSemaphore sem(io.get_executor(), 1);
-    Event give_up(io.get_executor());
-    std::optional<AsyncSemaphore::Permit> first;
-    bool second_done = false, third_got_it = false;
+// One permit, held by `first`; a second waiter that gives up when `give_up` is set
+// (`second_gave_up` says whether that branch won); a third that waits plainly.
+struct ThreeWaiters {
+  ThreeWaiters() {
+    using namespace asio::experimental::awaitable_operators;  // NOLINT
     asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { first = co_await sem.Acquire(); }, asio::detached);
-    ASSERT_TRUE(testing::RunUntil(io, [&] { return first.has_value(); }));
+        io, [this]() -> asio::awaitable<void> { first = co_await sem.Acquire(); }, asio::detached);
+    EXPECT_TRUE(testing::RunUntil(io, [this] { return first.has_value(); }));
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [this]() -> asio::awaitable<void> {
           auto acquire = sem.Acquire();
           auto r = co_await (std::move(acquire) || give_up.Wait());
+          second_gave_up = r.index() == 1;
           second_done = true;  // a permit it won is dropped here, and so given back
         },
         asio::detached);
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [this]() -> asio::awaitable<void> {
           auto permit = co_await sem.Acquire();
           third_got_it = true;
         },
         asio::detached);
-    ASSERT_TRUE(testing::RunUntil(io, [&] { return sem.waiting() == 2; }));
+    EXPECT_TRUE(testing::RunUntil(io, [this] { return sem.waiting() == 2; }));
+  }
+
+  asio::io_context io;
+  AsyncSemaphore sem{io.get_executor(), 1};
+  Event give_up{io.get_executor()};
+  std::optional<AsyncSemaphore::Permit> first;
+  bool second_gave_up = false, second_done = false, third_got_it = false;
+};
+
+TEST(AsyncSemaphoreTest, ACancelledWaiterLeavesTheQueueAndTakesNoPermit) {
+  ThreeWaiters w;
+  w.give_up.Set();
+  ASSERT_TRUE(testing::RunUntil(w.io, [&] { return w.second_gave_up && w.sem.waiting() == 1; }));
+  w.first->Release();
+  ASSERT_TRUE(testing::RunUntil(w.io, [&] { return w.third_got_it; }));
+  w.io.poll();
+  EXPECT_EQ(w.sem.available(), 1);
+}
+
+TEST(AsyncSemaphoreTest, APermitHandedToAWaiterThatGivesUpIsPassedOn) {
+  // The permit is handed over and the waiter's other branch completes in the same
+  // step, in both orders: whichever branch wins, the third waiter gets the permit.
+  for (const bool release_first : {true, false}) {
+    ThreeWaiters w;
     if (release_first) {
-      first->Release();
-      give_up.Set();
+      w.first->Release();
+      w.give_up.Set();
     } else {
-      give_up.Set();
-      first->Release();
+      w.give_up.Set();
+      w.first->Release();
     }
-    ASSERT_TRUE(testing::RunUntil(io, [&] { return second_done && third_got_it; }))
+    ASSERT_TRUE(testing::RunUntil(w.io, [&] { return w.second_done && w.third_got_it; }))
         << "release first: " << release_first;
-    io.poll();
-    EXPECT_EQ(sem.available(), 1);
-    EXPECT_EQ(sem.waiting(), 0u);
+    w.io.poll();
+    EXPECT_EQ(w.sem.available(), 1);
+    EXPECT_EQ(w.sem.waiting(), 0u);
   }
 }
 
