@@ -483,33 +483,81 @@ asio::awaitable<void> TaskRunner::RunLoop() {
   }
 }
 
+asio::awaitable<TaskRunner::Wake> TaskRunner::WaitToStart(common::AsyncSemaphore::Permit* slot) {
+  if (config_.wait_start) {
+    auto gate = config_.wait_start();
+    auto opened = co_await (std::move(gate) || kill_->Wait() || shutdown_->Wait());
+    if (opened.index() != 0)
+      co_return opened.index() == 2 ? Wake::kShutdown : Wake::kKilled;
+  }
+  if (slot != nullptr && config_.driver != nullptr && config_.driver->start_slots() != nullptr) {
+    auto acquire = config_.driver->start_slots()->Acquire();
+    auto got = co_await (std::move(acquire) || kill_->Wait() || shutdown_->Wait());
+    if (got.index() != 0)
+      co_return got.index() == 2 ? Wake::kShutdown : Wake::kKilled;
+    *slot = std::move(std::get<0>(got));
+  }
+  co_return Wake::kGo;
+}
+
+asio::awaitable<absl::StatusOr<drivers::TaskHandle>> TaskRunner::StartOrAdopt() {
+  if (restored_handle_) {
+    // Re-attached after an agent restart: the task is already running. (One whose start
+    // was never recorded had no Started event yet.)
+    drivers::TaskHandle adopted = *std::exchange(restored_handle_, std::nullopt);
+    handle_ = adopted;
+    std::optional<model::TaskEvent> event;
+    if (std::exchange(unrecorded_start_, false))
+      event = model::TaskEvent(model::kEventStarted, Now());
+    UpdateState(model::kTaskStateRunning, std::move(event));
+    co_return adopted;
+  }
+  drivers::TaskConfig cfg = BuildTaskConfig();
+  absl::StatusOr<drivers::TaskHandle> started = co_await config_.driver->StartTask(cfg);
+  if (started.ok()) {
+    handle_ = *started;
+    SetLocalState([&](LocalState& l) { l.handle = *started; });
+    UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
+  }
+  co_return started;
+}
+
+asio::awaitable<void> TaskRunner::RecordExit(std::string task_id, drivers::ExitResult result) {
+  model::TaskEvent term(model::kEventTerminated, Now());
+  term.SetExitCode(result.exit_code).SetSignal(result.signal).SetOomKilled(result.oom_killed);
+  term.SetExitMessage(result.err);
+  EmitEvent(std::move(term));
+  handle_.reset();
+  SetLocalState([](LocalState& l) { l.handle.reset(); });
+  // The end durably recorded before the driver forgets the task (persist_now).
+  if (config_.persist_now)
+    co_await config_.persist_now(state_, local_);
+  if (absl::Status s = config_.driver->DestroyTask(task_id, true); !s.ok()) {
+    DROVER_LOG_WARN("failed to destroy task {}: {}", task_id, s.ToString());
+  }
+  const bool restarting = stop_current_->cancelled() && !kill_->cancelled();
+  if (!kill_->cancelled() && !restarting)
+    tracker_.SetExitResult(result);
+  stop_current_ = kill_->Child();
+  co_await RunExitedHooks();
+}
+
 asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
   bool killed_event_due = false;
   while (!kill_->cancelled()) {
-    if (config_.wait_start) {
-      auto gate = config_.wait_start();
-      auto opened = co_await (std::move(gate) || kill_->Wait() || shutdown_->Wait());
-      if (opened.index() == 2)
-        co_return LoopEnd::kShutdown;
-      if (opened.index() == 1)
-        break;
-    }
     // The last run ended before the agent stopped, and its end is recorded (its handle
     // gone, its Terminated event kept), but not what came next: decide now, as then.
-    const std::optional<drivers::ExitResult> ended = std::exchange(restored_exit_, std::nullopt);
-    absl::Status prestart = absl::OkStatus();
+    const bool ended_before = restored_exit_.has_value();
     common::AsyncSemaphore::Permit start_slot;  // held until the driver answers the start
     // (A re-attached task starts nothing: it takes none, and waits behind no new start.)
-    if (!ended && !restored_handle_ && config_.driver != nullptr &&
-        config_.driver->start_slots() != nullptr) {
-      auto acquire = config_.driver->start_slots()->Acquire();
-      auto slot = co_await (std::move(acquire) || kill_->Wait() || shutdown_->Wait());
-      if (slot.index() == 2)
-        co_return LoopEnd::kShutdown;
-      if (slot.index() == 1)
-        break;
-      start_slot = std::move(std::get<0>(slot));
-    }
+    const bool takes_slot = !ended_before && !restored_handle_;
+    const Wake wake = co_await WaitToStart(takes_slot ? &start_slot : nullptr);
+    if (wake == Wake::kShutdown)
+      co_return LoopEnd::kShutdown;
+    if (wake == Wake::kKilled)
+      break;
+    const std::optional<drivers::ExitResult> ended = std::exchange(restored_exit_, std::nullopt);
+    absl::Status prestart = absl::OkStatus();
     if (!ended)
       prestart = co_await Prestart();  // (not in a conditional: GCC 12, development.md)
     if (shutdown_->cancelled())
@@ -524,25 +572,7 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     } else {
       // (A re-attached task is already running: a prestart failure was reported as an
       // event, but the task is adopted rather than orphaned.)
-      absl::StatusOr<drivers::TaskHandle> started;
-      if (restored_handle_) {
-        // Re-attached after an agent restart: the task is already running. (One whose
-        // start was never recorded had no Started event yet.)
-        started = *std::exchange(restored_handle_, std::nullopt);
-        handle_ = *started;
-        std::optional<model::TaskEvent> event;
-        if (std::exchange(unrecorded_start_, false))
-          event = model::TaskEvent(model::kEventStarted, Now());
-        UpdateState(model::kTaskStateRunning, std::move(event));
-      } else {
-        drivers::TaskConfig cfg = BuildTaskConfig();
-        started = co_await config_.driver->StartTask(cfg);
-        if (started.ok()) {
-          handle_ = *started;
-          SetLocalState([&](LocalState& l) { l.handle = *started; });
-          UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
-        }
-      }
+      const absl::StatusOr<drivers::TaskHandle> started = co_await StartOrAdopt();
       // The environment served this start only (prestart builds it anew for the next):
       // a running task does not keep its copy of the agent's environment.
       env_.reset();
@@ -557,25 +587,7 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
         const std::optional<drivers::ExitResult> result = co_await WaitOrKill(task_id);
         if (!result)
           co_return LoopEnd::kShutdown;
-        model::TaskEvent term(model::kEventTerminated, Now());
-        term.SetExitCode(result->exit_code)
-            .SetSignal(result->signal)
-            .SetOomKilled(result->oom_killed);
-        term.SetExitMessage(result->err);
-        EmitEvent(std::move(term));
-        handle_.reset();
-        SetLocalState([](LocalState& l) { l.handle.reset(); });
-        // The end durably recorded before the driver forgets the task (persist_now).
-        if (config_.persist_now)
-          co_await config_.persist_now(state_, local_);
-        if (absl::Status s = config_.driver->DestroyTask(task_id, true); !s.ok()) {
-          DROVER_LOG_WARN("failed to destroy task {}: {}", task_id, s.ToString());
-        }
-        const bool restarting = stop_current_->cancelled() && !kill_->cancelled();
-        if (!kill_->cancelled() && !restarting)
-          tracker_.SetExitResult(*result);
-        stop_current_ = kill_->Child();
-        co_await RunExitedHooks();
+        co_await RecordExit(task_id, *result);
       }
     }
     if (kill_->cancelled())

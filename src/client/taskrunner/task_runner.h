@@ -27,6 +27,7 @@
 #include "client/taskrunner/task_env.h"
 #include "client/taskrunner/task_hook.h"
 #include "client/taskrunner/validate_hook.h"
+#include "common/async_semaphore.h"
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/event.h"
@@ -149,6 +150,15 @@ class TaskRunner {
  private:
   enum class LoopEnd { kDead, kKilledDead, kShutdown };
   asio::awaitable<LoopEnd> MainLoop();
+  // MainLoop's steps. WaitToStart: the lifecycle gate, then (when `slot` is given) one
+  // of the driver's start slots; raced with a kill and the agent's shutdown.
+  enum class Wake { kGo, kKilled, kShutdown };
+  asio::awaitable<Wake> WaitToStart(common::AsyncSemaphore::Permit* slot);
+  // Starts the task through the driver, or adopts the re-attached one.
+  asio::awaitable<absl::StatusOr<drivers::TaskHandle>> StartOrAdopt();
+  // After the run of `task_id` ended with `result`: its Terminated event, its end made
+  // durable before the driver forgets it, the restart tracker, the exited hooks.
+  asio::awaitable<void> RecordExit(std::string task_id, drivers::ExitResult result);
   // MainLoop, then parking in ALLOC_RESTART until killed, restarted or shut down.
   asio::awaitable<void> RunLoop();
   asio::awaitable<void> UpdateLoop();
