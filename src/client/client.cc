@@ -242,7 +242,7 @@ void Client::RunAllocs(const NodeAllocations& update) {
       AddAlloc(alloc);
     } else {
       if (alloc->alloc_modify_index > it->second->alloc()->alloc_modify_index) {
-        Persist(id, [this, alloc]() { return db_->PutAllocation(*alloc); });
+        Persist(id, [this, alloc]() { return db_->PutAllocation(alloc); });
         it->second->Update(alloc);
       }
       if (alloc->client_status == model::kClientUnknown) {
@@ -278,7 +278,7 @@ void Client::AddAlloc(std::shared_ptr<const model::Allocation> alloc) {
       executor_,
       [](Client* self, std::shared_ptr<const model::Allocation> a,
          std::shared_ptr<common::Event> done) -> asio::awaitable<void> {
-        absl::Status s = co_await self->db_->PutAllocation(*a);
+        absl::Status s = co_await self->db_->PutAllocation(a);
         if (!s.ok())
           DROVER_LOG_WARN("client: failed to persist alloc {}: {}", a->id, s.ToString());
         done->Set();
@@ -538,8 +538,10 @@ asio::awaitable<void> Client::SyncLoop() {
     for (auto& [id, u] : sent) {
       if (forgotten_.contains(id))
         continue;
-      Persist(id, [this, id = id, ack = codec::ToJson(*u)]() {
-        return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, ack);
+      // Encoded on the state DB's writer: the report is immutable and shared.
+      Persist(id, [this, id = id, u]() {
+        state::StateDb::JsonMaker ack = [u] { return codec::ToJson(*u); };
+        return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, std::move(ack));
       });
       acknowledged_[id] = std::move(u);
     }

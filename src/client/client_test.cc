@@ -437,7 +437,7 @@ TEST_F(ClientTest, AnAllocationWhoseTasksNeverRanIsNotRestoredButRunsWhenSentAga
   asio::co_spawn(
       io_,
       [&]() -> asio::awaitable<void> {
-        (void)co_await db_->PutAllocation(*alloc);
+        (void)co_await db_->PutAllocation(alloc);
         put = true;
       },
       asio::detached);

@@ -68,28 +68,33 @@ state::Store::Done LogFailure() {
 
 void StateStore::Persist(const JobPtr& job) {
   if (store_)
-    store_->Put(JobRecordKey(*job), layout::EncodeRecord(*job), LogFailure());
+    store_->PutEncoded(
+        JobRecordKey(*job), [job] { return layout::EncodeRecord(*job); }, LogFailure());
 }
 
 void StateStore::Persist(const EvalPtr& eval) {
   if (store_)
-    store_->Put(kEvalPrefix + eval->id, layout::EncodeRecord(*eval), LogFailure());
+    store_->PutEncoded(
+        kEvalPrefix + eval->id, [eval] { return layout::EncodeRecord(*eval); }, LogFailure());
 }
 
 void StateStore::Persist(const AllocPtr& alloc) {
   if (store_)
-    store_->Put(kAllocPrefix + alloc->id, layout::EncodeRecord(*alloc), LogFailure());
+    store_->PutEncoded(
+        kAllocPrefix + alloc->id, [alloc] { return layout::EncodeRecord(*alloc); }, LogFailure());
 }
 
 void StateStore::Persist(const NodePtr& node) {
   if (store_)
-    store_->Put(kNodePrefix + node->id, layout::EncodeRecord(*node), LogFailure());
+    store_->PutEncoded(
+        kNodePrefix + node->id, [node] { return layout::EncodeRecord(*node); }, LogFailure());
 }
 
 void StateStore::Persist(const DeploymentPtr& deployment) {
   if (store_) {
-    store_->Put(layout::kDeploymentPrefix + deployment->id, layout::EncodeRecord(*deployment),
-                LogFailure());
+    store_->PutEncoded(
+        layout::kDeploymentPrefix + deployment->id,
+        [deployment] { return layout::EncodeRecord(*deployment); }, LogFailure());
   }
 }
 

@@ -89,12 +89,13 @@ class KvStateDb final : public StateDb {
     return out;
   }
 
-  asio::awaitable<absl::Status> PutAllocation(const model::Allocation& alloc) override {
-    if (absl::Status s = CheckComponent("allocation id", alloc.id); !s.ok())
+  asio::awaitable<absl::Status> PutAllocation(
+      std::shared_ptr<const model::Allocation> alloc) override {
+    if (absl::Status s = CheckComponent("allocation id", alloc->id); !s.ok())
       co_return s;
-    std::string key = AllocKey(alloc.id) + "alloc";  // named: see GCC 12 in development.md
-    std::string value = EncodeAllocation("Alloc", alloc);
-    co_return co_await store_->PutAsync(std::move(key), std::move(value));
+    std::string key = AllocKey(alloc->id) + "alloc";  // named: see GCC 12 in development.md
+    Store::Encoder encode = [alloc] { return EncodeAllocation("Alloc", *alloc); };
+    co_return co_await store_->PutEncodedAsync(std::move(key), std::move(encode));
   }
 
   asio::awaitable<absl::Status> DeleteAllocationBucket(const std::string& alloc_id) override {
@@ -112,12 +113,14 @@ class KvStateDb final : public StateDb {
   }
 
   asio::awaitable<absl::Status> PutAllocRecord(const std::string& alloc_id, AllocRecord record,
-                                               const codec::Json& value) override {
+                                               JsonMaker make) override {
     if (absl::Status s = CheckComponent("allocation id", alloc_id); !s.ok())
       co_return s;
     std::string key = AllocKey(alloc_id) + RecordName(record);
-    std::string bytes = Encode(RecordField(record), value);
-    co_return co_await store_->PutAsync(std::move(key), std::move(bytes));
+    Store::Encoder encode = [field = RecordField(record), make = std::move(make)] {
+      return Encode(field, make());
+    };
+    co_return co_await store_->PutEncodedAsync(std::move(key), std::move(encode));
   }
 
   absl::StatusOr<TaskRunnerState> GetTaskRunnerState(const std::string& alloc_id,
@@ -147,8 +150,8 @@ class KvStateDb final : public StateDb {
     if (absl::Status s = CheckKeys(alloc_id, task); !s.ok())
       co_return s;
     std::string key = TaskKey(alloc_id, task) + "local_state";
-    std::string bytes = Encode("LocalState", local);
-    co_return co_await store_->PutAsync(std::move(key), std::move(bytes));
+    Store::Encoder encode = [local] { return Encode("LocalState", local); };
+    co_return co_await store_->PutEncodedAsync(std::move(key), std::move(encode));
   }
 
   asio::awaitable<absl::Status> PutTaskState(const std::string& alloc_id, const std::string& task,
@@ -156,8 +159,8 @@ class KvStateDb final : public StateDb {
     if (absl::Status s = CheckKeys(alloc_id, task); !s.ok())
       co_return s;
     std::string key = TaskKey(alloc_id, task) + "task_state";
-    std::string bytes = Encode("TaskState", codec::ToJson(state));
-    co_return co_await store_->PutAsync(std::move(key), std::move(bytes));
+    Store::Encoder encode = [state] { return Encode("TaskState", codec::ToJson(state)); };
+    co_return co_await store_->PutEncodedAsync(std::move(key), std::move(encode));
   }
 
   asio::awaitable<absl::Status> DeleteTaskBucket(const std::string& alloc_id,
@@ -206,7 +209,7 @@ class NoopStateDb final : public StateDb {
  public:
   std::string Name() const override { return "noop"; }
   absl::StatusOr<AllocationsRead> GetAllAllocations() override { return AllocationsRead{}; }
-  asio::awaitable<absl::Status> PutAllocation(const model::Allocation&) override {
+  asio::awaitable<absl::Status> PutAllocation(std::shared_ptr<const model::Allocation>) override {
     co_return absl::OkStatus();
   }
   asio::awaitable<absl::Status> DeleteAllocationBucket(const std::string&) override {
@@ -217,7 +220,7 @@ class NoopStateDb final : public StateDb {
     return std::optional<codec::Json>();
   }
   asio::awaitable<absl::Status> PutAllocRecord(const std::string&, AllocRecord,
-                                               const codec::Json&) override {
+                                               JsonMaker) override {
     co_return absl::OkStatus();
   }
   absl::StatusOr<TaskRunnerState> GetTaskRunnerState(const std::string&,
@@ -244,6 +247,12 @@ class NoopStateDb final : public StateDb {
 };
 
 }  // namespace
+
+asio::awaitable<absl::Status> StateDb::PutAllocRecord(const std::string& alloc_id,
+                                                      AllocRecord record, codec::Json value) {
+  JsonMaker make = [value = std::move(value)] { return value; };
+  co_return co_await PutAllocRecord(alloc_id, record, std::move(make));
+}
 
 Schema ClientSchema() {
   return Schema{.name = "client state DB", .version = kSchemaVersion, .upgrades = {}};

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -67,14 +68,22 @@ class StateDb {
   virtual std::string Name() const = 0;
 
   virtual absl::StatusOr<AllocationsRead> GetAllAllocations() = 0;
-  virtual asio::awaitable<absl::Status> PutAllocation(const model::Allocation& alloc) = 0;
+  // Writes encode their records on the store's writer thread (Store::PutEncoded), so
+  // what they hold must stay unchanged: the allocation is shared and immutable, the
+  // other values are copied.
+  virtual asio::awaitable<absl::Status> PutAllocation(
+      std::shared_ptr<const model::Allocation> alloc) = 0;
   // Removes the allocation and everything under it (its tasks too). OK if absent.
   virtual asio::awaitable<absl::Status> DeleteAllocationBucket(const std::string& alloc_id) = 0;
   virtual absl::StatusOr<std::optional<codec::Json>> GetAllocRecord(const std::string& alloc_id,
                                                                     AllocRecord record) = 0;
+  // `make` builds the record's value on the writer thread: it may read only what it
+  // owns.
+  using JsonMaker = std::function<codec::Json()>;
   virtual asio::awaitable<absl::Status> PutAllocRecord(const std::string& alloc_id,
-                                                       AllocRecord record,
-                                                       const codec::Json& value) = 0;
+                                                       AllocRecord record, JsonMaker make) = 0;
+  asio::awaitable<absl::Status> PutAllocRecord(const std::string& alloc_id, AllocRecord record,
+                                               codec::Json value);
 
   virtual absl::StatusOr<TaskRunnerState> GetTaskRunnerState(const std::string& alloc_id,
                                                              const std::string& task) = 0;

@@ -39,6 +39,10 @@ model::Allocation Alloc(const std::string& id) {
   return a;
 }
 
+std::shared_ptr<const model::Allocation> SharedAlloc(const std::string& id) {
+  return std::make_shared<const model::Allocation>(Alloc(id));
+}
+
 model::TaskState Running() {
   model::TaskState ts;
   ts.state = "running";
@@ -69,8 +73,8 @@ class StateDbTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(StateDbTest, AllocationsRoundTripAndDeleteTakesEverythingUnderThem) {
   EXPECT_EQ(db_->Name(), GetParam());
-  ASSERT_TRUE(Do(db_->PutAllocation(Alloc("a1"))).ok());
-  ASSERT_TRUE(Do(db_->PutAllocation(Alloc("a2"))).ok());
+  ASSERT_TRUE(Do(db_->PutAllocation(SharedAlloc("a1"))).ok());
+  ASSERT_TRUE(Do(db_->PutAllocation(SharedAlloc("a2"))).ok());
   ASSERT_TRUE(Do(db_->PutTaskState("a1", "web", Running())).ok());
   ASSERT_TRUE(Do(db_->PutTaskRunnerLocalState("a1", "web", {{"RunComplete", false}})).ok());
   ASSERT_TRUE(
@@ -259,7 +263,8 @@ TEST(StateDbDamageTest, TruncatedEmptyOrForeignFilesAreRefusedNamingThem) {
       asio::co_spawn(
           io,
           [](StateDb& db, model::Allocation al, bool& d) -> asio::awaitable<void> {
-            EXPECT_TRUE((co_await db.PutAllocation(al)).ok());
+            auto shared = std::make_shared<const model::Allocation>(std::move(al));
+            EXPECT_TRUE((co_await db.PutAllocation(shared)).ok());
             d = true;
           }(**b, a, done),
           asio::detached);
@@ -408,11 +413,11 @@ TEST(StateDbFakesTest, AnUndecodableAllocationIsReportedAndSkipped) {
 TEST(StateDbFakesTest, NoopAcceptsEverythingAndFailingRefusesEveryWrite) {
   asio::io_context io;
   auto noop = NewNoopStateDb();
-  EXPECT_TRUE(Await(io, noop->PutAllocation(Alloc("a"))).ok());
+  EXPECT_TRUE(Await(io, noop->PutAllocation(SharedAlloc("a"))).ok());
   EXPECT_TRUE(noop->GetAllAllocations()->allocs.empty());
   auto failing = NewFailingStateDb(absl::UnavailableError("disk gone"));
   ASSERT_TRUE(failing.ok()) << failing.status();
-  EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutAllocation(Alloc("a")))));
+  EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutAllocation(SharedAlloc("a")))));
   EXPECT_TRUE(absl::IsUnavailable(Await(io, (*failing)->PutTaskState("a", "t", Running()))));
   EXPECT_TRUE((*failing)->GetAllAllocations()->allocs.empty());
 }
@@ -423,7 +428,7 @@ TEST(StateDbDumpTest, EveryRecordNestedByItsKeyPath) {
   {
     auto db = OpenStateDb(dir.path());
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(Await(io, (*db)->PutAllocation(Alloc("a1"))).ok());
+    ASSERT_TRUE(Await(io, (*db)->PutAllocation(SharedAlloc("a1"))).ok());
     ASSERT_TRUE(Await(io, (*db)->PutTaskState("a1", "web", Running())).ok());
   }
   auto dump = DumpStateDb(StateDbFile(dir.path()));

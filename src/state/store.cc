@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <unordered_set>
 #include <utility>
 
 #include <xxhash.h>
@@ -125,6 +127,17 @@ void Store::DeletePrefix(std::string prefix, Done done) {
   Enqueue(KvOp{KvOp::Kind::kDeletePrefix, std::move(prefix), {}}, std::nullopt, std::move(done));
 }
 
+void Store::PutEncoded(std::string key, Encoder encode, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.writes;
+  }
+  // Queued with no hash: until the writer knows the bytes, no put of this key is
+  // deduplicated against an older value.
+  Enqueue(KvOp{KvOp::Kind::kPut, std::move(key), {}}, std::nullopt, std::move(done),
+          std::move(encode));
+}
+
 void Store::Flush(Done done) {
   {
     std::lock_guard lock(mu_);
@@ -141,7 +154,7 @@ asio::awaitable<void> Store::FlushAsync() {
   (void)co_await Await(std::move(fn));
 }
 
-void Store::Enqueue(KvOp op, std::optional<Hash> hash, Done done) {
+void Store::Enqueue(KvOp op, std::optional<Hash> hash, Done done, Encoder encode) {
   {
     std::lock_guard lock(mu_);
     const uint64_t seq = next_seq_++;
@@ -159,7 +172,9 @@ void Store::Enqueue(KvOp op, std::optional<Hash> hash, Done done) {
     } else {
       pending_[op.key] = Pending{hash, seq};
     }
-    queue_.push_back(Queued{std::move(op), hash, seq, std::move(done)});
+    Queued q{std::move(op), hash, seq, std::move(done)};
+    q.encode = std::move(encode);
+    queue_.push_back(std::move(q));
   }
   wake_.notify_one();
 }
@@ -191,25 +206,75 @@ void Store::WriterLoop() {
       for (const Queued& q : batch)
         taken_seq_ = std::max(taken_seq_, q.seq);
     }
+    EncodeDeferred(batch);
     std::vector<KvOp> ops;
     ops.reserve(batch.size());
-    for (const Queued& q : batch) {
-      if (!q.barrier)
-        ops.push_back(q.op);
+    bool settles = false;  // anything but barriers
+    for (Queued& q : batch) {
+      if (q.barrier)
+        continue;
+      settles = true;
+      if (!q.dropped && !q.error)  // the value moves: Apply needs only the key
+        ops.push_back(KvOp{q.op.kind, q.op.key, std::move(q.op.value)});
     }
-    // A batch of barriers alone has nothing to commit.
+    // A batch of barriers (or of dropped writes) alone has nothing to commit.
     const auto started = std::chrono::steady_clock::now();
     const absl::Status status = ops.empty() ? absl::OkStatus() : backend_->Commit(ops);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!ops.empty())
-      Apply(batch, status, took);
+    if (settles)
+      Apply(batch, status, !ops.empty(), took);
     {
       std::lock_guard done_lock(done_mu_);
       done_queue_.emplace_back(std::move(batch), status);
     }
     done_wake_.notify_one();
   }
+}
+
+void Store::EncodeDeferred(std::vector<Queued>& batch) {
+  bool any = false;
+  for (Queued& q : batch) {
+    if (!q.encode)
+      continue;
+    any = true;
+    try {
+      q.op.value = q.encode();
+      q.hash = HashOf(q.op.value);
+    } catch (const std::exception& e) {
+      q.error = absl::InternalError(std::string("encoding the record failed: ") + e.what());
+    } catch (...) {
+      q.error = absl::InternalError("encoding the record failed");
+    }
+  }
+  if (any && options_.dedup) {
+    // An encoded put is dropped only when the key's latest value is the committed one:
+    // no earlier write of this batch touches the key.
+    std::unordered_set<std::string_view> written;
+    std::vector<std::string_view> deleted_prefixes;
+    std::lock_guard lock(mu_);
+    for (Queued& q : batch) {
+      if (q.barrier || q.error)
+        continue;
+      const std::string_view key = q.op.key;
+      if (q.op.kind == KvOp::Kind::kDeletePrefix) {
+        deleted_prefixes.push_back(key);
+        continue;
+      }
+      const bool touched =
+          !written.insert(key).second ||
+          std::any_of(deleted_prefixes.begin(), deleted_prefixes.end(),
+                      [key](std::string_view prefix) { return HasPrefix(key, prefix); });
+      if (!q.encode || touched)
+        continue;
+      if (auto c = committed_.find(key); c != committed_.end() && c->second == *q.hash) {
+        q.dropped = true;
+        ++stats_.deduplicated;
+      }
+    }
+  }
+  for (Queued& q : batch)
+    q.encode = nullptr;  // what it holds is released now, not after the commit
 }
 
 void Store::NotifierLoop() {
@@ -224,25 +289,34 @@ void Store::NotifierLoop() {
     }
     for (auto& [batch, status] : ready) {
       for (Queued& q : batch) {
-        if (q.done)
-          // A barrier only settles; a follower shares its batch's outcome.
-          q.done(q.barrier && !q.follower ? absl::OkStatus() : status);
+        if (!q.done)
+          continue;
+        // A barrier only settles, as does a write dropped as committed already; a
+        // follower shares its batch's outcome.
+        if (q.error)
+          q.done(*q.error);
+        else if ((q.barrier && !q.follower) || q.dropped)
+          q.done(absl::OkStatus());
+        else
+          q.done(status);
       }
     }
   }
 }
 
-void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status,
+void Store::Apply(const std::vector<Queued>& batch, const absl::Status& status, bool committed,
                   double commit_seconds) {
   std::lock_guard lock(mu_);
-  ++stats_.transactions;
-  stats_.commit_seconds += commit_seconds;
-  if (!status.ok())
-    ++stats_.failed;
+  if (committed) {
+    ++stats_.transactions;
+    stats_.commit_seconds += commit_seconds;
+    if (!status.ok())
+      ++stats_.failed;
+  }
   for (const Queued& q : batch) {
     if (q.barrier)
       continue;
-    if (status.ok()) {
+    if (status.ok() && !q.dropped && !q.error) {
       // Published only now that the bytes are on disk.
       switch (q.op.kind) {
         case KvOp::Kind::kPut:
@@ -300,6 +374,14 @@ asio::awaitable<absl::Status> Store::PutAsync(std::string key, std::string value
     co_return absl::OkStatus();
   auto start = [this, key = std::move(key), value = std::move(value), hash](Done d) mutable {
     PutHashed(std::move(key), std::move(value), hash, std::move(d));
+  };
+  std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
+  co_return co_await Await(std::move(fn));
+}
+
+asio::awaitable<absl::Status> Store::PutEncodedAsync(std::string key, Encoder encode) {
+  auto start = [this, key = std::move(key), encode = std::move(encode)](Done d) mutable {
+    PutEncoded(std::move(key), std::move(encode), std::move(d));
   };
   std::function<void(Done)> fn = std::move(start);  // named: see GCC 12 in development.md
   co_return co_await Await(std::move(fn));

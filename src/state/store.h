@@ -13,6 +13,12 @@
 // each caller, in commit order, while the writer goes on with the next batch. With
 // `batch = false` (the benchmark's baseline) each write is its own transaction.
 //
+// Deferred encoding: `PutEncoded` queues a function that produces the bytes, and the
+// writer calls it when it takes the write, in queue order, before the commit. The
+// caller's thread (the control loop) then spends nothing on serialising and
+// compressing a record. Such a write is deduplicated on the writer, against what is
+// committed, unless an earlier write in the same batch touches the key.
+//
 // Thread-safe. Completions run on the notifier thread (or on the caller's, at once,
 // for a deduplicated write); `PutAsync` and friends resume the caller on its executor.
 #pragma once
@@ -49,6 +55,9 @@ struct StoreStats {
 class Store {
  public:
   using Done = std::function<void(absl::Status)>;
+  // Produces a put's bytes on the writer thread: it may read only what it owns (copies,
+  // pointers to immutable objects). An exception fails that write alone.
+  using Encoder = std::function<std::string()>;
 
   Store(std::unique_ptr<KvBackend> backend, StoreOptions options = {});
   // Commits what is queued, then stops the writer.
@@ -60,9 +69,12 @@ class Store {
   void Put(std::string key, std::string value, Done done = nullptr);
   void Delete(std::string key, Done done = nullptr);
   void DeletePrefix(std::string prefix, Done done = nullptr);
+  // A put whose bytes `encode` makes on the writer thread (see above).
+  void PutEncoded(std::string key, Encoder encode, Done done = nullptr);
 
   // The same, awaited on the caller's executor (the control loop).
   asio::awaitable<absl::Status> PutAsync(std::string key, std::string value);
+  asio::awaitable<absl::Status> PutEncodedAsync(std::string key, Encoder encode);
   asio::awaitable<absl::Status> DeleteAsync(std::string key);
   asio::awaitable<absl::Status> DeletePrefixAsync(std::string prefix);
 
@@ -96,8 +108,11 @@ class Store {
     std::optional<Hash> hash;  // of a put's value
     uint64_t seq = 0;
     Done done;
-    bool barrier = false;   // Flush: no op, only `done`
-    bool follower = false;  // a put deduplicated against a queued write: its outcome
+    bool barrier = false;               // Flush: no op, only `done`
+    bool follower = false;              // a put deduplicated against a queued write: its outcome
+    Encoder encode;                     // PutEncoded: makes op.value on the writer
+    bool dropped = false;               // an encoded put equal to what is committed: nothing to do
+    std::optional<absl::Status> error;  // the encoder failed: this write alone fails
   };
 
   void PutHashed(std::string key, std::string value, const Hash& hash, Done done);
@@ -105,10 +120,15 @@ class Store {
   bool IsCommittedLocked(const std::string& key, const Hash& hash) const;
   // A put of the committed bytes, counted as written and deduplicated: nothing to do.
   bool SettledAsDuplicate(const std::string& key, const Hash& hash);
-  void Enqueue(KvOp op, std::optional<Hash> hash, Done done);
+  void Enqueue(KvOp op, std::optional<Hash> hash, Done done, Encoder encode = nullptr);
   void WriterLoop();
+  // Runs the batch's encoders, then drops the puts whose bytes are already committed.
+  void EncodeDeferred(std::vector<Queued>& batch);
   void NotifierLoop();
-  void Apply(const std::vector<Queued>& batch, const absl::Status& status, double commit_seconds);
+  // Settles the batch's writes; `committed`: a transaction was made (and took
+  // `commit_seconds`).
+  void Apply(const std::vector<Queued>& batch, const absl::Status& status, bool committed,
+             double commit_seconds);
   static Hash HashOf(std::string_view bytes);
   asio::awaitable<absl::Status> Await(std::function<void(Done)> start);
 

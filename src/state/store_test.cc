@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <future>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -114,6 +115,49 @@ TEST_P(StoreConformanceTest, DedupComparesWithTheLatestQueuedValue) {
   EXPECT_EQ(Value(s, "k"), "old");
 }
 
+absl::Status PutEncodedSync(Store& s, const std::string& k, Store::Encoder encode) {
+  return Sync([&](Store::Done d) { s.PutEncoded(k, std::move(encode), std::move(d)); });
+}
+
+TEST_P(StoreConformanceTest, EncodedPutsRunOnTheWriterInQueueOrder) {
+  Store s(Backend());
+  std::thread::id encoded_on;
+  s.PutEncoded("k", [&encoded_on] {
+    encoded_on = std::this_thread::get_id();
+    return std::string("1");
+  });
+  s.Put("k", "2");
+  ASSERT_TRUE(PutEncodedSync(s, "k", [] { return std::string("3"); }).ok());
+  EXPECT_EQ(Value(s, "k"), "3");
+  EXPECT_NE(encoded_on, std::thread::id());
+  EXPECT_NE(encoded_on, std::this_thread::get_id());
+}
+
+TEST_P(StoreConformanceTest, AnEncodedPutOfTheCommittedBytesOpensNoTransaction) {
+  Store s(Backend());
+  ASSERT_TRUE(PutSync(s, "k", "v").ok());
+  const StoreStats before = s.stats();
+  ASSERT_TRUE(PutEncodedSync(s, "k", [] { return std::string("v"); }).ok());
+  EXPECT_EQ(s.stats().transactions, before.transactions);
+  EXPECT_EQ(s.stats().deduplicated, before.deduplicated + 1);
+  // And a plain put of those bytes after it is a duplicate too.
+  ASSERT_TRUE(PutSync(s, "k", "v").ok());
+  EXPECT_EQ(s.stats().deduplicated, before.deduplicated + 2);
+  ASSERT_TRUE(PutEncodedSync(s, "k", [] { return std::string("w"); }).ok());
+  EXPECT_EQ(s.stats().transactions, before.transactions + 1);
+  EXPECT_EQ(Value(s, "k"), "w");
+}
+
+// A plain put equal to the committed bytes, queued behind an encoded put of other
+// bytes, is written: the key's latest value is the encoded one.
+TEST_P(StoreConformanceTest, APlainPutBehindAnEncodedOneIsNotDroppedAsCommitted) {
+  Store s(Backend());
+  ASSERT_TRUE(PutSync(s, "k", "old").ok());
+  s.PutEncoded("k", [] { return std::string("new"); });
+  ASSERT_TRUE(PutSync(s, "k", "old").ok());
+  EXPECT_EQ(Value(s, "k"), "old");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformanceTest, ::testing::Values("memory", "lmdb"),
                          [](const auto& info) { return info.param; });
 
@@ -165,6 +209,64 @@ TEST(StoreTest, APutEqualToAQueuedWriteLearnsThatWritesOutcome) {
   // Either in the same batch (and failed with it) or, if that batch was already being
   // committed, written on its own: never a success that did not happen.
   EXPECT_TRUE(absl::IsUnavailable(b)) << b;
+}
+
+// Holds the writer inside an encoder until released, so that what is queued
+// meanwhile is committed as one batch.
+class WriterGate {
+ public:
+  explicit WriterGate(Store& s) {
+    s.PutEncoded("gate", [this] {
+      entered_.set_value();
+      release_.get_future().wait();
+      return std::string("g");
+    });
+    entered_future_.wait();
+  }
+  void Release() { release_.set_value(); }
+
+ private:
+  std::promise<void> entered_;
+  std::future<void> entered_future_ = entered_.get_future();
+  std::promise<void> release_;
+};
+
+TEST(StoreTest, AnEncodedPutBehindADeleteInItsBatchIsWritten) {
+  Store s(NewMemoryBackend());
+  ASSERT_TRUE(PutSync(s, "b/k", "A").ok());
+  WriterGate gate(s);
+  s.DeletePrefix("b/");
+  std::promise<absl::Status> put;
+  s.PutEncoded(
+      "b/k", [] { return std::string("A"); },
+      [&put](absl::Status st) { put.set_value(std::move(st)); });
+  gate.Release();
+  EXPECT_TRUE(put.get_future().get().ok());
+  // Equal to what was committed before, but the delete in its batch came first.
+  EXPECT_EQ(Value(s, "b/k"), "A");
+  EXPECT_EQ(s.stats().deduplicated, 0u);
+}
+
+TEST(StoreTest, AFailingEncoderFailsOnlyItsOwnWrite) {
+  Store s(NewMemoryBackend());
+  WriterGate gate(s);
+  std::promise<absl::Status> bad, good;
+  s.PutEncoded(
+      "bad", []() -> std::string { throw std::runtime_error("no bytes"); },
+      [&bad](absl::Status st) { bad.set_value(std::move(st)); });
+  s.PutEncoded(
+      "good", [] { return std::string("v"); },
+      [&good](absl::Status st) { good.set_value(std::move(st)); });
+  gate.Release();
+  const absl::Status b = bad.get_future().get();
+  EXPECT_TRUE(absl::IsInternal(b)) << b;
+  EXPECT_NE(b.message().find("no bytes"), std::string_view::npos) << b;
+  EXPECT_TRUE(good.get_future().get().ok());
+  EXPECT_EQ(Value(s, "bad"), "<none>");
+  EXPECT_EQ(Value(s, "good"), "v");
+  // Nothing of the failed write is remembered: the same key can be written after.
+  ASSERT_TRUE(PutSync(s, "bad", "fixed").ok());
+  EXPECT_EQ(Value(s, "bad"), "fixed");
 }
 
 TEST(StoreTest, ConcurrentWritersShareCommits) {
