@@ -241,6 +241,12 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> conn) {
       if (!*msg)
         break;
       Send(conn, Handle(**msg, conn));
+      // The answer goes out now, not after every request already read: a peer that
+      // pipelines its spawns then gets each answer as soon as it is ready, rather than
+      // all of them together (and then sends the next ones together).
+      co_await asio::post(io_.get_executor(), asio::use_awaitable);
+      if (conn->closed)
+        break;
     }
     if (bad)
       break;
