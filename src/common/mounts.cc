@@ -97,6 +97,18 @@ uint64_t MountIdOf(int fd) {
   return fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_dev) : 0;
 }
 
+bool MountIdsKnown() {
+#ifdef STATX_MNT_ID
+  static const bool known = [] {
+    struct statx stx {};
+    return statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID) != 0;
+  }();
+  return known;
+#else
+  return false;
+#endif
+}
+
 absl::Status UnmountUnder(const fs::path& dir) {
   auto mounts = MountsUnder(dir);
   if (!mounts.ok())

@@ -22,6 +22,9 @@ bool IsMountPoint(const std::filesystem::path& path);
 // differ there), or the device where the kernel has no mount ids. Equal for two files
 // on the same mount.
 uint64_t MountIdOf(int fd);
+// Whether the kernel gives mount ids (statx STATX_MNT_ID, Linux 5.8): only then does
+// MountIdOf tell a bind mount of the same file system from its parent.
+bool MountIdsKnown();
 // Lazily unmounts (MNT_DETACH) every mount below `dir`, deepest first. Errors name the
 // mount point; every mount is attempted.
 absl::Status UnmountUnder(const std::filesystem::path& dir);

@@ -1,5 +1,6 @@
 #include "client/allocdir/alloc_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 #include "common/beneath.h"
@@ -74,6 +77,40 @@ absl::Status MountTmpfsAt(int parent, int dir, int size_mb, mode_t mode,
                                std::strerror(errno));
   }
   return absl::OkStatus();
+}
+
+// Unmounts the tmpfs mounts BuildTaskDir makes (every <task>/secrets and
+// <task>/private below `dir`), through descriptors opened without following a symlink,
+// and without reading /proc/self/mountinfo: with 1,000 allocations a node holds 2,000
+// such mounts, and reading them all for each allocation made collecting 1,000
+// allocations cost 4.6 CPU-seconds. Anything else mounted below is left to the caller.
+void UnmountTaskTmpfs(const fs::path& dir) {
+  auto root = common::OpenDirectory(dir);
+  if (!root.ok())
+    return;
+  UniqueFd listing(openat(root->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* entries = listing.valid() ? fdopendir(listing.get()) : nullptr;
+  if (entries == nullptr)
+    return;
+  (void)listing.release();  // closedir closes it
+  while (const dirent* e = readdir(entries)) {
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..")
+      continue;
+    UniqueFd task(openat(root->get(), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!task.valid())
+      continue;
+    const uint64_t task_mount = common::MountIdOf(task.get());
+    for (const char* sub : {"secrets", "private"}) {
+      UniqueFd mounted(openat(task.get(), sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!mounted.valid() || common::MountIdOf(mounted.get()) == task_mount)
+        continue;
+      // The descriptor's own path names the mount's root, wherever the tree was moved.
+      const std::string target = "/proc/self/fd/" + std::to_string(mounted.get());
+      (void)umount2(target.c_str(), MNT_DETACH);
+    }
+  }
+  closedir(entries);
 }
 
 // Renames the directory `name` of `from` onto the same name in `to`, replacing an empty
@@ -217,16 +254,25 @@ bool AllocDir::TaskDirBuilt(const std::string& task) const {
 
 absl::Status AllocDir::Destroy() {
   std::error_code ec;
-  if (fs::exists(dir_, ec)) {
+  const bool exists = fs::exists(dir_, ec);
+  // Tasks wrote into this tree: it is removed through descriptors, following no
+  // symlink and stopping at any mount point left (told apart by mount id, so a bind
+  // mount of the same file system too). Our own tmpfs mounts go first, cheaply; only
+  // if something else is mounted below is every mount under the dir found and undone.
+  const bool own_mounts_first = exists && common::MountIdsKnown();
+  if (own_mounts_first)
+    UnmountTaskTmpfs(dir_);
+  absl::Status removed =
+      own_mounts_first ? common::RemoveTree(dir_) : absl::FailedPreconditionError("not tried");
+  if (exists && !removed.ok()) {
     if (absl::Status s = common::UnmountUnder(dir_); !s.ok()) {
       // Never walk into a mounted file system: leave the tree for a later attempt.
       return absl::InternalError("failed to unmount below alloc dir '" + dir_.string() +
                                  "': " + std::string(s.message()));
     }
   }
-  // Tasks wrote into this tree: remove it through descriptors, following no symlink
-  // and stopping at any mount point left.
-  absl::Status removed = common::RemoveTree(dir_);
+  if (!removed.ok())
+    removed = common::RemoveTree(dir_);
   std::lock_guard lock(mu_);
   built_ = false;
   task_dirs_.clear();

@@ -1,7 +1,10 @@
 #include "client/allocdir/alloc_dir.h"
 
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -141,6 +144,34 @@ TEST(AllocDirTest, SecretsAndPrivateAreTmpfsAndUnmountedOnDestroy) {
   mounts = common::MountsUnder(tmp.path());
   ASSERT_TRUE(mounts.ok());
   EXPECT_TRUE(mounts->empty());
+}
+
+// Mounts Drover did not make (an operator's, one left by an older agent) are found and
+// undone too; a bind mount of the host's files is never walked into.
+TEST(AllocDirTest, DestroyUndoesForeignMountsAndLeavesBindMountedFilesAlone) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "mounting needs root";
+  }
+  testing::TempDir tmp;
+  const fs::path host = tmp.path() / "host";
+  fs::create_directories(host);
+  std::ofstream(host / "keep") << "host file";
+  AllocDir ad(tmp.path() / "allocs", "a1", AllocDirOptions{.mount_tmpfs = true});
+  ASSERT_TRUE(ad.Build().ok());
+  auto td = ad.BuildTaskDir("web");
+  ASSERT_TRUE(td.ok()) << td.status();
+  const fs::path bound = td->local / "bound";
+  const fs::path foreign = ad.data_dir() / "foreign";
+  fs::create_directories(bound);
+  fs::create_directories(foreign);
+  ASSERT_EQ(mount(host.c_str(), bound.c_str(), nullptr, MS_BIND, nullptr), 0) << strerror(errno);
+  ASSERT_EQ(mount("tmpfs", foreign.c_str(), "tmpfs", 0, "size=1m"), 0) << strerror(errno);
+  std::ofstream(foreign / "f") << "x";
+  ASSERT_EQ(common::MountsUnder(ad.dir())->size(), 4u);
+  ASSERT_TRUE(ad.Destroy().ok());
+  EXPECT_FALSE(fs::exists(ad.dir()));
+  EXPECT_TRUE(common::MountsUnder(tmp.path())->empty());
+  EXPECT_TRUE(fs::exists(host / "keep"));
 }
 
 }  // namespace
