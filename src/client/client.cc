@@ -539,7 +539,7 @@ asio::awaitable<void> Client::SyncLoop() {
       if (forgotten_.contains(id))
         continue;
       // Encoded on the state DB's writer: the report is immutable and shared.
-      Persist(id, [this, id = id, u]() {
+      Persist(id, [this, id = id, u = u]() {
         state::StateDb::JsonMaker ack = [u] { return codec::ToJson(*u); };
         return db_->PutAllocRecord(id, state::AllocRecord::kAcknowledgedState, std::move(ack));
       });

@@ -327,11 +327,13 @@ TEST_F(ClientTest, ARestartedClientRestoresItsAllocationsWithoutRestartingTasks)
     return st.ok() && st->task_state && st->task_state->restarts == 1 &&
            st->task_state->state == "running";
   }));
-  // Its health is decided (and acknowledged) before the restart too.
+  // Its health is decided before the restart too, and the acknowledgement of the last
+  // update sent is on disk (written after the servers answered, like every record).
   ASSERT_TRUE(RunUntil([&] {
     auto ack = db_->GetAllocRecord(alloc->id, state::AllocRecord::kAcknowledgedState);
     return ack.ok() && ack->has_value() && (**ack).contains("DeploymentStatus") &&
-           (**ack)["DeploymentStatus"].is_object();
+           (**ack)["DeploymentStatus"].is_object() &&
+           **ack == codec::ToJson(rpc_.latest[alloc->id]);
   }));
   const std::vector<std::string> events_before =
       test::EventTypes(rpc_.latest[alloc->id].task_states.at("t"));

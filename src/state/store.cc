@@ -247,6 +247,12 @@ void Store::EncodeDeferred(std::vector<Queued>& batch) {
       q.error = absl::InternalError("encoding the record failed");
     }
   }
+  if (any) {
+    // A write lost as a failed commit is (Flush callers watch this count).
+    std::lock_guard lock(mu_);
+    for (const Queued& q : batch)
+      stats_.failed += q.error ? 1 : 0;
+  }
   if (any && options_.dedup) {
     // An encoded put is dropped only when the key's latest value is the committed one:
     // no earlier write of this batch touches the key.
@@ -262,15 +268,19 @@ void Store::EncodeDeferred(std::vector<Queued>& batch) {
         continue;
       }
       const bool touched =
-          !written.insert(key).second ||
+          written.contains(key) ||
           std::any_of(deleted_prefixes.begin(), deleted_prefixes.end(),
                       [key](std::string_view prefix) { return HasPrefix(key, prefix); });
-      if (!q.encode || touched)
-        continue;
-      if (auto c = committed_.find(key); c != committed_.end() && c->second == *q.hash) {
-        q.dropped = true;
-        ++stats_.deduplicated;
+      if (q.encode && !touched) {
+        if (auto c = committed_.find(key); c != committed_.end() && c->second == *q.hash) {
+          // The key keeps its committed value: a later put of it in this batch may be
+          // dropped the same way.
+          q.dropped = true;
+          ++stats_.deduplicated;
+          continue;
+        }
       }
+      written.insert(key);
     }
   }
   for (Queued& q : batch)

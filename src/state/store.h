@@ -20,7 +20,8 @@
 // committed, unless an earlier write in the same batch touches the key.
 //
 // Thread-safe. Completions run on the notifier thread (or on the caller's, at once,
-// for a deduplicated write); `PutAsync` and friends resume the caller on its executor.
+// for a plain put deduplicated when it is made); `PutAsync` and friends resume the
+// caller on its executor.
 #pragma once
 
 #include <condition_variable>
@@ -45,10 +46,10 @@ struct StoreOptions {
 };
 
 struct StoreStats {
-  uint64_t writes = 0;        // Put/Delete/DeletePrefix calls
+  uint64_t writes = 0;        // Put/PutEncoded/Delete/DeletePrefix calls
   uint64_t deduplicated = 0;  // puts dropped as unchanged
   uint64_t transactions = 0;  // commits (each one sync)
-  uint64_t failed = 0;        // commits that failed
+  uint64_t failed = 0;        // commits that failed, and puts whose encoder failed
   double commit_seconds = 0;  // spent in the backend's Commit (writes and syncs)
 };
 

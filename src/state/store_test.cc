@@ -126,7 +126,8 @@ TEST_P(StoreConformanceTest, EncodedPutsRunOnTheWriterInQueueOrder) {
     encoded_on = std::this_thread::get_id();
     return std::string("1");
   });
-  s.Put("k", "2");
+  ASSERT_TRUE(PutSync(s, "k", "2").ok());
+  EXPECT_EQ(Value(s, "k"), "2");  // the plain put queued after it wins
   ASSERT_TRUE(PutEncodedSync(s, "k", [] { return std::string("3"); }).ok());
   EXPECT_EQ(Value(s, "k"), "3");
   EXPECT_NE(encoded_on, std::thread::id());
@@ -216,19 +217,25 @@ TEST(StoreTest, APutEqualToAQueuedWriteLearnsThatWritesOutcome) {
 class WriterGate {
  public:
   explicit WriterGate(Store& s) {
-    s.PutEncoded("gate", [this] {
-      entered_.set_value();
-      release_.get_future().wait();
+    auto entered = std::make_shared<std::promise<void>>();
+    std::future<void> in = entered->get_future();
+    // The encoder holds no reference to the gate: it may outlive it.
+    s.PutEncoded("gate", [entered, release = release_->get_future().share()] {
+      entered->set_value();
+      release.wait();
       return std::string("g");
     });
-    entered_future_.wait();
+    in.wait();
   }
-  void Release() { release_.set_value(); }
+  ~WriterGate() { Release(); }  // never leave the writer (and the Store's join) stuck
+  void Release() {
+    if (!std::exchange(released_, true))
+      release_->set_value();
+  }
 
  private:
-  std::promise<void> entered_;
-  std::future<void> entered_future_ = entered_.get_future();
-  std::promise<void> release_;
+  std::shared_ptr<std::promise<void>> release_ = std::make_shared<std::promise<void>>();
+  bool released_ = false;
 };
 
 TEST(StoreTest, AnEncodedPutBehindADeleteInItsBatchIsWritten) {
@@ -245,6 +252,25 @@ TEST(StoreTest, AnEncodedPutBehindADeleteInItsBatchIsWritten) {
   // Equal to what was committed before, but the delete in its batch came first.
   EXPECT_EQ(Value(s, "b/k"), "A");
   EXPECT_EQ(s.stats().deduplicated, 0u);
+}
+
+TEST(StoreTest, IdenticalEncodedPutsOfTheCommittedBytesInOneBatchAreAllDropped) {
+  Store s(NewMemoryBackend());
+  ASSERT_TRUE(PutSync(s, "k", "v").ok());
+  const StoreStats before = s.stats();
+  WriterGate gate(s);  // its own write is one commit
+  std::promise<absl::Status> first, second;
+  s.PutEncoded(
+      "k", [] { return std::string("v"); },
+      [&first](absl::Status st) { first.set_value(std::move(st)); });
+  s.PutEncoded(
+      "k", [] { return std::string("v"); },
+      [&second](absl::Status st) { second.set_value(std::move(st)); });
+  gate.Release();
+  EXPECT_TRUE(first.get_future().get().ok());
+  EXPECT_TRUE(second.get_future().get().ok());
+  EXPECT_EQ(s.stats().deduplicated, before.deduplicated + 2);
+  EXPECT_EQ(s.stats().transactions, before.transactions + 1);
 }
 
 TEST(StoreTest, AFailingEncoderFailsOnlyItsOwnWrite) {
@@ -264,6 +290,7 @@ TEST(StoreTest, AFailingEncoderFailsOnlyItsOwnWrite) {
   EXPECT_TRUE(good.get_future().get().ok());
   EXPECT_EQ(Value(s, "bad"), "<none>");
   EXPECT_EQ(Value(s, "good"), "v");
+  EXPECT_EQ(s.stats().failed, 1u);  // what a server's Flush watches
   // Nothing of the failed write is remembered: the same key can be written after.
   ASSERT_TRUE(PutSync(s, "bad", "fixed").ok());
   EXPECT_EQ(Value(s, "bad"), "fixed");

@@ -240,7 +240,9 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> conn) {
       }
       if (!*msg)
         break;
-      Send(conn, Handle(**msg, conn));
+      // After an accepted shutdown nothing more is done: a spawn now would outlive us.
+      Send(conn, conn->exit_after_flush ? Error(**msg, "the supervisor is shutting down")
+                                        : Handle(**msg, conn));
       // The answer goes out now, not after every request already read: a peer that
       // pipelines its spawns then gets each answer as soon as it is ready, rather than
       // all of them together (and then sends the next ones together).

@@ -205,6 +205,33 @@ TEST_F(SupervisorTest, ShutdownIsRefusedWhileTasksRun) {
   EXPECT_TRUE(RunUntil([&] { return exit_requested && !client_.connected(); }));
 }
 
+// A request sent behind an accepted shutdown (the two read together) is not carried
+// out: a task spawned then would outlive the supervisor unwatched.
+TEST_F(SupervisorTest, NothingIsSpawnedBehindAnAcceptedShutdown) {
+  bool exit_requested = false;
+  server_->on_exit_requested = [&] { exit_requested = true; };
+  std::optional<absl::StatusOr<Json>> shutdown;
+  std::optional<absl::StatusOr<TaskInfo>> spawn;
+  const SpawnSpec spec = Spec("late", {"pause"});
+  // Both queued before the loop runs: they go out back to back.
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        Json req = {{"op", "shutdown"}};  // named: see GCC 12 in development.md
+        shutdown = co_await client_.Call(std::move(req));
+      },
+      asio::detached);
+  asio::co_spawn(
+      io_, [&]() -> asio::awaitable<void> { spawn = co_await client_.Spawn(spec); },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return shutdown.has_value() && spawn.has_value(); }));
+  EXPECT_TRUE(shutdown->ok()) << shutdown->status();
+  // Refused, or the connection gone first: never started.
+  EXPECT_FALSE(spawn->ok());
+  EXPECT_EQ(server_->num_tasks(), 0u);
+  EXPECT_TRUE(RunUntil([&] { return exit_requested; }));
+}
+
 TEST_F(SupervisorTest, ExitsWhenItsSocketFileIsGone) {
   StopServer();
   bool exit_requested = false;
