@@ -248,7 +248,7 @@ void Store::EncodeDeferred(std::vector<Queued>& batch) {
     }
   }
   if (any) {
-    // A write lost as a failed commit is (Flush callers watch this count).
+    // Counted as a failed commit's writes are: Flush callers watch this count.
     std::lock_guard lock(mu_);
     for (const Queued& q : batch)
       stats_.failed += q.error ? 1 : 0;
