@@ -83,7 +83,8 @@ absl::Status MountTmpfsAt(int parent, int dir, int size_mb, mode_t mode,
 // <task>/private below `dir`), through descriptors opened without following a symlink,
 // and without reading /proc/self/mountinfo: with 1,000 allocations a node holds 2,000
 // such mounts, and reading them all for each allocation made collecting 1,000
-// allocations cost 4.6 CPU-seconds. Anything else mounted below is left to the caller.
+// allocations cost 4.6-5.7 CPU-seconds. Anything else mounted below is left to the
+// caller.
 void UnmountTaskTmpfs(const fs::path& dir) {
   auto root = common::OpenDirectory(dir);
   if (!root.ok())
