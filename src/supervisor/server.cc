@@ -276,6 +276,8 @@ asio::awaitable<void> Server::WriteLoop(std::shared_ptr<Connection> conn) {
     if (ec)
       break;
   }
+  // Nothing more can be answered: the read loop stops at its next request too.
+  conn->closed = true;
   boost::system::error_code ignored;
   conn->socket.close(ignored);
 }
