@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,10 @@ void Log(const std::string& msg) {
 // Fields left 0 when it cannot be read.
 void ReadStat(int pid, JournalExit& e) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Through rdbuf, which reports a failed read as a stream state rather than throwing.
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string stat = read.str();
   const size_t close = stat.rfind(')');  // the command may hold spaces and parentheses
   if (close == std::string::npos || close + 2 > stat.size())
     return;

@@ -67,8 +67,11 @@ pid_t LiveReaper(const fs::path& state_dir) {
   if (name != "drover-reaper")
     return 0;
   std::ifstream cmdline(proc / "cmdline");
-  const std::string args((std::istreambuf_iterator<char>(cmdline)),
-                         std::istreambuf_iterator<char>());
+  // Through rdbuf: a reaper that exits meanwhile fails the read (ESRCH), which an
+  // istreambuf_iterator would throw.
+  std::ostringstream read;
+  read << cmdline.rdbuf();
+  const std::string args = read.str();
   const std::string journal = (state_dir / "exits.journal").string();
   return args.find(std::string("\0", 1) + journal + std::string("\0", 1)) != std::string::npos ? pid
                                                                                                : 0;
