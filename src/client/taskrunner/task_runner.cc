@@ -542,6 +542,44 @@ asio::awaitable<void> TaskRunner::RecordExit(std::string task_id, drivers::ExitR
   co_await RunExitedHooks();
 }
 
+asio::awaitable<bool> TaskRunner::RunOnce(common::AsyncSemaphore::Permit* slot) {
+  const absl::StatusOr<drivers::TaskHandle> started = co_await StartOrAdopt();
+  // The environment served this start only (prestart builds it anew for the next):
+  // a running task does not keep its copy of the agent's environment.
+  env_.reset();
+  slot->Release();
+  if (!started.ok()) {
+    const std::string msg = std::string(started.status().message());
+    EmitEvent(model::TaskEvent(model::kEventDriverFailure, Now()).SetDriverError(msg));
+    tracker_.SetStartError(started.status());
+    co_return true;
+  }
+  const std::string task_id = started->task_id;
+  co_await RunPoststartHooks(task_id);
+  const std::optional<drivers::ExitResult> result = co_await WaitOrKill(task_id);
+  if (!result)
+    co_return false;
+  co_await RecordExit(task_id, *result);
+  co_return true;
+}
+
+asio::awaitable<void> TaskRunner::StopUnreachedRestored() {
+  const std::string task_id = std::exchange(restored_handle_, std::nullopt)->task_id;
+  absl::Status stopped =
+      co_await config_.driver->StopTask(task_id, KillTimeout(), task_->kill_signal);
+  auto r = co_await config_.driver->WaitTask(task_id);
+  model::TaskEvent term(model::kEventTerminated, Now());
+  if (r.ok()) {
+    term.SetExitCode(r->exit_code).SetSignal(r->signal).SetOomKilled(r->oom_killed);
+  } else {
+    term.SetExitCode(-1).SetExitMessage(stopped.ok() ? std::string(r.status().message())
+                                                     : std::string(stopped.message()));
+  }
+  EmitEvent(std::move(term));
+  (void)config_.driver->DestroyTask(task_id, true);
+  SetLocalState([](LocalState& l) { l.handle.reset(); });
+}
+
 asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
   bool killed_event_due = false;
   while (!kill_->cancelled()) {
@@ -572,23 +610,9 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
     } else {
       // (A re-attached task is already running: a prestart failure was reported as an
       // event, but the task is adopted rather than orphaned.)
-      const absl::StatusOr<drivers::TaskHandle> started = co_await StartOrAdopt();
-      // The environment served this start only (prestart builds it anew for the next):
-      // a running task does not keep its copy of the agent's environment.
-      env_.reset();
-      start_slot.Release();
-      if (!started.ok()) {
-        const std::string msg = std::string(started.status().message());
-        EmitEvent(model::TaskEvent(model::kEventDriverFailure, Now()).SetDriverError(msg));
-        tracker_.SetStartError(started.status());
-      } else {
-        const std::string task_id = started->task_id;
-        co_await RunPoststartHooks(task_id);
-        const std::optional<drivers::ExitResult> result = co_await WaitOrKill(task_id);
-        if (!result)
-          co_return LoopEnd::kShutdown;
-        co_await RecordExit(task_id, *result);
-      }
+      const bool ran = co_await RunOnce(&start_slot);
+      if (!ran)
+        co_return LoopEnd::kShutdown;
     }
     if (kill_->cancelled())
       tracker_.SetKilled();
@@ -624,24 +648,8 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       break;
     }
   }
-  // A re-attached task that was killed before the loop reached it must not be left
-  // running (reference §2.4 step 6).
-  if (restored_handle_) {
-    const std::string task_id = std::exchange(restored_handle_, std::nullopt)->task_id;
-    absl::Status stopped =
-        co_await config_.driver->StopTask(task_id, KillTimeout(), task_->kill_signal);
-    auto r = co_await config_.driver->WaitTask(task_id);
-    model::TaskEvent term(model::kEventTerminated, Now());
-    if (r.ok()) {
-      term.SetExitCode(r->exit_code).SetSignal(r->signal).SetOomKilled(r->oom_killed);
-    } else {
-      term.SetExitCode(-1).SetExitMessage(stopped.ok() ? std::string(r.status().message())
-                                                       : std::string(stopped.message()));
-    }
-    EmitEvent(std::move(term));
-    (void)config_.driver->DestroyTask(task_id, true);
-    SetLocalState([](LocalState& l) { l.handle.reset(); });
-  }
+  if (restored_handle_)
+    co_await StopUnreachedRestored();
   // A task killed before it started (or between starts) still closes its "Killing"
   // with "Killed", so every kill reads the same in the event log.
   if (kill_->cancelled() && killing_emitted_)

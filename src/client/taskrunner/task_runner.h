@@ -159,6 +159,13 @@ class TaskRunner {
   // After the run of `task_id` ended with `result`: its Terminated event, its end made
   // durable before the driver forgets it, the restart tracker, the exited hooks.
   asio::awaitable<void> RecordExit(std::string task_id, drivers::ExitResult result);
+  // One run after a successful prestart: the start (releasing `slot` once the driver
+  // answered), the poststart hooks, the wait, the exit's record. False when the agent
+  // shut down meanwhile (the task is left running).
+  asio::awaitable<bool> RunOnce(common::AsyncSemaphore::Permit* slot);
+  // A re-attached task killed before MainLoop reached it is stopped, not left running
+  // (reference §2.4 step 6).
+  asio::awaitable<void> StopUnreachedRestored();
   // MainLoop, then parking in ALLOC_RESTART until killed, restarted or shut down.
   asio::awaitable<void> RunLoop();
   asio::awaitable<void> UpdateLoop();
