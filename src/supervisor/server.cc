@@ -84,6 +84,26 @@ Json Ok(const Json& request) {
   return {{"id", IdOf(request)}, {"ok", true}};
 }
 
+// Creates `cgroup` and opens its procs files into `fds`, through which the child joins
+// it. On failure nothing is left: no descriptor, no cgroup.
+absl::Status CreateJoinable(TaskCgroup& cgroup, const CgroupLimits& limits, std::vector<int>& fds) {
+  if (absl::Status s = cgroup.Create(limits); !s.ok())
+    return absl::Status(s.code(), "failed to create cgroup: " + std::string(s.message()));
+  for (const fs::path& procs : cgroup.ProcsFiles()) {
+    const int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const std::string msg = "failed to open " + procs.string() + ": " + std::strerror(errno);
+      for (int f : fds)
+        close(f);
+      fds.clear();
+      (void)cgroup.Remove();
+      return absl::InternalError(msg);
+    }
+    fds.push_back(fd);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Server::Server(asio::io_context& io, ServerConfig config)
@@ -394,19 +414,8 @@ Json Server::Spawn(const Json& request) {
   std::optional<TaskCgroup> cgroup;
   if (!spec->cgroup.name.empty()) {
     cgroup.emplace(cgroups_, spec->cgroup.name);
-    if (absl::Status s = cgroup->Create(spec->cgroup.limits); !s.ok())
-      return Error(request, "failed to create cgroup: " + std::string(s.message()));
-    for (const fs::path& procs : cgroup->ProcsFiles()) {
-      const int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) {
-        const std::string msg = "failed to open " + procs.string() + ": " + std::strerror(errno);
-        for (int f : cgroup_fds)
-          close(f);
-        (void)cgroup->Remove();
-        return Error(request, msg);
-      }
-      cgroup_fds.push_back(fd);
-    }
+    if (absl::Status s = CreateJoinable(*cgroup, spec->cgroup.limits, cgroup_fds); !s.ok())
+      return Error(request, std::string(s.message()));
   }
   std::pair<int, int> writers{-1, -1};
   absl::Status logs = StartLogs(*task, &writers);
