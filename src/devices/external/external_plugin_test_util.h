@@ -21,15 +21,6 @@
 
 namespace drover::devices {
 
-// A process's /proc/<pid>/stat, or "" once it is gone. (A process that exits while its
-// file is read makes the read fail with ESRCH, which an istreambuf_iterator throws.)
-inline std::string ProcStat(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();  // a failed read sets `out`'s failbit, and throws nothing
-  return out.str();
-}
-
 // Our child processes: pid -> state letter ('Z' for a zombie), from /proc.
 inline std::map<pid_t, char> Children() {
   std::map<pid_t, char> out;
@@ -37,7 +28,9 @@ inline std::map<pid_t, char> Children() {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    const std::string stat = ProcStat(entry.path() / "stat");
+    // Read through rdbuf (testing::ReadFile): a process that exits while its file is
+    // read fails the read with ESRCH, which an istreambuf_iterator would throw.
+    const std::string stat = testing::ReadFile(entry.path() / "stat");
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
     const size_t close = stat.rfind(')');
     if (close == std::string::npos)
@@ -53,7 +46,7 @@ inline std::map<pid_t, char> Children() {
 }
 
 inline bool ProcessGone(pid_t pid) {
-  const std::string stat = ProcStat("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
   const size_t close = stat.rfind(')');
   // Gone, or a zombie waiting for init: either way no longer running.
   return stat.empty() || (close != std::string::npos && stat.substr(close + 2, 1) == "Z");
