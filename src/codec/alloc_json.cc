@@ -2,6 +2,7 @@
 // events.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "codec/internal/json_util.h"
 #include "codec/internal/model_json.h"
@@ -120,10 +121,16 @@ absl::StatusOr<model::TaskState> DecodeTaskState(const Json& j, const std::strin
   r.Read("LastRestart", s.last_restart);
   r.Read("StartedAt", s.started_at);
   r.Read("FinishedAt", s.finished_at);
-  r.ReadList("Events", s.events, DecodeTaskEvent);
+  std::vector<model::TaskEvent> events;
+  r.ReadList("Events", events, DecodeTaskEvent);
   if (!r.ok()) {
     return r.status();
   }
+  // A task state holds its last kMaxEvents events; a peer that sends more is cut to those.
+  if (events.size() > model::TaskState::kMaxEvents)
+    events.erase(events.begin(),
+                 events.end() - static_cast<std::ptrdiff_t>(model::TaskState::kMaxEvents));
+  s.events = model::TaskEventList(std::move(events));
   return s;
 }
 

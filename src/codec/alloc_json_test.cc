@@ -392,5 +392,16 @@ TEST(TaskStateJsonTest, FreshStateHasEmptyEventsAndZeroTimes) {
   EXPECT_EQ(bad.status().message(), "TaskState.Restarts: value -1 out of range");
 }
 
+TEST(TaskStateJsonTest, KeepsOnlyTheLastTenEventsAPeerSends) {
+  Json events = Json::array();
+  for (int i = 0; i < 25; ++i)
+    events.push_back(Json{{"Type", "Restarting"}, {"Time", i}});
+  absl::StatusOr<model::TaskState> s = TaskStateFromJson(Json{{"Events", events}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->events.size(), model::TaskState::kMaxEvents);
+  EXPECT_EQ(s->events.front().time, 15);
+  EXPECT_EQ(s->events.back().time, 24);
+}
+
 }  // namespace
 }  // namespace drover::codec

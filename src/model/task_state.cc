@@ -1,5 +1,6 @@
 #include "model/task_state.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -209,10 +210,38 @@ void TaskState::AppendEvent(TaskEvent ev) {
   if (ev.fails_task) {
     failed = true;
   }
-  events.push_back(std::move(ev));
-  while (events.size() > kMaxEvents) {
-    events.pop_front();
+  events.Append(std::move(ev), kMaxEvents);
+}
+
+TaskEventList::TaskEventList(std::vector<TaskEvent> events) {
+  if (!events.empty())
+    list_ = std::make_shared<const std::vector<TaskEvent>>(std::move(events));
+}
+
+TaskEventList::TaskEventList(std::initializer_list<TaskEvent> events)
+    : TaskEventList(std::vector<TaskEvent>(events)) {}
+
+const std::vector<TaskEvent>& TaskEventList::All() const {
+  static const std::vector<TaskEvent> kNone;
+  return list_ ? *list_ : kNone;
+}
+
+void TaskEventList::Append(TaskEvent ev, size_t max) {
+  if (max == 0) {
+    list_.reset();
+    return;
   }
+  const std::vector<TaskEvent>& old = All();
+  const size_t kept = std::min(old.size(), max - 1);
+  std::vector<TaskEvent> next;
+  next.reserve(kept + 1);
+  next.insert(next.end(), old.end() - static_cast<std::ptrdiff_t>(kept), old.end());
+  next.push_back(std::move(ev));
+  list_ = std::make_shared<const std::vector<TaskEvent>>(std::move(next));
+}
+
+bool operator==(const TaskEventList& a, const TaskEventList& b) {
+  return a.list_ == b.list_ || a.All() == b.All();
 }
 
 }  // namespace drover::model

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -100,6 +102,45 @@ struct TaskEvent {
 // Go-style duration text ("5s", "1m30s", "16.2s") for messages and details.
 std::string FormatGoDuration(Duration d);
 
+// A task's recent events, oldest first. The list is immutable once built and shared by
+// every copy: a task state is copied into each report, the client's pending and
+// acknowledged updates, the servers' allocation and the state DB's write queue, and
+// its events are most of its size. Copying the list copies one pointer; appending makes
+// a new list (at most TaskState::kMaxEvents + 1 events are copied), so a copy held
+// elsewhere, on another thread too, never sees a change.
+class TaskEventList {
+ public:
+  using value_type = TaskEvent;
+  using const_iterator = std::vector<TaskEvent>::const_iterator;
+  using const_reverse_iterator = std::vector<TaskEvent>::const_reverse_iterator;
+
+  TaskEventList() = default;
+  explicit TaskEventList(std::vector<TaskEvent> events);
+  TaskEventList(std::initializer_list<TaskEvent> events);
+
+  const_iterator begin() const { return All().begin(); }
+  const_iterator end() const { return All().end(); }
+  const_reverse_iterator rbegin() const { return All().rbegin(); }
+  const_reverse_iterator rend() const { return All().rend(); }
+  size_t size() const { return list_ ? list_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const TaskEvent& front() const { return All().front(); }
+  const TaskEvent& back() const { return All().back(); }
+  const TaskEvent& operator[](size_t i) const { return All()[i]; }
+
+  // Appends `ev`, dropping the oldest events beyond `max`.
+  void Append(TaskEvent ev, size_t max);
+  void push_back(TaskEvent ev) { Append(std::move(ev), SIZE_MAX); }
+  void clear() { list_.reset(); }
+
+  friend bool operator==(const TaskEventList& a, const TaskEventList& b);
+
+ private:
+  const std::vector<TaskEvent>& All() const;
+
+  std::shared_ptr<const std::vector<TaskEvent>> list_;  // null when empty
+};
+
 struct TaskState {
   static constexpr size_t kMaxEvents = 10;
 
@@ -109,7 +150,7 @@ struct TaskState {
   Time last_restart{};
   Time started_at{};
   Time finished_at{};
-  std::deque<TaskEvent> events;  // oldest first; at most kMaxEvents
+  TaskEventList events;  // oldest first; at most kMaxEvents
   friend bool operator==(const TaskState&, const TaskState&) = default;
 
   // Appends (dropping the oldest past kMaxEvents), fills the display message and makes

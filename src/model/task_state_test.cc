@@ -22,6 +22,32 @@ TEST(TaskStateTest, KeepsLastTenEventsAndFailedIsSticky) {
   EXPECT_TRUE(ts.failed);
 }
 
+TEST(TaskStateTest, CopiesShareEventsAndAnAppendChangesOnlyItsOwnCopy) {
+  TaskState ts;
+  ts.AppendEvent(TaskEvent(kEventReceived, common::FromUnixNanos(1)));
+  ts.AppendEvent(TaskEvent(kEventTaskSetup, common::FromUnixNanos(2)));
+  const TaskState copy = ts;
+  EXPECT_EQ(&copy.events.front(), &ts.events.front());  // shared, not copied
+  EXPECT_EQ(copy, ts);
+
+  ts.AppendEvent(TaskEvent(kEventStarted, common::FromUnixNanos(3)));
+  ASSERT_EQ(ts.events.size(), 3u);
+  ASSERT_EQ(copy.events.size(), 2u);
+  EXPECT_EQ(copy.events.back().type, kEventTaskSetup);
+  EXPECT_EQ(ts.events.back().type, kEventStarted);
+  EXPECT_NE(copy, ts);
+
+  // Equal contents compare equal whether shared or not.
+  TaskState rebuilt;
+  rebuilt.AppendEvent(TaskEvent(kEventReceived, common::FromUnixNanos(1)));
+  rebuilt.AppendEvent(TaskEvent(kEventTaskSetup, common::FromUnixNanos(2)));
+  EXPECT_EQ(rebuilt, copy);
+  rebuilt.events.clear();
+  EXPECT_TRUE(rebuilt.events.empty());
+  EXPECT_EQ(rebuilt.events.begin(), rebuilt.events.end());
+  EXPECT_EQ(rebuilt.events, TaskEventList{});
+}
+
 TEST(TaskEventTest, DisplayMessagesAndDetails) {
   TaskState ts;
   ts.AppendEvent(TaskEvent(kEventTerminated, {}).SetExitCode(2).SetSignal(9));
