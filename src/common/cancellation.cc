@@ -11,13 +11,17 @@ std::shared_ptr<CancellationScope> CancellationScope::Create(asio::any_io_execut
 
 std::shared_ptr<CancellationScope> CancellationScope::Child() {
   auto child = Create(executor_);
+  Adopt(child);
+  return child;
+}
+
+void CancellationScope::Adopt(const std::shared_ptr<CancellationScope>& scope) {
   if (cancelled()) {
-    child->Cancel();
+    scope->Cancel();
   } else {
     std::erase_if(children_, [](const auto& w) { return w.expired(); });
-    children_.push_back(child);
+    children_.push_back(scope);
   }
-  return child;
 }
 
 void CancellationScope::Cancel() {

@@ -21,6 +21,11 @@ class CancellationScope : public std::enable_shared_from_this<CancellationScope>
   static std::shared_ptr<CancellationScope> Create(asio::any_io_executor executor);
   // A child is cancelled when this scope is; cancelling the child leaves this one alone.
   std::shared_ptr<CancellationScope> Child();
+  // Makes `scope` a child of this one as well: it is cancelled when either parent is
+  // (at once if this one already is). One Wait() on it then replaces racing both
+  // parents with `||`, which costs a parallel group and two spawned coroutines for as
+  // long as the wait lasts.
+  void Adopt(const std::shared_ptr<CancellationScope>& scope);
 
   void Cancel();
   bool cancelled() const { return event_.IsSet(); }

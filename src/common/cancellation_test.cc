@@ -25,6 +25,32 @@ TEST(CancellationScopeTest, ParentCancelsChildrenNotTheOtherWay) {
   EXPECT_TRUE(parent->Child()->cancelled());
 }
 
+TEST(CancellationScopeTest, AnAdoptedScopeIsCancelledByEitherParent) {
+  asio::io_context io;
+  auto stop = CancellationScope::Create(io.get_executor());
+  auto shutdown = CancellationScope::Create(io.get_executor());
+  auto by_stop = stop->Child();
+  shutdown->Adopt(by_stop);
+  auto by_shutdown = stop->Child();
+  shutdown->Adopt(by_shutdown);
+  shutdown->Cancel();
+  EXPECT_TRUE(by_shutdown->cancelled());
+  EXPECT_TRUE(by_stop->cancelled());
+  EXPECT_FALSE(stop->cancelled());
+
+  auto other = CancellationScope::Create(io.get_executor());
+  auto late = other->Child();
+  shutdown->Adopt(late);  // adopted by a parent already cancelled: cancelled at once
+  EXPECT_TRUE(late->cancelled());
+
+  auto fresh = CancellationScope::Create(io.get_executor());
+  auto child = fresh->Child();
+  stop->Adopt(child);
+  stop->Cancel();
+  EXPECT_TRUE(child->cancelled());
+  EXPECT_FALSE(fresh->cancelled());
+}
+
 TEST(CancellationScopeTest, CancelInterruptsRacedSleep) {
   asio::io_context io;
   FakeClock clock;

@@ -296,14 +296,18 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
     const std::string& task_id) {
   drivers::Driver& driver = *config_.driver;
   // `stop_current_` is cancelled by a kill (with kill_) or by a user restart (alone).
-  auto waited = co_await (driver.WaitTask(task_id) || stop_current_->Wait() || shutdown_->Wait());
+  // One scope for both it and shutdown_: this wait lasts as long as the task runs, and
+  // each `||` held that long costs every running task ~3 KB.
+  auto stop_or_shutdown = stop_current_->Child();
+  shutdown_->Adopt(stop_or_shutdown);
+  auto waited = co_await (driver.WaitTask(task_id) || stop_or_shutdown->Wait());
   if (waited.index() == 0) {
     auto& r = std::get<0>(waited);
     if (r.ok())
       co_return *r;
     co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
   }
-  if (waited.index() == 2) {
+  if (!stop_current_->cancelled()) {
     co_return std::nullopt;  // agent shutdown: the task keeps running
   }
   // Killed or restarting: stop with the task's signal, then SIGKILL after the timeout.
