@@ -33,7 +33,6 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       run_exited_(executor),
       destroyed_(executor),
       health_check_(executor),
-      health_stop_(common::CancellationScope::Create(executor)),
       health_done_(executor) {
   if (alloc_->deployment_status && alloc_->deployment_status->healthy) {
     health_ = alloc_->deployment_status;
@@ -233,7 +232,7 @@ asio::awaitable<void> AllocRunner::Run() {
   run_done_.Set();
   updates_.Close();
   task_state_changed_.Notify();
-  health_stop_->Cancel();
+  StopHealthWatch();
   co_await state_handler_done_.Wait();
   co_await update_handler_done_.Wait();
   co_await health_done_.Wait();
@@ -331,7 +330,7 @@ asio::awaitable<void> AllocRunner::WatchHealth() {
   // Health is judged once per deployment: an allocation moved into another one (an
   // in-place update) is judged again from then on.
   bool started = false;
-  while (!health_stop_->cancelled()) {
+  while (!health_stopped_) {
     const common::Time now = config_.clock->Now();
     if (!started || alloc_->deployment_id != judged->deployment_id) {
       if (started && health_) {
@@ -357,12 +356,17 @@ asio::awaitable<void> AllocRunner::WatchHealth() {
     }
     if (tracker) {
       const common::Duration wait = tracker->NextCheck() - now;
-      co_await (health_check_.Wait() || config_.clock->Sleep(wait) || health_stop_->Wait());
+      co_await (health_check_.Wait() || config_.clock->Sleep(wait));
     } else {
-      co_await (health_check_.Wait() || health_stop_->Wait());
+      co_await health_check_.Wait();
     }
   }
   health_done_.Set();
+}
+
+void AllocRunner::StopHealthWatch() {
+  health_stopped_ = true;
+  health_check_.Notify();
 }
 
 asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
@@ -376,7 +380,7 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
         tr->Update(alloc_);
     }
     if (stopping) {
-      health_stop_->Cancel();  // a stopped allocation's health matters to nobody
+      StopHealthWatch();  // a stopped allocation's health matters to nobody
       co_await KillTasks(std::nullopt);
     }
   }
@@ -550,7 +554,7 @@ asio::awaitable<void> AllocRunner::Shutdown() {
     co_return;
   shutdown_launched_ = true;
   prerun_cancel_->Cancel();
-  health_stop_->Cancel();
+  StopHealthWatch();
   for (auto& tr : runners_)
     tr->Shutdown();
   if (run_launched_) {

@@ -142,8 +142,9 @@ class AllocRunner {
   // Decides the allocation's health (HealthTracker) and reports it once per deployment
   // it is in, as its DeploymentStatus: judged by the group's update block in a
   // deployment (not at all with health_check "manual"), else by its migrate block (or
-  // Nomad's default) for drains. Ends when health_stop_ is cancelled.
+  // Nomad's default) for drains. Ends after StopHealthWatch.
   asio::awaitable<void> WatchHealth();
+  void StopHealthWatch();
   asio::awaitable<void> HandleAllocUpdates();
   // Kill order (§6.6): leader alone first, then other main tasks together, then
   // sidecars. Poststop tasks are left to run once the rest is dead, unless
@@ -198,8 +199,10 @@ class AllocRunner {
   // deployment it was judged for (empty: a drain).
   std::optional<model::AllocDeploymentStatus> health_;
   std::string health_deployment_;
-  common::Notifier health_check_;  // task states changed
-  common::CancellationScopePtr health_stop_;
+  // Task states changed, or the watch is to end (StopHealthWatch). One notifier for
+  // both, so the watch, which lasts as long as the allocation runs, waits on it alone.
+  common::Notifier health_check_;
+  bool health_stopped_ = false;
   common::Event health_done_;
 };
 
