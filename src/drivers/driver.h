@@ -16,6 +16,7 @@
 
 #include "common/asio.h"
 #include "common/async_semaphore.h"
+#include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/signals.h"
 #include "model/usage.h"
@@ -195,6 +196,16 @@ class Driver {
   // Completes when the task has exited (at once if it already has). NotFound for an
   // unknown id. Any number of waiters.
   virtual asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) = 0;
+  // Cancels `scope` once the task has exited (at once if it has, or if the id is
+  // unknown), after which WaitTask completes without waiting. A caller that waits for
+  // the exit or for a stop of its own then waits on one scope instead of racing
+  // WaitTask against it, which costs memory for as long as the task runs. A driver
+  // destroyed first leaves the scope alone. False: this driver does not, and the
+  // caller races WaitTask.
+  virtual bool CancelOnExit(const std::string& /*task_id*/,
+                            const std::shared_ptr<common::CancellationScope>& /*scope*/) {
+    return false;
+  }
   // Sends `signal` (empty = driver default, SIGINT), waits up to `timeout`, then kills
   // the whole process group; completes once the task has exited. NotFound = gone.
   virtual asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,

@@ -296,16 +296,27 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
     const std::string& task_id) {
   drivers::Driver& driver = *config_.driver;
   // `stop_current_` is cancelled by a kill (with kill_) or by a user restart (alone).
-  // One scope for both it and shutdown_: this wait lasts as long as the task runs, and
-  // each `||` held that long costs every running task ~3 KB.
-  auto stop_or_shutdown = stop_current_->Child();
-  shutdown_->Adopt(stop_or_shutdown);
-  auto waited = co_await (driver.WaitTask(task_id) || stop_or_shutdown->Wait());
-  if (waited.index() == 0) {
-    auto& r = std::get<0>(waited);
-    if (r.ok())
-      co_return *r;
-    co_return drivers::ExitResult{.exit_code = -1, .err = std::string(r.status().message())};
+  // One scope for it, shutdown_ and (where the driver can) the task's exit: this wait
+  // lasts as long as the task runs, and each `||` held that long costs every running
+  // task ~3 KB.
+  auto woken = stop_current_->Child();
+  shutdown_->Adopt(woken);
+  std::optional<absl::StatusOr<drivers::ExitResult>> exit;
+  if (driver.CancelOnExit(task_id, woken)) {
+    co_await woken->Wait();
+    if (!stop_current_->cancelled() && !shutdown_->cancelled()) {
+      auto r = co_await driver.WaitTask(task_id);  // at once: the task has exited
+      exit = std::move(r);
+    }
+  } else {
+    auto waited = co_await (driver.WaitTask(task_id) || woken->Wait());
+    if (waited.index() == 0)
+      exit = std::move(std::get<0>(waited));
+  }
+  if (exit) {
+    if (exit->ok())
+      co_return **exit;
+    co_return drivers::ExitResult{.exit_code = -1, .err = std::string(exit->status().message())};
   }
   if (!stop_current_->cancelled()) {
     co_return std::nullopt;  // agent shutdown: the task keeps running

@@ -11,12 +11,13 @@ namespace drover::drivers {
 using namespace asio::experimental::awaitable_operators;  // NOLINT(google-build-using-namespace)
 
 struct MockDriver::Task {
-  explicit Task(asio::any_io_executor ex) : exited(ex), stop_requested(ex) {}
+  explicit Task(asio::any_io_executor ex)
+      : exited(common::CancellationScope::Create(ex)), stop_requested(ex) {}
   TaskHandle handle;
   Duration run_for{0};
   Duration kill_after{0};
   ExitResult planned;
-  common::Event exited;
+  common::CancellationScopePtr exited;  // cancelled once the task has exited
   common::Event stop_requested;
   std::optional<ExitResult> result;
   Time started_at{};
@@ -159,7 +160,7 @@ asio::awaitable<void> MockDriver::RunTask(std::shared_ptr<Task> task) {
     task->result = ExitResult{.exit_code = 0, .signal = SIGINT};
   }
   task->completed_at = clock_.Now();
-  task->exited.Set();
+  task->exited->Cancel();
 }
 
 asio::awaitable<absl::StatusOr<ExitResult>> MockDriver::WaitTask(const std::string& task_id) {
@@ -167,8 +168,17 @@ asio::awaitable<absl::StatusOr<ExitResult>> MockDriver::WaitTask(const std::stri
   if (!task) {
     co_return absl::NotFoundError("task not found for given id");
   }
-  co_await task->exited.Wait();
+  co_await task->exited->Wait();
   co_return *task->result;
+}
+
+bool MockDriver::CancelOnExit(const std::string& task_id,
+                              const std::shared_ptr<common::CancellationScope>& scope) {
+  if (auto task = Find(task_id))
+    task->exited->Adopt(scope);
+  else
+    scope->Cancel();
+  return true;
 }
 
 asio::awaitable<absl::Status> MockDriver::StopTask(const std::string& task_id, Duration timeout,
@@ -177,7 +187,7 @@ asio::awaitable<absl::Status> MockDriver::StopTask(const std::string& task_id, D
   if (!task) {
     co_return absl::NotFoundError("task not found for given id");
   }
-  if (task->exited.IsSet()) {
+  if (task->exited->cancelled()) {
     co_return absl::OkStatus();
   }
   int sig = SIGINT;
@@ -189,16 +199,16 @@ asio::awaitable<absl::Status> MockDriver::StopTask(const std::string& task_id, D
   }
   if (task->kill_after > timeout) {
     // The task ignores the signal; force-kill once the timeout passes.
-    co_await (clock_.Sleep(timeout) || task->exited.Wait());
+    co_await (clock_.Sleep(timeout) || task->exited->Wait());
     sig = SIGKILL;
   } else if (task->kill_after.count() > 0) {
-    co_await (clock_.Sleep(task->kill_after) || task->exited.Wait());
+    co_await (clock_.Sleep(task->kill_after) || task->exited->Wait());
   }
-  if (!task->exited.IsSet() && !task->result) {
+  if (!task->exited->cancelled() && !task->result) {
     task->result = ExitResult{.exit_code = 0, .signal = sig};
   }
   task->stop_requested.Set();
-  co_await task->exited.Wait();
+  co_await task->exited->Wait();
   co_return absl::OkStatus();
 }
 
@@ -207,7 +217,7 @@ absl::Status MockDriver::DestroyTask(const std::string& task_id, bool force) {
   if (!task) {
     return absl::OkStatus();
   }
-  if (!task->exited.IsSet()) {
+  if (!task->exited->cancelled()) {
     if (!force) {
       return absl::FailedPreconditionError("cannot destroy running task '" + task_id + "'");
     }
@@ -225,7 +235,7 @@ absl::StatusOr<TaskStatus> MockDriver::InspectTask(const std::string& task_id) c
   }
   TaskStatus st;
   st.id = task_id;
-  st.state = task->exited.IsSet() ? TaskRunState::kExited : TaskRunState::kRunning;
+  st.state = task->exited->cancelled() ? TaskRunState::kExited : TaskRunState::kRunning;
   st.started_at = task->started_at;
   st.completed_at = task->completed_at;
   st.exit_result = task->result;

@@ -31,6 +31,8 @@ class MockDriver final : public Driver {
   absl::Status RecoverTask(const TaskHandle& handle) override;
   asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) override;
   asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) override;
+  bool CancelOnExit(const std::string& task_id,
+                    const std::shared_ptr<common::CancellationScope>& scope) override;
   asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,
                                          const std::string& signal) override;
   absl::Status DestroyTask(const std::string& task_id, bool force) override;

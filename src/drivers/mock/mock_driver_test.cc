@@ -64,6 +64,28 @@ TEST_F(MockDriverTest, StopHonorsKillAfterAndForceKillsPastTimeout) {
   EXPECT_EQ(Run(driver_.WaitTask("b"))->signal, SIGKILL);
 }
 
+TEST_F(MockDriverTest, CancelOnExitCancelsTheScopeWhenTheTaskExits) {
+  ASSERT_TRUE(Run(driver_.StartTask(Config("a", {{"run_for", "10s"}}))).ok());
+  auto scope = common::CancellationScope::Create(io_.get_executor());
+  ASSERT_TRUE(driver_.CancelOnExit("a", scope));
+  io_.poll();
+  EXPECT_FALSE(scope->cancelled());
+  const common::Time start = clock_.Now();
+  Run([](std::shared_ptr<common::CancellationScope> s) -> asio::awaitable<bool> {
+    co_await s->Wait();
+    co_return true;
+  }(scope));
+  EXPECT_EQ(clock_.Now() - start, 10s);
+  EXPECT_EQ(Run(driver_.WaitTask("a"))->exit_code, 0);
+
+  auto late = common::CancellationScope::Create(io_.get_executor());
+  ASSERT_TRUE(driver_.CancelOnExit("a", late));  // already exited: at once
+  EXPECT_TRUE(late->cancelled());
+  auto unknown = common::CancellationScope::Create(io_.get_executor());
+  ASSERT_TRUE(driver_.CancelOnExit("x", unknown));  // WaitTask then says NotFound
+  EXPECT_TRUE(unknown->cancelled());
+}
+
 TEST_F(MockDriverTest, UnknownTaskIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(Run(driver_.WaitTask("x")).status()));
   EXPECT_TRUE(absl::IsNotFound(driver_.SignalTask("x", "SIGHUP")));

@@ -30,7 +30,7 @@ absl::StatusOr<TaskResourceUsage> RawExecDriver::TaskStats(const std::string& ta
   usage.timestamp = common::ToUnixNanos(clock().Now());
   usage.memory.measured = {"RSS"};
   usage.cpu.measured = {"System Mode", "User Mode", "Percent"};
-  if (task->exited->IsSet())
+  if (task->exited->cancelled())
     return usage;
   // The task and everything it started, in total and each process on its own.
   const double ticks = static_cast<double>(ClockTicksPerSecond());

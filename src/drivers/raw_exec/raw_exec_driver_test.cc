@@ -114,6 +114,25 @@ TEST_F(RawExecDriverTest, StopSignalsTheWholeProcessGroup) {
   }));
 }
 
+TEST_F(RawExecDriverTest, CancelOnExitCancelsTheScopeWhenTheTaskDies) {
+  const fs::path ready = dir_.path() / "ready";
+  auto h = Start(Config("t9", {"ready", ready.string(), "pause"}));
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPid(ready) > 0; }));
+  auto scope = common::CancellationScope::Create(io_.get_executor());
+  ASSERT_TRUE(driver_->CancelOnExit("t9", scope));
+  io_.poll();
+  EXPECT_FALSE(scope->cancelled());
+  ASSERT_EQ(kill(h->pid, SIGTERM), 0);  // an exit the driver did not cause
+  ASSERT_TRUE(RunUntil([&] { return scope->cancelled(); }));
+  auto r = Run(driver_->WaitTask("t9"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->signal, SIGTERM);
+  auto unknown = common::CancellationScope::Create(io_.get_executor());
+  ASSERT_TRUE(driver_->CancelOnExit("nope", unknown));
+  EXPECT_TRUE(unknown->cancelled());
+}
+
 TEST_F(RawExecDriverTest, StopKillsAfterTheTimeoutWhenTheSignalIsIgnored) {
   const fs::path ready = dir_.path() / "ready";
   auto h = Start(Config("t4", {"ignore-term", "ready", ready.string(), "pause"}));

@@ -104,7 +104,7 @@ SupervisedDriver::Task* SupervisedDriver::Register(const TaskHandle& handle,
                                                    const supervisor::TaskInfo& info) {
   auto task = std::make_unique<Task>();
   task->handle = handle;
-  task->exited = std::make_unique<common::Event>(executor_);
+  task->exited = common::CancellationScope::Create(executor_);
   task->started_at = common::FromUnixNanos(handle.started_at);
   for (const std::string& fifo : {info.stdout_fifo, info.stderr_fifo}) {
     if (fifo.empty())
@@ -130,13 +130,13 @@ void SupervisedDriver::OnExit(const supervisor::TaskInfo& info) {
     auto it = dying_.find(info.task_id);
     task = it == dying_.end() ? nullptr : it->second.get();
   }
-  if (task == nullptr || task->exited->IsSet())
+  if (task == nullptr || task->exited->cancelled())
     return;
   task->result = ToExitResult(info.exit.value_or(supervisor::ExitStatus{.unknown = true}));
   task->completed_at = info.exit && info.exit->time_ns != 0
                            ? common::FromUnixNanos(info.exit->time_ns)
                            : clock_.Now();
-  task->exited->Set();
+  task->exited->Cancel();
 }
 
 absl::Status SupervisedDriver::RecoverTask(const TaskHandle& handle) {
@@ -235,13 +235,22 @@ asio::awaitable<absl::StatusOr<ExitResult>> SupervisedDriver::WaitTask(const std
   co_return *task->result;
 }
 
+bool SupervisedDriver::CancelOnExit(const std::string& task_id,
+                                    const std::shared_ptr<common::CancellationScope>& scope) {
+  if (Task* task = Find(task_id))
+    task->exited->Adopt(scope);
+  else
+    scope->Cancel();
+  return true;
+}
+
 asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task_id,
                                                          Duration timeout,
                                                          const std::string& signal) {
   Task* task = Find(task_id);
   if (task == nullptr)
     co_return absl::NotFoundError("task not found for given id");
-  if (task->exited->IsSet())
+  if (task->exited->cancelled())
     co_return absl::OkStatus();
   const std::string sig = signal.empty() ? "SIGINT" : signal;
   if (auto parsed = ParseSignal(sig); !parsed.ok())
@@ -257,13 +266,13 @@ asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task
     co_return absl::OkStatus();
   if (!sent.ok())
     DROVER_LOG_DEBUG("{}: {} to {}: {}", Name(), sig, task_id, sent.ToString());
-  common::Event* exited = task->exited.get();
-  if (!exited->IsSet())
+  common::CancellationScope* exited = task->exited.get();
+  if (!exited->cancelled())
     co_await (exited->Wait() || clock_.Sleep(timeout));
   if (!*alive)
     co_return absl::CancelledError("driver is gone");
   task = Find(task_id);
-  if (task == nullptr || task->exited->IsSet())
+  if (task == nullptr || task->exited->cancelled())
     co_return absl::OkStatus();
   const std::string kill = "SIGKILL";  // named: see GCC 12 in docs/development.md
   absl::Status killed = co_await link_.Signal(task_id, kill, /*group=*/true);
@@ -272,7 +281,7 @@ asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task
   task = Find(task_id);
   if (task == nullptr)
     co_return absl::OkStatus();
-  if (!killed.ok() && !task->exited->IsSet())
+  if (!killed.ok() && !task->exited->cancelled())
     co_return common::Annotate(killed, "failed to kill task '" + task_id + "'");
   co_await task->exited->Wait();
   co_return absl::OkStatus();
@@ -282,7 +291,7 @@ absl::Status SupervisedDriver::DestroyTask(const std::string& task_id, bool forc
   auto it = tasks_.find(task_id);
   if (it == tasks_.end())
     return absl::OkStatus();
-  if (!it->second->exited->IsSet() && !force)
+  if (!it->second->exited->cancelled() && !force)
     return absl::FailedPreconditionError("cannot destroy running task '" + task_id + "'");
   dying_[task_id] = std::move(it->second);
   tasks_.erase(it);
@@ -377,7 +386,7 @@ asio::awaitable<void> SupervisedDriver::ReapOrphan(std::string task_id) {
   }
   auto task = std::make_unique<Task>();
   task->handle.task_id = task_id;
-  task->exited = std::make_unique<common::Event>(executor_);
+  task->exited = common::CancellationScope::Create(executor_);
   dying_[task_id] = std::move(task);
   if (const supervisor::TaskInfo* info = link_.Find(task_id); info != nullptr && !info->running)
     OnExit(*info);
@@ -391,7 +400,7 @@ absl::StatusOr<TaskStatus> SupervisedDriver::InspectTask(const std::string& task
     return absl::NotFoundError("task not found for given id");
   TaskStatus st;
   st.id = task_id;
-  st.state = task->exited->IsSet() ? TaskRunState::kExited : TaskRunState::kRunning;
+  st.state = task->exited->cancelled() ? TaskRunState::kExited : TaskRunState::kRunning;
   st.started_at = task->started_at;
   st.completed_at = task->completed_at;
   st.exit_result = task->result;
@@ -405,7 +414,7 @@ absl::Status SupervisedDriver::SignalTask(const std::string& task_id, const std:
     return absl::NotFoundError("task not found for given id");
   if (auto sig = ParseSignal(signal); !sig.ok())
     return sig.status();
-  if (task->exited->IsSet())
+  if (task->exited->cancelled())
     return absl::FailedPreconditionError("task is not running");
   // The task's own process, as Nomad signals it; sent in the background (the
   // supervisor only fails for a task that has just exited).

@@ -34,6 +34,8 @@ class SupervisedDriver : public Driver {
   common::AsyncSemaphore* start_slots() override { return &link_.start_slots(); }
   asio::awaitable<absl::StatusOr<TaskHandle>> StartTask(const TaskConfig& config) override;
   asio::awaitable<absl::StatusOr<ExitResult>> WaitTask(const std::string& task_id) override;
+  bool CancelOnExit(const std::string& task_id,
+                    const std::shared_ptr<common::CancellationScope>& scope) override;
   asio::awaitable<absl::Status> StopTask(const std::string& task_id, Duration timeout,
                                          const std::string& signal) override;
   absl::Status DestroyTask(const std::string& task_id, bool force) override;
@@ -67,7 +69,7 @@ class SupervisedDriver : public Driver {
     Task(const Task&) = delete;
     Task& operator=(const Task&) = delete;
     TaskHandle handle;
-    std::unique_ptr<common::Event> exited;
+    common::CancellationScopePtr exited;  // cancelled once the task has exited
     std::optional<ExitResult> result;
     Time started_at{};
     Time completed_at{};
