@@ -90,6 +90,7 @@ void Store::PutHashed(std::string key, std::string value, const Hash& hash, Done
           q.done = std::move(done);
           q.barrier = true;
           q.follower = true;
+          q.leader_seq = p->second.seq;
           queue_.push_back(std::move(q));
           done = nullptr;
           duplicate = true;
@@ -194,17 +195,7 @@ void Store::WriterLoop() {
         done_wake_.notify_one();
         return;
       }
-      if (options_.batch) {
-        while (!queue_.empty()) {
-          batch.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      } else {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      for (const Queued& q : batch)
-        taken_seq_ = std::max(taken_seq_, q.seq);
+      TakeBatchLocked(batch);
     }
     EncodeDeferred(batch);
     std::vector<KvOp> ops;
@@ -229,6 +220,33 @@ void Store::WriterLoop() {
       done_queue_.emplace_back(std::move(batch), status);
     }
     done_wake_.notify_one();
+  }
+}
+
+void Store::TakeBatchLocked(std::vector<Queued>& batch) {
+  if (!options_.batch) {
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  } else {
+    size_t writes = 0;
+    while (!queue_.empty() && (queue_.front().barrier || writes < options_.max_batch_writes)) {
+      writes += queue_.front().barrier ? 0 : 1;
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+  }
+  for (const Queued& q : batch)
+    taken_seq_ = std::max(taken_seq_, q.seq);
+  // A follower shares its write's outcome, so it goes in that write's batch (it was
+  // queued later, possibly beyond the cut). It carries no op: the transaction's size
+  // is unchanged.
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->follower && it->leader_seq <= taken_seq_) {
+      batch.push_back(std::move(*it));
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -8,8 +8,9 @@
 // after the commit succeeded; a failed commit forgets the queued ones, so the same
 // write is tried again; a delete (or a deleted prefix) forgets them too.
 //
-// Group commit: one writer thread takes every queued write and commits them as one
-// transaction (one sync), in the order they were queued; a notifier thread then tells
+// Group commit: one writer thread takes the queued writes (up to max_batch_writes) and
+// commits them as one transaction (one sync), in the order they were queued; a put
+// deduplicated against a queued write goes with that write. A notifier thread then tells
 // each caller, in commit order, while the writer goes on with the next batch. With
 // `batch = false` (the benchmark's baseline) each write is its own transaction.
 //
@@ -43,6 +44,12 @@ namespace drover::state {
 struct StoreOptions {
   bool dedup = true;
   bool batch = true;
+  // The most writes (puts and deletes; flushes and deduplicated puts not counted) one
+  // transaction takes; what is queued beyond waits for the next. LMDB keeps a copy of
+  // every page its largest transaction dirtied for as long as it is open (its cache of
+  // dirty pages), so this bounds that memory: a burst of 1,000 allocations in one
+  // transaction left 6 MB behind.
+  size_t max_batch_writes = 256;
 };
 
 struct StoreStats {
@@ -111,6 +118,7 @@ class Store {
     Done done;
     bool barrier = false;               // Flush: no op, only `done`
     bool follower = false;              // a put deduplicated against a queued write: its outcome
+    uint64_t leader_seq = 0;            // a follower's: that write's seq
     Encoder encode;                     // PutEncoded: makes op.value on the writer
     bool dropped = false;               // an encoded put equal to what is committed: nothing to do
     std::optional<absl::Status> error;  // the encoder failed: this write alone fails
@@ -123,6 +131,8 @@ class Store {
   bool SettledAsDuplicate(const std::string& key, const Hash& hash);
   void Enqueue(KvOp op, std::optional<Hash> hash, Done done, Encoder encode = nullptr);
   void WriterLoop();
+  // mu_ held: moves the next batch from the queue into `batch`.
+  void TakeBatchLocked(std::vector<Queued>& batch);
   // Runs the batch's encoders, then drops the puts whose bytes are already committed.
   void EncodeDeferred(std::vector<Queued>& batch);
   void NotifierLoop();

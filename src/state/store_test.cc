@@ -363,6 +363,62 @@ TEST(StoreTest, AwaitedPutOfCommittedBytesCompletesWithoutSuspending) {
   EXPECT_EQ(Value(s, "a/k"), "w");
 }
 
+TEST(StoreTest, ATransactionTakesAtMostMaxBatchWrites) {
+  Store s(NewMemoryBackend(), StoreOptions{.max_batch_writes = 4});
+  const uint64_t before = s.stats().transactions;
+  WriterGate gate(s);  // its own write is one commit
+  for (int i = 0; i < 10; ++i)
+    s.Put("k" + std::to_string(i), "v");
+  gate.Release();
+  ASSERT_TRUE(Sync([&](Store::Done d) { s.Flush(std::move(d)); }).ok());
+  EXPECT_EQ(s.stats().transactions, before + 1 + 3);  // 4, 4 and 2 writes
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(Value(s, "k" + std::to_string(i)), "v");
+}
+
+// Fails every commit that writes `key`; the rest go to memory.
+class FailsOneKeyBackend : public KvBackend {
+ public:
+  explicit FailsOneKeyBackend(std::string key) : key_(std::move(key)) {}
+  std::string Name() const override { return "fails-one-key"; }
+  absl::Status Commit(const std::vector<KvOp>& ops) override {
+    for (const KvOp& op : ops) {
+      if (op.key == key_)
+        return absl::UnavailableError("disk on fire");
+    }
+    return inner_->Commit(ops);
+  }
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
+    return inner_->Get(key);
+  }
+  absl::StatusOr<KvPairs> Scan(std::string_view prefix) override { return inner_->Scan(prefix); }
+
+ private:
+  std::string key_;
+  std::unique_ptr<KvBackend> inner_ = NewMemoryBackend();
+};
+
+TEST(StoreTest, APutDeduplicatedBeyondTheCutLearnsItsWritesOutcome) {
+  Store s(std::make_unique<FailsOneKeyBackend>("k"), StoreOptions{.max_batch_writes = 2});
+  WriterGate gate(s);
+  std::promise<absl::Status> leader, follower, later;
+  s.Put("k", "v", [&](absl::Status st) { leader.set_value(st); });
+  s.Put("a", "v");  // the cut: the first transaction holds "k" and "a"
+  s.Put("b", "v", [&](absl::Status st) { later.set_value(st); });
+  // Queued behind "b", deduplicated against the queued "k": it must fail with "k"'s
+  // transaction, not succeed with "b"'s.
+  s.Put("k", "v", [&](absl::Status st) { follower.set_value(st); });
+  gate.Release();
+  const absl::Status l = leader.get_future().get();
+  const absl::Status f = follower.get_future().get();
+  EXPECT_TRUE(absl::IsUnavailable(l)) << l;
+  EXPECT_TRUE(absl::IsUnavailable(f)) << f;
+  EXPECT_TRUE(later.get_future().get().ok());
+  EXPECT_EQ(s.stats().deduplicated, 1u);
+  EXPECT_EQ(Value(s, "k"), "<none>");
+  EXPECT_EQ(Value(s, "b"), "v");
+}
+
 TEST(StoreTest, UnbatchedStoreCommitsEachWriteAlone) {
   Store s(NewMemoryBackend(), StoreOptions{.dedup = false, .batch = false});
   for (int i = 0; i < 10; ++i)
