@@ -21,7 +21,6 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       prev_alloc_(config_.prev_alloc ? std::move(config_.prev_alloc) : allocwatcher::NoopWatcher()),
       prerun_cancel_(common::CancellationScope::Create(executor)),
       broadcaster_(executor),
-      task_state_changed_(executor),
       updates_(executor,
                [](const std::shared_ptr<const model::Allocation>& pending,
                   const std::shared_ptr<const model::Allocation>& incoming) {
@@ -29,7 +28,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
                }),
       run_done_(executor),
       state_handler_done_(executor),
-      update_handler_done_(executor),
+      update_handler_idle_(executor),
       run_exited_(executor),
       destroyed_(executor),
       health_check_(executor),
@@ -78,7 +77,7 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.clock = config_.clock;
     trc.pool = config_.pool;
     trc.host_env = config_.host_env;
-    trc.on_state_change = [this] { task_state_changed_.Notify(); };
+    trc.on_state_change = [this] { OnTaskStateChanged(); };
     if (config_.on_local_state) {
       trc.on_local_state_change = [f = config_.on_local_state, name = task.name](
                                       const taskrunner::LocalState& ls) { f(name, ls); };
@@ -193,8 +192,10 @@ void AllocRunner::ReportState() {
 asio::awaitable<void> AllocRunner::Run() {
   DROVER_CHECK(!run_launched_);
   run_launched_ = true;
-  common::SpawnDetached(executor_, HandleTaskStateUpdates(), "alloc " + id_ + " state handler");
-  common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
+  if (task_state_pass_queued_)
+    PostTaskStatePass();  // changes made before Run
+  if (updates_.pending())
+    StartUpdateHandler();
   if (WatchesHealth()) {
     common::SpawnDetached(executor_, WatchHealth(), "alloc " + id_ + " health watcher");
   } else {
@@ -231,69 +232,80 @@ asio::awaitable<void> AllocRunner::Run() {
   }
   run_done_.Set();
   updates_.Close();
-  task_state_changed_.Notify();
+  OnTaskStateChanged();  // the last pass
   StopHealthWatch();
   co_await state_handler_done_.Wait();
-  co_await update_handler_done_.Wait();
+  while (update_handler_running_)
+    co_await update_handler_idle_.Wait();
   co_await health_done_.Wait();
   // Last: whoever waits on this may destroy the runner once it resumes.
   run_exited_.Set();
 }
 
-asio::awaitable<void> AllocRunner::HandleTaskStateUpdates() {
-  const model::TaskGroup* group = alloc_->Group();
+void AllocRunner::OnTaskStateChanged() {
+  if (task_state_pass_queued_ || state_handler_done_.IsSet())
+    return;
+  task_state_pass_queued_ = true;
+  if (run_launched_)
+    PostTaskStatePass();
+}
+
+void AllocRunner::PostTaskStatePass() {
+  // Run waits for the last pass before it ends, and the runner outlives Run: `this`
+  // is alive when the pass runs.
+  asio::post(executor_, [this] { HandleTaskStates(); });
+}
+
+void AllocRunner::HandleTaskStates() {
+  task_state_pass_queued_ = false;
   bool has_sidecars = false;
-  for (const auto& t : group->tasks)
+  for (const auto& t : alloc_->Group()->tasks)
     has_sidecars = has_sidecars || t.IsSidecar();
-  for (;;) {
-    co_await task_state_changed_.Wait();
-    if (!killing_) {
-      std::optional<model::TaskEvent> ev;
-      bool any_live = false;
-      bool all_live_sidecars = true;
-      for (const auto& tr : runners_) {
-        if (tr->task().IsPoststop())
-          continue;
-        if (tr->state().state != model::kTaskStateDead) {
-          any_live = true;
-          all_live_sidecars = all_live_sidecars && tr->task().IsSidecar();
-          continue;
-        }
-        if (tr->task().leader) {
-          ev = model::TaskEvent(model::kEventLeaderDead, config_.clock->Now());
-        } else if (tr->state().failed && !ev) {
-          ev = model::TaskEvent(model::kEventSiblingFailed, config_.clock->Now());
-          ev->SetFailedSibling(tr->name());
-        }
+  if (!killing_) {
+    std::optional<model::TaskEvent> ev;
+    bool any_live = false;
+    bool all_live_sidecars = true;
+    for (const auto& tr : runners_) {
+      if (tr->task().IsPoststop())
+        continue;
+      if (tr->state().state != model::kTaskStateDead) {
+        any_live = true;
+        all_live_sidecars = all_live_sidecars && tr->task().IsSidecar();
+        continue;
       }
-      if (any_live && !ev && has_sidecars && all_live_sidecars) {
-        ev = model::TaskEvent(model::kEventMainDead, config_.clock->Now());
-      }
-      if (ev && any_live) {
-        killing_ = true;
-        common::SpawnDetached(executor_, KillTasks(std::move(ev)), "kill tasks of alloc " + id_);
+      if (tr->task().leader) {
+        ev = model::TaskEvent(model::kEventLeaderDead, config_.clock->Now());
+      } else if (tr->state().failed && !ev) {
+        ev = model::TaskEvent(model::kEventSiblingFailed, config_.clock->Now());
+        ev->SetFailedSibling(tr->name());
       }
     }
-    // Nothing alive any more (poststop included): release the tasks parked for a
-    // restart of the whole allocation, so that Run can finish.
-    const bool all_dead = std::all_of(runners_.begin(), runners_.end(), [](const auto& tr) {
-      return tr->state().state == model::kTaskStateDead;
-    });
-    if (all_dead) {
-      for (auto& tr : runners_) {
-        if (tr->parked())
-          tr->RequestKill(std::nullopt);
-      }
+    if (any_live && !ev && has_sidecars && all_live_sidecars) {
+      ev = model::TaskEvent(model::kEventMainDead, config_.clock->Now());
     }
-    std::map<std::string, model::TaskState> states;
-    for (const auto& tr : runners_)
-      states[tr->name()] = tr->state();
-    coordinator_->TaskStateUpdated(states);
-    ReportState();
-    if (run_done_.IsSet())
-      break;
+    if (ev && any_live) {
+      killing_ = true;
+      common::SpawnDetached(executor_, KillTasks(std::move(ev)), "kill tasks of alloc " + id_);
+    }
   }
-  state_handler_done_.Set();
+  // Nothing alive any more (poststop included): release the tasks parked for a
+  // restart of the whole allocation, so that Run can finish.
+  const bool all_dead = std::all_of(runners_.begin(), runners_.end(), [](const auto& tr) {
+    return tr->state().state == model::kTaskStateDead;
+  });
+  if (all_dead) {
+    for (auto& tr : runners_) {
+      if (tr->parked())
+        tr->RequestKill(std::nullopt);
+    }
+  }
+  std::map<std::string, model::TaskState> states;
+  for (const auto& tr : runners_)
+    states[tr->name()] = tr->state();
+  coordinator_->TaskStateUpdated(states);
+  ReportState();
+  if (run_done_.IsSet())
+    state_handler_done_.Set();
 }
 
 bool AllocRunner::WatchesHealth() const {
@@ -369,8 +381,17 @@ void AllocRunner::StopHealthWatch() {
   health_check_.Notify();
 }
 
+void AllocRunner::StartUpdateHandler() {
+  if (update_handler_running_)
+    return;
+  update_handler_running_ = true;
+  common::SpawnDetached(executor_, HandleAllocUpdates(), "alloc " + id_ + " update handler");
+}
+
 asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
-  while (auto next = co_await updates_.Take()) {
+  // Take completes at once: only what is pending is taken, closed or not.
+  while (updates_.pending()) {
+    std::optional<std::shared_ptr<const model::Allocation>> next = co_await updates_.Take();
     const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
     alloc_ = *next;
     health_check_.Notify();  // it may have moved into another deployment
@@ -384,7 +405,8 @@ asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
       co_await KillTasks(std::nullopt);
     }
   }
-  update_handler_done_.Set();
+  update_handler_running_ = false;
+  update_handler_idle_.Notify();
 }
 
 void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
@@ -395,6 +417,8 @@ void AllocRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
   }
   if (!updates_.Put(std::move(alloc))) {
     DROVER_LOG_DEBUG("alloc {}: dropped stale or late update", id_);
+  } else if (run_launched_) {
+    StartUpdateHandler();
   }
 }
 
@@ -453,7 +477,7 @@ absl::Status AllocRunner::RestartAll(const std::string& reason) {
       return common::Annotate(s, "failed to restart task '" + tr->name() + "'");
     }
   }
-  task_state_changed_.Notify();
+  OnTaskStateChanged();
   return absl::OkStatus();
 }
 

@@ -136,7 +136,13 @@ class AllocRunner {
   bool IsMigrating() const { return prev_alloc_->IsMigrating(); }
 
  private:
-  asio::awaitable<void> HandleTaskStateUpdates();
+  // Task states changed: queues one pass of HandleTaskStates on the loop, which covers
+  // every change made before it runs (none once the last pass after Run's tasks ended).
+  // A posted pass rather than a coroutine waiting for changes: that one would be held,
+  // with its frame, for as long as the allocation runs.
+  void OnTaskStateChanged();
+  void PostTaskStatePass();
+  void HandleTaskStates();
   // Whether this allocation's health is to be watched: a running service allocation.
   bool WatchesHealth() const;
   // Decides the allocation's health (HealthTracker) and reports it once per deployment
@@ -145,6 +151,9 @@ class AllocRunner {
   // Nomad's default) for drains. Ends after StopHealthWatch.
   asio::awaitable<void> WatchHealth();
   void StopHealthWatch();
+  // Applies the queued updates, then ends; started by the first update queued while
+  // none runs (updates are rare: no coroutine waits for them meanwhile).
+  void StartUpdateHandler();
   asio::awaitable<void> HandleAllocUpdates();
   // Kill order (§6.6): leader alone first, then other main tasks together, then
   // sidecars. Poststop tasks are left to run once the rest is dead, unless
@@ -181,11 +190,12 @@ class AllocRunner {
   // Cancelled when an update carries DesiredTransition.NoShutdownDelay.
   common::CancellationScopePtr skip_shutdown_delay_;
   std::vector<std::unique_ptr<taskrunner::TaskRunner>> runners_;
-  common::Notifier task_state_changed_;
+  bool task_state_pass_queued_ = false;
   common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
-  common::Event run_done_;  // every task is dead
-  common::Event state_handler_done_;
-  common::Event update_handler_done_;
+  common::Event run_done_;            // every task is dead
+  common::Event state_handler_done_;  // the last pass, after run_done_, has run
+  bool update_handler_running_ = false;
+  common::Notifier update_handler_idle_;
   common::Event run_exited_;  // set as Run()'s very last action
   common::Event destroyed_;
   bool run_launched_ = false;
