@@ -49,7 +49,7 @@ TaskRunner::TaskRunner(asio::any_io_executor executor, TaskRunnerConfig config)
                   const std::shared_ptr<const model::Allocation>& incoming) {
                  return pending->alloc_modify_index > incoming->alloc_modify_index;
                }),
-      update_loop_done_(executor),
+      update_loop_idle_(executor),
       restart_parked_(executor),
       shutdown_(common::CancellationScope::Create(executor)),
       kill_(common::CancellationScope::Create(executor)),
@@ -185,11 +185,21 @@ void TaskRunner::Shutdown() {
 }
 
 void TaskRunner::Update(std::shared_ptr<const model::Allocation> alloc) {
-  updates_.Put(std::move(alloc));
+  if (updates_.Put(std::move(alloc)) && run_called_)
+    StartUpdateLoop();
+}
+
+void TaskRunner::StartUpdateLoop() {
+  if (update_loop_running_)
+    return;
+  update_loop_running_ = true;
+  common::SpawnDetached(executor_, UpdateLoop(), "update hooks of task " + task_->name);
 }
 
 asio::awaitable<void> TaskRunner::UpdateLoop() {
-  while (auto next = co_await updates_.Take()) {
+  // Take completes at once: only what is pending is taken, closed or not.
+  while (updates_.pending()) {
+    std::optional<std::shared_ptr<const model::Allocation>> next = co_await updates_.Take();
     UpdateRequest req{.alloc = *next};
     for (auto& hook : hooks_) {
       absl::Status s;
@@ -202,7 +212,8 @@ asio::awaitable<void> TaskRunner::UpdateLoop() {
         HookFailed(hook->Name(), s);
     }
   }
-  update_loop_done_.Set();
+  update_loop_running_ = false;
+  update_loop_idle_.Notify();
 }
 
 void TaskRunner::RequestKill(std::optional<model::TaskEvent> event) {
@@ -436,7 +447,8 @@ void TaskRunner::AdoptUnrecordedStart() {
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
-  common::SpawnDetached(executor_, UpdateLoop(), "update hooks of task " + task_->name);
+  if (updates_.pending())
+    StartUpdateLoop();  // queued before Run
   try {
     co_await RunLoop();
   } catch (const std::exception& e) {
@@ -448,7 +460,8 @@ asio::awaitable<void> TaskRunner::Run() {
   }
   parked_ = false;
   updates_.Close();
-  co_await update_loop_done_.Wait();
+  while (update_loop_running_)
+    co_await update_loop_idle_.Wait();
   if (shutdown_->cancelled() && !kill_->cancelled()) {
     co_await RunShutdownHooks();
   } else {

@@ -168,6 +168,9 @@ class TaskRunner {
   asio::awaitable<void> StopUnreachedRestored();
   // MainLoop, then parking in ALLOC_RESTART until killed, restarted or shut down.
   asio::awaitable<void> RunLoop();
+  // Runs the update hooks for the queued updates, then ends; started by the first
+  // update queued while none runs (no coroutine waits for updates meanwhile).
+  void StartUpdateLoop();
   asio::awaitable<void> UpdateLoop();
   // Hook phases (task_runner_hooks.cc).
   asio::awaitable<absl::Status> Prestart();
@@ -207,7 +210,8 @@ class TaskRunner {
   LocalState local_;
   std::optional<drivers::TaskResourceUsage> latest_stats_;
   common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
-  common::Event update_loop_done_;
+  bool update_loop_running_ = false;
+  common::Notifier update_loop_idle_;
   common::Notifier restart_parked_;
   bool parked_ = false;
   common::CancellationScopePtr shutdown_;
