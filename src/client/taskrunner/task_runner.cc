@@ -315,7 +315,11 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
   std::optional<absl::StatusOr<drivers::ExitResult>> exit;
   if (driver.CancelOnExit(task_id, woken)) {
     co_await woken->Wait();
-    if (!stop_current_->cancelled() && !shutdown_->cancelled()) {
+    // An exit wins over a stop or a shutdown that came with it, as the first to
+    // complete would in a race.
+    absl::StatusOr<drivers::TaskStatus> status = driver.InspectTask(task_id);
+    const bool exited = status.ok() && status->state == drivers::TaskRunState::kExited;
+    if (exited || (!stop_current_->cancelled() && !shutdown_->cancelled())) {
       auto r = co_await driver.WaitTask(task_id);  // at once: the task has exited
       exit = std::move(r);
     }

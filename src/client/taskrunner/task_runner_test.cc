@@ -73,6 +73,33 @@ TEST_F(TaskRunnerTest, KillStopsRunningTaskWithKillingTerminatedKilled) {
             (Types{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}));
 }
 
+TEST_F(TaskRunnerTest, AnExitThatCameWithAShutdownIsRecorded) {
+  auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "10s"}, {"exit_code", 3}})}, "batch",
+                           {.attempts = 0, .interval = 24h, .delay = 15s, .mode = "fail"}));
+  Start(*tr);
+  ASSERT_TRUE(RunUntil([&] { return tr->state().state == "running"; }));
+  io_.poll();  // settled: the runner waits for the exit
+  // The task exits; the agent shuts down before the runner has resumed to see it.
+  const std::string id = driver_.started_configs().back().id;
+  auto exited = [&] {
+    auto st = driver_.InspectTask(id);
+    return st.ok() && st->state == drivers::TaskRunState::kExited;
+  };
+  clock_.Advance(10s);
+  for (int i = 0; i < 1000 && !exited(); ++i)
+    io_.poll_one();
+  ASSERT_TRUE(exited());
+  tr->Shutdown();
+  ASSERT_TRUE(RunUntil([&] { return tr->done(); }));
+  // Recorded now, not left "running" for the next agent to find out.
+  const auto& s = tr->state();
+  ASSERT_EQ(EventTypes(s),
+            (Types{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"}));
+  EXPECT_EQ(s.events[3].details.at("exit_code"), "3");
+  EXPECT_EQ(s.state, "dead");
+  EXPECT_TRUE(s.failed);
+}
+
 TEST_F(TaskRunnerTest, KillDuringRestartDelayEndsDead) {
   auto tr = Make(MakeAlloc({MockTask("t", {{"run_for", "1s"}, {"exit_code", 1}})}, "service",
                            {.attempts = 2, .interval = 30min, .delay = 1h, .mode = "fail"}));

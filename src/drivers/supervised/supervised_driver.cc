@@ -266,7 +266,8 @@ asio::awaitable<absl::Status> SupervisedDriver::StopTask(const std::string& task
     co_return absl::OkStatus();
   if (!sent.ok())
     DROVER_LOG_DEBUG("{}: {} to {}: {}", Name(), sig, task_id, sent.ToString());
-  common::CancellationScope* exited = task->exited.get();
+  // Held here: the task may be released while we wait.
+  const common::CancellationScopePtr exited = task->exited;
   if (!exited->cancelled())
     co_await (exited->Wait() || clock_.Sleep(timeout));
   if (!*alive)
