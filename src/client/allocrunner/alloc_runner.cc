@@ -46,8 +46,10 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
   }
   // Registration order is run order (reference §3.2).
   std::vector<std::string> task_names;
-  for (const model::Task& task : group->tasks)
+  for (const model::Task& task : group->tasks) {
     task_names.push_back(task.name);
+    has_sidecars_ = has_sidecars_ || task.IsSidecar();
+  }
   hooks_.push_back(std::make_unique<AllocDirHook>(*config_.pool, alloc_dir_));
   hooks_.push_back(std::make_unique<AwaitPreviousHook>(*prev_alloc_, prerun_cancel_));
   auto not_migrated = [this](const absl::Status& why) {
@@ -253,14 +255,20 @@ void AllocRunner::OnTaskStateChanged() {
 void AllocRunner::PostTaskStatePass() {
   // Run waits for the last pass before it ends, and the runner outlives Run: `this`
   // is alive when the pass runs.
-  asio::post(executor_, [this] { HandleTaskStates(); });
+  asio::post(executor_, [this] {
+    try {
+      HandleTaskStates();
+    } catch (const std::exception& e) {
+      // Logged, not thrown out of the control loop; Run is not left waiting for it.
+      DROVER_LOG_ERROR("alloc {}: task state pass failed: {}", id_, e.what());
+      if (run_done_.IsSet())
+        state_handler_done_.Set();
+    }
+  });
 }
 
 void AllocRunner::HandleTaskStates() {
   task_state_pass_queued_ = false;
-  bool has_sidecars = false;
-  for (const auto& t : alloc_->Group()->tasks)
-    has_sidecars = has_sidecars || t.IsSidecar();
   if (!killing_) {
     std::optional<model::TaskEvent> ev;
     bool any_live = false;
@@ -280,7 +288,7 @@ void AllocRunner::HandleTaskStates() {
         ev->SetFailedSibling(tr->name());
       }
     }
-    if (any_live && !ev && has_sidecars && all_live_sidecars) {
+    if (any_live && !ev && has_sidecars_ && all_live_sidecars) {
       ev = model::TaskEvent(model::kEventMainDead, config_.clock->Now());
     }
     if (ev && any_live) {

@@ -191,6 +191,7 @@ class AllocRunner {
   common::CancellationScopePtr skip_shutdown_delay_;
   std::vector<std::unique_ptr<taskrunner::TaskRunner>> runners_;
   bool task_state_pass_queued_ = false;
+  bool has_sidecars_ = false;  // of the group as it was when the runner was made
   common::Mailbox<std::shared_ptr<const model::Allocation>> updates_;
   common::Event run_done_;            // every task is dead
   common::Event state_handler_done_;  // the last pass, after run_done_, has run
