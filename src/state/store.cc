@@ -82,8 +82,8 @@ void Store::PutHashed(std::string key, std::string value, const Hash& hash, Done
       if (auto p = pending_.find(key); p != pending_.end()) {
         // The same bytes are queued but not yet on disk: no write of our own; the
         // caller learns that write's outcome from its batch, which a follower queued
-        // behind it now is sure to share (the writer takes the whole queue). Once that
-        // write is being committed, a new write is queued instead.
+        // behind it now is sure to share (TakeBatchLocked takes it with its write).
+        // Once that write is being committed, a new write is queued instead.
         if (p->second.hash == hash && options_.batch && p->second.seq > taken_seq_) {
           ++stats_.deduplicated;
           Queued q;
@@ -228,8 +228,9 @@ void Store::TakeBatchLocked(std::vector<Queued>& batch) {
     batch.push_back(std::move(queue_.front()));
     queue_.pop_front();
   } else {
+    const size_t limit = std::max<size_t>(options_.max_batch_writes, 1);
     size_t writes = 0;
-    while (!queue_.empty() && (queue_.front().barrier || writes < options_.max_batch_writes)) {
+    while (!queue_.empty() && (queue_.front().barrier || writes < limit)) {
       writes += queue_.front().barrier ? 0 : 1;
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
@@ -239,8 +240,8 @@ void Store::TakeBatchLocked(std::vector<Queued>& batch) {
     taken_seq_ = std::max(taken_seq_, q.seq);
   // A follower shares its write's outcome, so it goes in that write's batch (it was
   // queued later, possibly beyond the cut). It carries no op: the transaction's size
-  // is unchanged.
-  for (auto it = queue_.begin(); it != queue_.end();) {
+  // is unchanged. Only a batching store makes followers.
+  for (auto it = queue_.begin(); options_.batch && it != queue_.end();) {
     if (it->follower && it->leader_seq <= taken_seq_) {
       batch.push_back(std::move(*it));
       it = queue_.erase(it);

@@ -376,6 +376,12 @@ TEST(StoreTest, ATransactionTakesAtMostMaxBatchWrites) {
     EXPECT_EQ(Value(s, "k" + std::to_string(i)), "v");
 }
 
+TEST(StoreTest, ABoundOfZeroWritesCommitsOneAtATime) {
+  Store s(NewMemoryBackend(), StoreOptions{.max_batch_writes = 0});
+  ASSERT_TRUE(PutSync(s, "k", "v").ok());  // not an empty batch forever
+  EXPECT_EQ(Value(s, "k"), "v");
+}
+
 // Fails every commit that writes `key`; the rest go to memory.
 class FailsOneKeyBackend : public KvBackend {
  public:
