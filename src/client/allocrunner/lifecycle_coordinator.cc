@@ -22,16 +22,11 @@ LifecycleStage StageOf(const model::Task& task) {
 
 LifecycleCoordinator::LifecycleCoordinator(asio::any_io_executor executor,
                                            const std::vector<model::Task>& tasks) {
-  for (LifecycleStage s : {LifecycleStage::kPrestartEphemeral, LifecycleStage::kPrestartSidecar,
-                           LifecycleStage::kMain, LifecycleStage::kPoststartEphemeral,
-                           LifecycleStage::kPoststartSidecar, LifecycleStage::kPoststop}) {
-    gates_[s] = std::make_unique<Gate>(executor);
-    tasks_in_[s];
-  }
   for (const model::Task& t : tasks) {
     const LifecycleStage s = StageOf(t);
     stage_of_[t.name] = s;
-    tasks_in_[s].push_back(t.name);
+    if (!gates_.contains(s))
+      gates_.emplace(s, std::make_unique<Gate>(executor));
   }
 }
 
@@ -64,8 +59,8 @@ bool LifecycleCoordinator::Step(const std::map<std::string, model::TaskState>& s
     return true;
   }
   auto all = [&](LifecycleStage stage, auto pred) {
-    for (const std::string& n : tasks_in_[stage]) {
-      if (!pred(n))
+    for (const auto& [name, s] : stage_of_) {
+      if (s == stage && !pred(name))
         return false;
     }
     return true;

@@ -66,7 +66,8 @@ class LifecycleCoordinator {
   void ApplyGates();
 
   std::map<std::string, LifecycleStage> stage_of_;
-  std::map<LifecycleStage, std::vector<std::string>> tasks_in_;
+  // Only the stages that have tasks: most allocations have one task, in one stage,
+  // and a gate is a timer.
   std::map<LifecycleStage, std::unique_ptr<Gate>> gates_;
   CoordinatorState state_ = CoordinatorState::kInit;
 };
