@@ -225,8 +225,8 @@ TEST_F(TaskHooksTest, StatsAreSampledWhileRunningAndClearedOnExit) {
 }
 
 TEST_F(TaskHooksTest, ValidateRefusesDeniedUsersForCheckedDrivers) {
-  ValidateHook hook(
-      ValidateHookConfig{.user_denylist = {"root"}, .user_checked_drivers = {"mock_driver"}});
+  ValidateHook hook(std::make_shared<const ValidateHookConfig>(
+      ValidateHookConfig{.user_denylist = {"root"}, .user_checked_drivers = {"mock_driver"}}));
   model::Task task = MockTask("t", {});
   task.user = "root";
   PrestartRequest req;

@@ -63,7 +63,8 @@ struct TaskRunnerConfig {
   // The node's sampler of running tasks' resource usage. None: the runner makes its
   // own, sampling every second.
   std::shared_ptr<StatsSampler> stats_sampler;
-  ValidateHookConfig validate;
+  // Shared: the same for every task, and a copy per task costs a few hundred bytes.
+  std::shared_ptr<const ValidateHookConfig> validate = DefaultValidateHookConfig();
   // Called whenever LocalState changed (what the state DB persists).
   std::function<void(const LocalState&)> on_local_state_change;
   // Writes the task's state and local state and completes once they are durable. The

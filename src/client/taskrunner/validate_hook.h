@@ -3,6 +3,7 @@
 // users. Runs once per task (done).
 #pragma once
 
+#include <memory>
 #include <set>
 #include <string>
 
@@ -16,15 +17,19 @@ struct ValidateHookConfig {
   std::set<std::string> user_checked_drivers = {"exec", "qemu", "java"};
 };
 
+// The defaults, one instance for every task runner of the process.
+std::shared_ptr<const ValidateHookConfig> DefaultValidateHookConfig();
+
 class ValidateHook : public TaskHook {
  public:
-  explicit ValidateHook(ValidateHookConfig config) : config_(std::move(config)) {}
+  explicit ValidateHook(std::shared_ptr<const ValidateHookConfig> config)
+      : config_(std::move(config)) {}
   std::string_view Name() const override { return "validate"; }
   asio::awaitable<absl::Status> Prestart(const PrestartRequest& req,
                                          PrestartResponse* resp) override;
 
  private:
-  ValidateHookConfig config_;
+  std::shared_ptr<const ValidateHookConfig> config_;
 };
 
 }  // namespace drover::taskrunner
