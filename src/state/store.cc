@@ -92,6 +92,7 @@ void Store::PutHashed(std::string key, std::string value, const Hash& hash, Done
           q.follower = true;
           q.leader_seq = p->second.seq;
           queue_.push_back(std::move(q));
+          ++queued_followers_;
           done = nullptr;
           duplicate = true;
           follower = true;
@@ -232,6 +233,7 @@ void Store::TakeBatchLocked(std::vector<Queued>& batch) {
     size_t writes = 0;
     while (!queue_.empty() && (queue_.front().barrier || writes < limit)) {
       writes += queue_.front().barrier ? 0 : 1;
+      queued_followers_ -= queue_.front().follower ? 1 : 0;
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -240,9 +242,11 @@ void Store::TakeBatchLocked(std::vector<Queued>& batch) {
     taken_seq_ = std::max(taken_seq_, q.seq);
   // A follower shares its write's outcome, so it goes in that write's batch (it was
   // queued later, possibly beyond the cut). It carries no op: the transaction's size
-  // is unchanged. Only a batching store makes followers.
-  for (auto it = queue_.begin(); options_.batch && it != queue_.end();) {
+  // is unchanged. The scan holds mu_, which callers on the control loop take too: it
+  // runs only while followers are queued (rarely: a put equal to a queued one).
+  for (auto it = queue_.begin(); queued_followers_ > 0 && it != queue_.end();) {
     if (it->follower && it->leader_seq <= taken_seq_) {
+      --queued_followers_;
       batch.push_back(std::move(*it));
       it = queue_.erase(it);
     } else {

@@ -151,7 +151,8 @@ class Store {
   std::map<std::string, Hash, std::less<>> committed_;
   std::map<std::string, Pending, std::less<>> pending_;
   uint64_t next_seq_ = 1;
-  uint64_t taken_seq_ = 0;  // the newest write the writer has taken from the queue
+  uint64_t taken_seq_ = 0;       // the newest write the writer has taken from the queue
+  size_t queued_followers_ = 0;  // followers in queue_: the writer looks for them only then
   bool stopping_ = false;
   StoreStats stats_;
   // Committed batches whose callers are still to be told, in commit order. A second
