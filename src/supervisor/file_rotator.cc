@@ -46,7 +46,7 @@ std::optional<int64_t> ParseIndex(std::string_view name, std::string_view base) 
 }  // namespace
 
 FileRotator::FileRotator(fs::path dir, std::string base, int max_files, int64_t max_size)
-    : dir_(std::move(dir)), base_(std::move(base)), max_files_(max_files), max_size_(max_size) {}
+    : dir_(dir.native()), base_(std::move(base)), max_files_(max_files), max_size_(max_size) {}
 
 FileRotator::~FileRotator() {
   (void)Close();
@@ -79,8 +79,7 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
   // the flush and the directory-notification lookup a readable one costs.
   r->dir_fd_ = ::open(r->dir_.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (r->dir_fd_ < 0) {
-    return absl::InternalError("failed to open log dir '" + r->dir_.string() +
-                               "': " + Errno(errno));
+    return absl::InternalError("failed to open log dir '" + r->dir_ + "': " + Errno(errno));
   }
   const int scan_fd = ::openat(r->dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* scan = scan_fd < 0 ? nullptr : ::fdopendir(scan_fd);
@@ -88,7 +87,7 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
     const int err = errno;
     if (scan_fd >= 0)
       ::close(scan_fd);
-    return absl::InternalError("failed to list log dir '" + r->dir_.string() + "': " + Errno(err));
+    return absl::InternalError("failed to list log dir '" + r->dir_ + "': " + Errno(err));
   }
   ::rewinddir(scan);
   while (const dirent* e = ::readdir(scan)) {
@@ -111,7 +110,7 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
 }
 
 fs::path FileRotator::PathOf(int64_t index) const {
-  return dir_ / (base_ + "." + std::to_string(index));
+  return std::filesystem::path(dir_) / (base_ + "." + std::to_string(index));
 }
 
 absl::Status FileRotator::OpenFile(int64_t index) {

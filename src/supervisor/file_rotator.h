@@ -64,7 +64,9 @@ class FileRotator {
   // not returned: they must not stop new data from being written.
   void Purge();
 
-  const std::filesystem::path dir_;
+  // A string, not a path: a path also keeps a list of its components (~400 bytes per
+  // rotator, two per task in the supervisor).
+  const std::string dir_;
   const std::string base_;
   const int max_files_;
   const int64_t max_size_;

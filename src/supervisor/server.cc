@@ -394,7 +394,7 @@ absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
     return status;
   }
   for (auto& pump : pumps)
-    common::SpawnDetached(io_.get_executor(), PumpLog(pump), "output of " + task.info.task_id);
+    PumpLog(pump);
   task.pumps = std::move(pumps);
   if (write_fds != nullptr)
     *write_fds = {writers[0], writers[1]};
@@ -553,17 +553,21 @@ Json Server::AckExit(const Json& request) {
   return Ok(request);
 }
 
-asio::awaitable<void> Server::PumpLog(std::shared_ptr<LogPump> pump) {
-  // Reads until every writer (the task and anything it forked) has closed the FIFO.
-  // Appending to the log file is a short write: done inline, as this process has
-  // nothing else that could wait behind it for long.
-  while (!pump->eof) {
-    auto [ec] = co_await pump->fifo.async_wait(asio::posix::descriptor_base::wait_read,
-                                               asio::as_tuple(asio::use_awaitable));
-    if (ec)
-      break;
-    pump->Drain(kDrainBytes);
-  }
+// Pumps one output stream until every writer (the task and anything it forked) has
+// closed its FIFO. A chain of waits, not a coroutine: one pending wait holds about
+// 150 bytes, a suspended coroutine about 600, and a node holds two per task. Appending
+// to the log file is a short write, done inline: this process has nothing else that
+// could wait behind it for long.
+void Server::PumpLog(std::shared_ptr<LogPump> pump) {
+  LogPump& p = *pump;
+  p.fifo.async_wait(asio::posix::descriptor_base::wait_read,
+                    [pump = std::move(pump)](const boost::system::error_code& ec) mutable {
+                      if (ec || pump->eof)
+                        return;
+                      pump->Drain(kDrainBytes);
+                      if (!pump->eof)
+                        PumpLog(std::move(pump));
+                    });
 }
 
 }  // namespace drover::supervisor

@@ -101,7 +101,8 @@ class Server {
   // Reports the exits the journal holds for our tasks (and retries soon when a reaper
   // was writing). `wait`: take the lock even if a reaper holds it (at start).
   void ReadJournal(bool wait = false);
-  asio::awaitable<void> PumpLog(std::shared_ptr<LogPump> pump);
+  // Pumps one output stream until every writer has closed its FIFO.
+  static void PumpLog(std::shared_ptr<LogPump> pump);
   asio::awaitable<void> WatchSocket();
   // Opens the rotated files and FIFOs of a task's output and starts pumping them.
   // `write_fds` (optional) receives write ends for a task about to be spawned.
