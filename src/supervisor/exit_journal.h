@@ -22,38 +22,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include "supervisor/exit_record.h"
+
 namespace drover::supervisor {
 
-struct JournalExit {
-  int pid = 0;
-  // /proc/<pid>/stat's start time (clock ticks since boot): with the pid, it names the
-  // process, as the task table does.
-  uint64_t start_ticks = 0;
-  int exit_code = 0;  // when it exited
-  int signal = 0;     // when a signal ended it
-  int64_t time_ns = 0;
-  // CPU time it used (its own, in clock ticks), read before it was reaped.
-  uint64_t user_ticks = 0;
-  uint64_t system_ticks = 0;
-  // CurrentBoot() where it was written: start times restart with every boot, so a
-  // record of an earlier boot names no process of this one.
-  uint64_t boot = 0;
-
-  friend bool operator==(const JournalExit&, const JournalExit&) = default;
-};
-
-inline constexpr size_t kJournalRecordBytes = 64;
-
-// A hash of the kernel's boot id (/proc/sys/kernel/random/boot_id), read once.
-uint64_t CurrentBoot();
-
-std::string EncodeJournalExit(const JournalExit& e);
-// False when `record` (kJournalRecordBytes) is not an intact record.
-bool DecodeJournalExit(const char* record, JournalExit* out);
-
-// Appends `exits` under the journal's lock. Returns once they are in the file (any
-// reader sees them, whatever process dies next); an error otherwise (then nothing of
-// the batch is in the file, and nothing may be reaped).
+// AppendExitRecords (exit_record.h), its failure as an InternalError.
 absl::Status AppendExits(const std::string& path, const std::vector<JournalExit>& exits);
 
 // Reads what was appended since the last call, in order. Not thread-safe.

@@ -30,12 +30,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "supervisor/exit_journal.h"
+#include "supervisor/exit_record.h"
 
 namespace {
 
@@ -46,14 +44,32 @@ void Log(const std::string& msg) {
   (void)!write(2, line.data(), line.size());
 }
 
+// The whole of a (small, /proc) file; empty if it cannot be read. Plain system calls,
+// not iostreams: they would link a large part of libstdc++ into this static binary.
+std::string ReadFile(const std::string& path) {
+  std::string out;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    break;
+  }
+  close(fd);
+  return out;
+}
+
 // What the kernel keeps of a zombie in /proc/<pid>/stat: its start time and CPU times.
 // Fields left 0 when it cannot be read.
 void ReadStat(int pid, JournalExit& e) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  // Through rdbuf, which reports a failed read as a stream state rather than throwing.
-  std::ostringstream read;
-  read << in.rdbuf();
-  const std::string stat = read.str();
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
   const size_t close = stat.rfind(')');  // the command may hold spaces and parentheses
   if (close == std::string::npos || close + 2 > stat.size())
     return;
@@ -90,11 +106,16 @@ std::vector<siginfo_t> ExitedChildren() {
     return out;  // none (the usual case on a tick): one system call
   // Every exited child at once where the kernel lists children (one journal write for
   // a burst of exits); else the one found.
-  std::ifstream list("/proc/self/task/" + std::to_string(getpid()) + "/children");
-  int pid;
-  while (list >> pid) {
+  const std::string list = ReadFile("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  const char* p = list.c_str();
+  for (;;) {
+    char* end = nullptr;
+    const long pid = std::strtol(p, &end, 10);
+    if (end == p)
+      break;
+    p = end;
     siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+    if (pid > 0 && waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid != 0)
       out.push_back(info);
   }
@@ -211,10 +232,9 @@ struct Reaper {
       ReadStat(child.si_pid, e);
       exits.push_back(e);
     }
-    if (absl::Status s = drover::supervisor::AppendExits(journal, exits); !s.ok()) {
+    if (std::string error; !drover::supervisor::AppendExitRecords(journal, exits, &error)) {
       // The statuses stay with the kernel (zombies) until the journal takes them.
-      Log("cannot journal " + std::to_string(exits.size()) +
-          " exit(s), retrying: " + std::string(s.message()));
+      Log("cannot journal " + std::to_string(exits.size()) + " exit(s), retrying: " + error);
       return false;
     }
     for (const JournalExit& e : exits)
