@@ -47,9 +47,11 @@ struct StoreOptions {
   // The most writes (puts and deletes; flushes and deduplicated puts not counted) one
   // transaction takes; what is queued beyond waits for the next. LMDB keeps a copy of
   // every page its largest transaction dirtied for as long as it is open (its cache of
-  // dirty pages), so this bounds that memory: a burst of 1,000 allocations in one
-  // transaction left 6 MB behind.
-  size_t max_batch_writes = 256;
+  // dirty pages), and the pages a commit frees are reused only two commits later (the
+  // file grows by them), so this bounds that memory: a burst of 1,000 allocations in one
+  // transaction left 6 MB behind; with 1,000 tasks started at once, the agent's RSS was
+  // 2 MiB smaller with 128 than with 256 (64: 3 MiB), and the burst no slower.
+  size_t max_batch_writes = 128;
 };
 
 struct StoreStats {
