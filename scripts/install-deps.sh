@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libboost1.81-dev libboost-url1.81-dev
   liblmdb-dev libzstd-dev nlohmann-json3-dev libabsl-dev libxxhash-dev libre2-dev
-  libspdlog-dev libfmt-dev libcli11-dev libseccomp-dev libssl-dev libjemalloc-dev
+  libspdlog-dev libfmt-dev libcli11-dev libseccomp-dev nettle-dev libjemalloc-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev lld
   curl procps util-linux tzdata iproute2
