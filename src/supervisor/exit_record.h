@@ -1,7 +1,8 @@
 // The exit journal's records and their writer (exit_journal.h has the format and the
 // reader). Free of absl and iostreams on purpose: drover-reaper, which writes the
 // journal, links only this and is linked statically (src/cmd/drover-reaper), so that it
-// shares no library with anything that might be upgraded under it, and stays small.
+// holds only the pages it uses. That is also why the writer reports an error as a
+// string rather than an absl::Status (exit_journal.h wraps it in one).
 #pragma once
 
 #include <cstdint>
