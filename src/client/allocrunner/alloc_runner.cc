@@ -397,21 +397,27 @@ void AllocRunner::StartUpdateHandler() {
 }
 
 asio::awaitable<void> AllocRunner::HandleAllocUpdates() {
-  // Take completes at once: only what is pending is taken, closed or not.
-  while (updates_.pending()) {
-    std::optional<std::shared_ptr<const model::Allocation>> next = co_await updates_.Take();
-    const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
-    alloc_ = *next;
-    health_check_.Notify();  // it may have moved into another deployment
-    if (!alloc_->Terminal()) {
-      co_await RunUpdateHooks(alloc_);
-      for (auto& tr : runners_)
-        tr->Update(alloc_);
+  try {
+    // Take completes at once: only what is pending is taken, closed or not.
+    while (updates_.pending()) {
+      std::optional<std::shared_ptr<const model::Allocation>> next = co_await updates_.Take();
+      const bool stopping = !alloc_->Terminal() && (*next)->Terminal();
+      alloc_ = *next;
+      health_check_.Notify();  // it may have moved into another deployment
+      if (!alloc_->Terminal()) {
+        co_await RunUpdateHooks(alloc_);
+        for (auto& tr : runners_)
+          tr->Update(alloc_);
+      }
+      if (stopping) {
+        StopHealthWatch();  // a stopped allocation's health matters to nobody
+        co_await KillTasks(std::nullopt);
+      }
     }
-    if (stopping) {
-      StopHealthWatch();  // a stopped allocation's health matters to nobody
-      co_await KillTasks(std::nullopt);
-    }
+  } catch (const std::exception& e) {
+    // Logged, not thrown: Run waits for this handler to go idle, and must not hang. The
+    // next update starts it again.
+    DROVER_LOG_ERROR("alloc {}: update handler failed: {}", id_, e.what());
   }
   update_handler_running_ = false;
   update_handler_idle_.Notify();
