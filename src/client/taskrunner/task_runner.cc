@@ -171,6 +171,33 @@ absl::Status TaskRunner::ForceRestart(model::TaskEvent event, bool failure) {
   return absl::OkStatus();
 }
 
+TaskRunner::AfterRun TaskRunner::DecideAfterRun(common::Duration* delay) {
+  if (kill_->cancelled())
+    tracker_.SetKilled();
+  const RestartTracker::State decision = DecideRestart();
+  switch (decision.decision) {
+    case RestartDecision::kKilled:
+      return AfterRun::kKilledDead;
+    case RestartDecision::kNotRestarting: {
+      model::TaskEvent ev(model::kEventNotRestarting, Now());
+      ev.SetRestartReason(decision.reason).SetFailsTask();
+      EmitEvent(std::move(ev));
+      return AfterRun::kDead;
+    }
+    case RestartDecision::kTerminated:
+      return AfterRun::kDead;
+    case RestartDecision::kRestarting:
+    case RestartDecision::kNone:
+      break;
+  }
+  model::TaskEvent ev(model::kEventRestarting, Now());
+  ev.SetRestartReason(decision.reason.empty() ? std::string(kReasonWithinPolicy) : decision.reason)
+      .SetStartDelay(decision.delay);
+  UpdateState(model::kTaskStatePending, std::move(ev));
+  *delay = decision.delay;
+  return AfterRun::kRestart;
+}
+
 RestartTracker::State TaskRunner::DecideRestart() {
   const RestartTracker::State decision = tracker_.GetState();
   const RestartTracker::Window w = tracker_.window();
@@ -317,16 +344,12 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
     co_await woken->Wait();
     // An exit wins over a stop or a shutdown that came with it, as the first to
     // complete would in a race.
-    absl::StatusOr<drivers::TaskStatus> status = driver.InspectTask(task_id);
-    const bool exited = status.ok() && status->state == drivers::TaskRunState::kExited;
-    if (exited || (!stop_current_->cancelled() && !shutdown_->cancelled())) {
+    if (HasExited(task_id) || (!stop_current_->cancelled() && !shutdown_->cancelled())) {
       auto r = co_await driver.WaitTask(task_id);  // at once: the task has exited
       exit = std::move(r);
     }
   } else {
-    auto waited = co_await (driver.WaitTask(task_id) || woken->Wait());
-    if (waited.index() == 0)
-      exit = std::move(std::get<0>(waited));
+    exit = co_await RaceExit(task_id, woken);
   }
   if (exit) {
     if (exit->ok())
@@ -336,6 +359,24 @@ asio::awaitable<std::optional<drivers::ExitResult>> TaskRunner::WaitOrKill(
   if (!stop_current_->cancelled()) {
     co_return std::nullopt;  // agent shutdown: the task keeps running
   }
+  co_return co_await StopAndWait(task_id);
+}
+
+asio::awaitable<std::optional<absl::StatusOr<drivers::ExitResult>>> TaskRunner::RaceExit(
+    const std::string& task_id, common::CancellationScopePtr woken) {
+  auto waited = co_await (config_.driver->WaitTask(task_id) || woken->Wait());
+  if (waited.index() == 0)
+    co_return std::move(std::get<0>(waited));
+  co_return std::nullopt;
+}
+
+bool TaskRunner::HasExited(const std::string& task_id) const {
+  absl::StatusOr<drivers::TaskStatus> status = config_.driver->InspectTask(task_id);
+  return status.ok() && status->state == drivers::TaskRunState::kExited;
+}
+
+asio::awaitable<drivers::ExitResult> TaskRunner::StopAndWait(const std::string& task_id) {
+  drivers::Driver& driver = *config_.driver;
   // Killed or restarting: stop with the task's signal, then SIGKILL after the timeout.
   RunPreKillHooks();
   if (kill_->cancelled()) {
@@ -448,6 +489,13 @@ void TaskRunner::AdoptUnrecordedStart() {
   SetLocalState([&](LocalState& l) { l.handle = *found; });
 }
 
+void TaskRunner::RunLoopFailed(const char* what) {
+  DROVER_LOG_ERROR("task {} of alloc {}: runner failed: {}", task_->name, alloc_->id, what);
+  model::TaskEvent ev(model::kEventHookFailed, Now());
+  ev.SetMessage(std::string("task runner failed: ") + what).SetFailsTask();
+  UpdateState(model::kTaskStateDead, std::move(ev));
+}
+
 asio::awaitable<void> TaskRunner::Run() {
   DROVER_CHECK(!run_called_);
   run_called_ = true;
@@ -457,10 +505,7 @@ asio::awaitable<void> TaskRunner::Run() {
     co_await RunLoop();
   } catch (const std::exception& e) {
     // A bug or a third-party exception must not leave the alloc waiting forever.
-    DROVER_LOG_ERROR("task {} of alloc {}: runner failed: {}", task_->name, alloc_->id, e.what());
-    model::TaskEvent ev(model::kEventHookFailed, Now());
-    ev.SetMessage(std::string("task runner failed: ") + e.what()).SetFailsTask();
-    UpdateState(model::kTaskStateDead, std::move(ev));
+    RunLoopFailed(e.what());
   }
   parked_ = false;
   updates_.Close();
@@ -532,7 +577,7 @@ asio::awaitable<TaskRunner::Wake> TaskRunner::WaitToStart(common::AsyncSemaphore
   co_return Wake::kGo;
 }
 
-asio::awaitable<absl::StatusOr<drivers::TaskHandle>> TaskRunner::StartOrAdopt() {
+asio::awaitable<absl::StatusOr<std::string>> TaskRunner::StartOrAdopt() {
   if (restored_handle_) {
     // Re-attached after an agent restart: the task is already running. (One whose start
     // was never recorded had no Started event yet.)
@@ -542,7 +587,7 @@ asio::awaitable<absl::StatusOr<drivers::TaskHandle>> TaskRunner::StartOrAdopt() 
     if (std::exchange(unrecorded_start_, false))
       event = model::TaskEvent(model::kEventStarted, Now());
     UpdateState(model::kTaskStateRunning, std::move(event));
-    co_return adopted;
+    co_return adopted.task_id;
   }
   drivers::TaskConfig cfg = BuildTaskConfig();
   absl::StatusOr<drivers::TaskHandle> started = co_await config_.driver->StartTask(cfg);
@@ -550,8 +595,9 @@ asio::awaitable<absl::StatusOr<drivers::TaskHandle>> TaskRunner::StartOrAdopt() 
     handle_ = *started;
     SetLocalState([&](LocalState& l) { l.handle = *started; });
     UpdateState(model::kTaskStateRunning, model::TaskEvent(model::kEventStarted, Now()));
+    co_return started->task_id;
   }
-  co_return started;
+  co_return started.status();
 }
 
 asio::awaitable<void> TaskRunner::RecordExit(std::string task_id, drivers::ExitResult result) {
@@ -575,7 +621,7 @@ asio::awaitable<void> TaskRunner::RecordExit(std::string task_id, drivers::ExitR
 }
 
 asio::awaitable<bool> TaskRunner::RunOnce(common::AsyncSemaphore::Permit* slot) {
-  const absl::StatusOr<drivers::TaskHandle> started = co_await StartOrAdopt();
+  const absl::StatusOr<std::string> started = co_await StartOrAdopt();
   // The environment served this start only (prestart builds it anew for the next):
   // a running task does not keep its copy of the agent's environment.
   env_.reset();
@@ -586,7 +632,7 @@ asio::awaitable<bool> TaskRunner::RunOnce(common::AsyncSemaphore::Permit* slot) 
     tracker_.SetStartError(started.status());
     co_return true;
   }
-  const std::string task_id = started->task_id;
+  const std::string& task_id = *started;
   co_await RunPoststartHooks(task_id);
   const std::optional<drivers::ExitResult> result = co_await WaitOrKill(task_id);
   if (!result)
@@ -646,33 +692,19 @@ asio::awaitable<TaskRunner::LoopEnd> TaskRunner::MainLoop() {
       if (!ran)
         co_return LoopEnd::kShutdown;
     }
-    if (kill_->cancelled())
-      tracker_.SetKilled();
-    const RestartTracker::State decision = DecideRestart();
-    if (decision.decision == RestartDecision::kKilled) {
+    common::Duration delay{0};
+    const AfterRun next = DecideAfterRun(&delay);
+    if (next == AfterRun::kKilledDead) {
       killed_event_due = true;
       break;
     }
-    if (decision.decision == RestartDecision::kNotRestarting) {
-      model::TaskEvent ev(model::kEventNotRestarting, Now());
-      ev.SetRestartReason(decision.reason).SetFailsTask();
-      EmitEvent(std::move(ev));
+    if (next == AfterRun::kDead)
       break;
-    }
-    if (decision.decision == RestartDecision::kTerminated) {
-      break;
-    }
-    model::TaskEvent ev(model::kEventRestarting, Now());
-    ev.SetRestartReason(decision.reason.empty() ? std::string(kReasonWithinPolicy)
-                                                : decision.reason)
-        .SetStartDelay(decision.delay);
-    UpdateState(model::kTaskStatePending, std::move(ev));
-    // The decision (its window, this event) durable before the next run may start: a
-    // restore then goes on from here rather than decide, and maybe start, again.
+    // The decision (its window, its Restarting event) durable before the next run may
+    // start: a restore then goes on from here rather than decide, and maybe start, again.
     if (config_.persist_now)
       co_await config_.persist_now(state_, local_);
-    auto slept =
-        co_await (config_.clock->Sleep(decision.delay) || kill_->Wait() || shutdown_->Wait());
+    auto slept = co_await (config_.clock->Sleep(delay) || kill_->Wait() || shutdown_->Wait());
     if (slept.index() == 2)
       co_return LoopEnd::kShutdown;
     if (slept.index() == 1) {

@@ -155,8 +155,8 @@ class TaskRunner {
   // of the driver's start slots; raced with a kill and the agent's shutdown.
   enum class Wake { kGo, kKilled, kShutdown };
   asio::awaitable<Wake> WaitToStart(common::AsyncSemaphore::Permit* slot);
-  // Starts the task through the driver, or adopts the re-attached one.
-  asio::awaitable<absl::StatusOr<drivers::TaskHandle>> StartOrAdopt();
+  // Starts the task through the driver, or adopts the re-attached one; its task id.
+  asio::awaitable<absl::StatusOr<std::string>> StartOrAdopt();
   // After the run of `task_id` ended with `result`: its Terminated event, its end made
   // durable before the driver forgets it, the restart tracker, the exited hooks.
   asio::awaitable<void> RecordExit(std::string task_id, drivers::ExitResult result);
@@ -188,8 +188,25 @@ class TaskRunner {
   drivers::TaskConfig BuildTaskConfig();
   // The restart policy's decision; its window is persisted with the local state.
   RestartTracker::State DecideRestart();
+  // After a run (or a failed start): the restart decision with its events (out of
+  // MainLoop, whose frame every running task holds: a TaskEvent is ~570 bytes). On
+  // kRestart, `*delay` is the wait before the next start.
+  enum class AfterRun { kRestart, kDead, kKilledDead };
+  AfterRun DecideAfterRun(common::Duration* delay);
+  // Run's last resort for an exception out of the loop: the task dies with an event.
+  void RunLoopFailed(const char* what);
   // The task's exit, or nullopt when the agent is shutting down (task left running).
+  // The steps before and after the wait are their own functions: this one's frame is
+  // held for as long as the task runs, by every running task.
   asio::awaitable<std::optional<drivers::ExitResult>> WaitOrKill(const std::string& task_id);
+  bool HasExited(const std::string& task_id) const;
+  // For a driver that cannot cancel a scope on the task's exit: its wait raced with
+  // `woken`; nullopt when `woken` won.
+  asio::awaitable<std::optional<absl::StatusOr<drivers::ExitResult>>> RaceExit(
+      const std::string& task_id, common::CancellationScopePtr woken);
+  // Stops the task (kill or restart): prekill hooks, shutdown delay, the kill signal and
+  // then SIGKILL; its exit.
+  asio::awaitable<drivers::ExitResult> StopAndWait(const std::string& task_id);
   // On kill: waits the task's shutdown_delay (cut short by an exit or a skip request).
   asio::awaitable<void> ShutdownDelay(const std::string& task_id);
   void UpdateState(const std::string& state, std::optional<model::TaskEvent> event);
