@@ -33,6 +33,9 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
       destroyed_(executor),
       health_check_(executor),
       health_done_(executor) {
+  // What only construction needs is not kept: a node holds thousands of runners.
+  const std::map<std::string, drivers::Driver*> task_drivers = std::exchange(config_.drivers, {});
+  config_.alloc_root = std::filesystem::path();
   if (alloc_->deployment_status && alloc_->deployment_status->healthy) {
     health_ = alloc_->deployment_status;
     health_deployment_ = alloc_->deployment_id;
@@ -71,8 +74,8 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     taskrunner::TaskRunnerConfig trc;
     trc.alloc = alloc_;
     trc.task_name = task.name;
-    auto it = config_.drivers.find(task.driver);
-    trc.driver = it == config_.drivers.end() ? nullptr : it->second;
+    auto it = task_drivers.find(task.driver);
+    trc.driver = it == task_drivers.end() ? nullptr : it->second;
     trc.alloc_dir = &alloc_dir_;
     trc.node = config_.node;
     trc.region = config_.region;
