@@ -8,17 +8,70 @@ namespace internal {
 
 namespace {
 
+// A waiter is also on its execution context's list of pending waits, so that a context
+// shut down (destroyed) while coroutines still wait destroys them, resuming nothing, as
+// it destroys pending timer waits. Otherwise a coroutine that owns, through its frame,
+// the event it waits on would never be freed.
+class PendingWait : public WaitList::Node {
+ public:
+  // Unlinks and destroys the waiter and its handler (the waiting coroutine with it).
+  virtual void Abandon() = 0;
+  PendingWait* context_prev = nullptr;
+  PendingWait* context_next = nullptr;
+};
+
+class WaitService final : public asio::execution_context::service {
+ public:
+  static asio::execution_context::id id;
+  explicit WaitService(asio::execution_context& context)
+      : asio::execution_context::service(context) {}
+
+  void Add(PendingWait* w) {
+    w->context_prev = nullptr;
+    w->context_next = head_;
+    if (head_ != nullptr)
+      head_->context_prev = w;
+    head_ = w;
+  }
+  void Remove(PendingWait* w) {
+    if (w->context_prev != nullptr)
+      w->context_prev->context_next = w->context_next;
+    else
+      head_ = w->context_next;
+    if (w->context_next != nullptr)
+      w->context_next->context_prev = w->context_prev;
+    w->context_prev = w->context_next = nullptr;
+  }
+  bool shut_down() const { return shut_down_; }
+
+ private:
+  void shutdown() override {
+    shut_down_ = true;
+    // Destroying a coroutine may abandon or complete others: take the head each time.
+    while (head_ != nullptr)
+      head_->Abandon();
+  }
+
+  bool shut_down_ = false;
+  PendingWait* head_ = nullptr;
+};
+
+asio::execution_context::id WaitService::id;
+
 // One suspended Wait(): owns its completion handler (and so the waiting coroutine)
 // until it is completed, and keeps the handler's executor busy meanwhile, as a pending
 // timer wait does (io_context::run does not return while a coroutine waits here).
 template <typename Handler>
-class Waiter final : public WaitList::Node {
+class Waiter final : public PendingWait {
  public:
   Waiter(WaitList* list, Handler handler)
       : list_(list),
         handler_(std::move(handler)),
         work_(asio::prefer(asio::get_associated_executor(handler_),
-                           asio::execution::outstanding_work.tracked)) {}
+                           asio::execution::outstanding_work.tracked)),
+        service_(&asio::use_service<WaitService>(asio::query(work_, asio::execution::context))) {
+    service_->Add(this);
+  }
 
   // Registers for cancellation of the awaiting coroutine, if it can be cancelled.
   void WatchCancellation() {
@@ -33,6 +86,11 @@ class Waiter final : public WaitList::Node {
     auto slot = asio::get_associated_cancellation_slot(handler_);
     if (slot.is_connected())
       slot.clear();
+    service_->Remove(this);
+    if (service_->shut_down()) {
+      delete this;  // the context is going: nothing can run the handler any more
+      return;
+    }
     auto executor = std::move(work_);
     Handler handler = std::move(handler_);
     delete this;
@@ -41,8 +99,18 @@ class Waiter final : public WaitList::Node {
     asio::post(executor, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
   }
 
+  void Abandon() override {
+    list_->Unlink(this);
+    auto slot = asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected())
+      slot.clear();
+    service_->Remove(this);
+    delete this;
+  }
+
  private:
   struct OnCancel {
+    explicit OnCancel(Waiter* w) : waiter(w) {}  // (clang 14: no aggregate emplace)
     Waiter* waiter;
     void operator()(asio::cancellation_type type) {
       if (type == asio::cancellation_type::none)
@@ -56,6 +124,7 @@ class Waiter final : public WaitList::Node {
   WaitList* list_;
   Handler handler_;
   asio::any_io_executor work_;
+  WaitService* service_;
 };
 
 }  // namespace

@@ -148,6 +148,67 @@ TEST(EventTest, PendingWaitKeepsRunBusyAndDestroyAborts) {
   EXPECT_EQ(outcome, "aborted");
 }
 
+TEST(EventTest, DestroyedContextFreesACoroutineWaitingOnAnEventItOwns) {
+  struct Sentinel {
+    bool* destroyed;
+    ~Sentinel() { *destroyed = true; }
+  };
+  bool destroyed = false;
+  {
+    asio::io_context io;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          Sentinel sentinel{&destroyed};
+          Event own(co_await asio::this_coro::executor);
+          co_await own.Wait();  // never set: only the context's end frees this frame
+        },
+        asio::detached);
+    io.poll();
+    EXPECT_FALSE(destroyed);
+  }
+  EXPECT_TRUE(destroyed);
+}
+
+// The race's loser waits between two other waiters (unlinked from the middle of the
+// list); then both sides of a race are set in the same tick (the loser's cancellation
+// comes after its completion was posted).
+TEST(EventTest, RaceLosersLeaveOtherWaitersAlone) {
+  for (bool same_tick : {false, true}) {
+    SCOPED_TRACE(same_tick ? "both set in one tick" : "only the winner set");
+    asio::io_context io;
+    Event a(io.get_executor());
+    Event b(io.get_executor());
+    int index = -1;
+    int plain = 0;
+    auto wait_a = [&]() -> asio::awaitable<void> {
+      co_await a.Wait();
+      ++plain;
+    };
+    asio::co_spawn(io, wait_a(), asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto r = co_await (a.Wait() || b.Wait());
+          index = static_cast<int>(r.index());
+        },
+        asio::detached);
+    asio::co_spawn(io, wait_a(), asio::detached);
+    io.poll();
+    b.Set();
+    if (same_tick)
+      a.Set();
+    io.restart();
+    io.poll();
+    EXPECT_EQ(index, 1);
+    EXPECT_EQ(plain, same_tick ? 2 : 0);
+    a.Set();
+    io.restart();
+    io.poll();
+    EXPECT_EQ(plain, 2);
+  }
+}
+
 TEST(NotifierTest, NotifyWithoutWaiterIsKeptForTheNextWait) {
   asio::io_context io;
   Notifier n(io.get_executor());
