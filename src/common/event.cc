@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <boost/intrusive/list.hpp>
+
 namespace drover::common {
 
 namespace internal {
@@ -16,8 +18,7 @@ class PendingWait : public WaitList::Node {
  public:
   // Unlinks and destroys the waiter and its handler (the waiting coroutine with it).
   virtual void Abandon() = 0;
-  PendingWait* context_prev = nullptr;
-  PendingWait* context_next = nullptr;
+  boost::intrusive::list_member_hook<> context_hook;
 };
 
 class WaitService final : public asio::execution_context::service {
@@ -26,34 +27,25 @@ class WaitService final : public asio::execution_context::service {
   explicit WaitService(asio::execution_context& context)
       : asio::execution_context::service(context) {}
 
-  void Add(PendingWait* w) {
-    w->context_prev = nullptr;
-    w->context_next = head_;
-    if (head_ != nullptr)
-      head_->context_prev = w;
-    head_ = w;
-  }
-  void Remove(PendingWait* w) {
-    if (w->context_prev != nullptr)
-      w->context_prev->context_next = w->context_next;
-    else
-      head_ = w->context_next;
-    if (w->context_next != nullptr)
-      w->context_next->context_prev = w->context_prev;
-    w->context_prev = w->context_next = nullptr;
-  }
+  void Add(PendingWait* w) { waits_.push_back(*w); }
+  void Remove(PendingWait* w) { waits_.erase(waits_.iterator_to(*w)); }
   bool shut_down() const { return shut_down_; }
 
  private:
   void shutdown() override {
     shut_down_ = true;
-    // Destroying a coroutine may abandon or complete others: take the head each time.
-    while (head_ != nullptr)
-      head_->Abandon();
+    // Destroying a coroutine may abandon or complete others: take the front each time.
+    while (!waits_.empty())
+      waits_.front().Abandon();
   }
 
   bool shut_down_ = false;
-  PendingWait* head_ = nullptr;
+  boost::intrusive::list<
+      PendingWait,
+      boost::intrusive::member_hook<PendingWait, boost::intrusive::list_member_hook<>,
+                                    &PendingWait::context_hook>,
+      boost::intrusive::constant_time_size<false>>
+      waits_;
 };
 
 asio::execution_context::id WaitService::id;
