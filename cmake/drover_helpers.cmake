@@ -39,3 +39,35 @@ function(drover_static_dep TARGET ARCHIVE)
     set_property(TARGET ${TARGET} PROPERTY INTERFACE_LINK_LIBRARIES ${ARGN})
   endif()
 endfunction()
+
+# drover_absl_from_archives()
+#   Points every imported absl:: target at its static archive (libabsl_*.a, shipped
+#   beside the shared library) instead of libabsl_*.so. For the reason
+#   drover_static_dep gives: Drover uses a little of each of ~25 absl libraries, and
+#   linked shared each would be mapped whole into every process (~1 MiB in the agent
+#   and in the supervisor). The supervisor also links libstdc++ statically, which only
+#   works if no shared library it loads needs libstdc++.so. The targets keep their
+#   usage requirements (include directories, dependencies between absl libraries).
+function(drover_absl_from_archives)
+  get_directory_property(targets DIRECTORY ${PROJECT_SOURCE_DIR} IMPORTED_TARGETS)
+  foreach(target IN LISTS targets)
+    if(NOT target MATCHES "^absl::")
+      continue()
+    endif()
+    get_target_property(configs ${target} IMPORTED_CONFIGURATIONS)
+    if(NOT configs)
+      continue()  # header-only: nothing to link
+    endif()
+    foreach(config IN LISTS configs)
+      get_target_property(location ${target} IMPORTED_LOCATION_${config})
+      if(NOT location MATCHES "^(.*)\\.so(\\.[0-9.]+)?$")
+        continue()
+      endif()
+      set(archive "${CMAKE_MATCH_1}.a")
+      if(NOT EXISTS "${archive}")
+        message(FATAL_ERROR "${target}: ${archive} is missing (libabsl-dev ships it)")
+      endif()
+      set_target_properties(${target} PROPERTIES IMPORTED_LOCATION_${config} "${archive}")
+    endforeach()
+  endforeach()
+endfunction()
