@@ -9,15 +9,18 @@
 //   count in RSS until the kernel needs them. In the density bench this kept the
 //   agent's RSS after 5 s idle at its after-burst figure (109 MiB) instead of 126-130,
 //   for no burst CPU that the bench could tell apart.
-// - tcache_max:1024: each thread caches freed objects of up to 1 KiB only (default
-//   32 KiB). The control loop's cache of larger ones filled over the churn bench's
-//   first 1,000 cycles and stayed: RSS rose 1.0-1.4 MiB (+3.9 to +5.8 %) after cycle
-//   100, then held, with the live heap (jemalloc's profile) 0.1 MB larger. With this
-//   limit: +0.3 to +1.4 % and ~1.4 MiB less throughout; the 1,000-task burst costs the
-//   agent ~15 % more CPU (1.57 against 1.34 CPU-s, five interleaved runs). Without
-//   thread caches at all the churn is flat too, but the burst costs 60-90 % more.
+// - tcache_max:256, lg_tcache_nslots_mul:-1: each thread caches freed objects of up to
+//   256 bytes only (default 32 KiB), and half as many of each size as by default. The
+//   control loop's cache of larger ones filled over the churn bench's first 1,000
+//   cycles and stayed (tcache_max:1024 was set for that), and what it caches keeps
+//   partly used pages alive: in the density bench (1,000 tasks) the agent's RSS after
+//   the burst was 68.2 MiB with tcache_max:1024 and 66.3 with these (interleaved runs),
+//   for ~8 % more agent CPU in the burst (1.27 against 1.37 CPU-s) and no
+//   change in its start rate. Without thread caches at all, the burst costs 60-90 %
+//   more CPU.
 extern "C" {
 // NOLINTNEXTLINE: the name and type are jemalloc's.
 extern const char* malloc_conf;
-const char* malloc_conf = "narenas:2,dirty_decay_ms:0,muzzy_decay_ms:0,tcache_max:1024";
+const char* malloc_conf =
+    "narenas:2,dirty_decay_ms:0,muzzy_decay_ms:0,tcache_max:256,lg_tcache_nslots_mul:-1";
 }
