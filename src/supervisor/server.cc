@@ -357,24 +357,36 @@ Json Server::Handle(const Json& request, const std::shared_ptr<Connection>& conn
   return Error(request, "unknown op \"" + op.substr(0, 64) + "\"");
 }
 
-absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
-  const LogSpec& logs = task.info.logs;
+void Server::AssignFifos(TaskInfo& info) const {
+  if (info.logs.dir.empty() || !info.stdout_fifo.empty())
+    return;
+  const std::string base = (config_.state_dir / "fifos" / CgroupName(info.task_id)).string();
+  info.stdout_fifo = base + ".stdout";
+  info.stderr_fifo = base + ".stderr";
+}
+
+absl::Status Server::StartLogs(const TaskInfo& info, Task& task, std::pair<int, int>* write_fds) {
+  const LogSpec& logs = info.logs;
   if (logs.dir.empty())
     return absl::OkStatus();
-  if (task.info.stdout_fifo.empty()) {
-    const std::string base = (config_.state_dir / "fifos" / CgroupName(task.info.task_id)).string();
-    task.info.stdout_fifo = base + ".stdout";
-    task.info.stderr_fifo = base + ".stderr";
-  }
+  if (info.stdout_fifo.empty() || info.stderr_fifo.empty())
+    return absl::InternalError("task " + info.task_id + " has logs but no FIFOs");
   std::vector<std::shared_ptr<LogPump>> pumps;
   int writers[2] = {-1, -1};
   const std::string bases[2] = {logs.stdout_base, logs.stderr_base};
-  const std::string fifos[2] = {task.info.stdout_fifo, task.info.stderr_fifo};
+  const std::string fifos[2] = {info.stdout_fifo, info.stderr_fifo};
+  const auto shared_logs = std::make_shared<const LogSpec>(logs);
   absl::Status status;
   for (int i = 0; i < 2 && status.ok(); ++i) {
+    // Creates the current file (and checks the dir) now; the pump reopens it at the
+    // first output.
     auto rotator = FileRotator::Open(logs.dir, bases[i], logs.max_files, logs.max_file_size);
     if (!rotator.ok()) {
       status = rotator.status();
+      break;
+    }
+    if (absl::Status s = (*rotator)->Close(); !s.ok()) {
+      status = s;
       break;
     }
     auto fd = OpenFifo(fifos[i], write_fds != nullptr ? &writers[i] : nullptr);
@@ -382,7 +394,7 @@ absl::Status Server::StartLogs(Task& task, std::pair<int, int>* write_fds) {
       status = fd.status();
       break;
     }
-    pumps.push_back(std::make_shared<LogPump>(io_, *fd, std::move(*rotator)));
+    pumps.push_back(std::make_shared<LogPump>(io_, *fd, shared_logs, /*is_stderr=*/i == 1));
   }
   if (!status.ok()) {
     for (int fd : writers) {
@@ -408,8 +420,10 @@ Json Server::Spawn(const Json& request) {
   if (tasks_.contains(spec->task_id))
     return Error(request, "task \"" + spec->task_id + "\" already exists");
   auto task = std::make_unique<Task>();
-  task->info = TaskInfo{
+  // Put into the table (and referred to by the task) once the process exists.
+  TaskInfo info{
       .task_id = spec->task_id, .running = true, .logs = spec->logs, .cgroup = spec->cgroup.name};
+  AssignFifos(info);
   std::vector<int> cgroup_fds;
   std::optional<TaskCgroup> cgroup;
   if (!spec->cgroup.name.empty()) {
@@ -418,7 +432,7 @@ Json Server::Spawn(const Json& request) {
       return Error(request, std::string(s.message()));
   }
   std::pair<int, int> writers{-1, -1};
-  absl::Status logs = StartLogs(*task, &writers);
+  absl::Status logs = StartLogs(info, *task, &writers);
   absl::StatusOr<SpawnedProcess> proc = absl::InternalError("not started");
   // Recorded before it may run: a later supervisor adopts it whenever this one dies.
   // Without a record the child exits without running the task.
@@ -430,9 +444,11 @@ Json Server::Spawn(const Json& request) {
       reaper_gone = true;
       return absl::UnavailableError("drover-reaper is gone");
     }
-    task->info.pid = p.pid;
-    task->info.start_ticks = p.start_ticks;
-    if (absl::Status s = table_->Put(task->info); !s.ok())
+    info.pid = p.pid;
+    info.start_ticks = p.start_ticks;
+    absl::Status s = table_->Put(info);
+    task->info = table_->Find(info.task_id);  // there even if persisting it failed
+    if (!s.ok())
       return absl::InternalError("failed to record task: " + std::string(s.message()));
     return absl::OkStatus();
   };
@@ -453,8 +469,8 @@ Json Server::Spawn(const Json& request) {
       pump->Finish();
     if (cgroup)
       (void)cgroup->Remove();
-    if (task->info.pid != 0)
-      (void)table_->Remove(task->info.task_id);  // recorded, then it failed to exec
+    if (info.pid != 0)
+      (void)table_->Remove(info.task_id);  // recorded, then it failed to exec
     if (reaper_gone) {
       // No answer: the agent sees the connection drop, and asks the next supervisor
       // whether the task exists (it does not) before it tries again.
@@ -468,7 +484,7 @@ Json Server::Spawn(const Json& request) {
   }
   pid_to_task_[proc->pid] = spec->task_id;
   Json r = Ok(request);
-  r["task"] = ToJson(task->info);
+  r["task"] = ToJson(*task->info);
   tasks_[spec->task_id] = std::move(task);
   return r;
 }
@@ -476,7 +492,7 @@ Json Server::Spawn(const Json& request) {
 Json Server::Shutdown(const Json& request, const std::shared_ptr<Connection>& conn) {
   size_t running = 0;
   for (const auto& [id, task] : tasks_)
-    running += task->info.running ? 1 : 0;
+    running += task->info->running ? 1 : 0;
   if (running > 0) {
     return Error(request,
                  "refusing to exit: " + std::to_string(running) + " task(s) still running");
@@ -490,7 +506,7 @@ Json Server::SignalTask(const Json& request) {
   auto it = tasks_.find(id);
   if (it == tasks_.end())
     return Error(request, "unknown task \"" + id + "\"");
-  const TaskInfo& info = it->second->info;
+  const TaskInfo& info = *it->second->info;
   auto sig = common::ParseSignal(request.value("signal", "SIGINT"));
   if (!sig.ok())
     return Error(request, std::string(sig.status().message()));
@@ -527,7 +543,7 @@ Json Server::SignalTask(const Json& request) {
 Json Server::List() {
   Json tasks = Json::array();
   for (const auto& [id, task] : tasks_)
-    tasks.push_back(ToJson(task->info));
+    tasks.push_back(ToJson(*task->info));
   return {{"ok", true}, {"tasks", tasks}};
 }
 
@@ -536,20 +552,23 @@ Json Server::AckExit(const Json& request) {
   auto it = tasks_.find(id);
   if (it == tasks_.end())
     return Ok(request);  // already forgotten: acks are idempotent
-  if (it->second->info.running)
+  if (it->second->info->running)
     return Error(request, "task \"" + id + "\" is still running");
-  if (absl::Status s = table_->Remove(id); !s.ok())
-    return Error(request, std::string(s.message()));
-  if (!it->second->info.cgroup.empty()) {
-    common::SpawnDetached(io_.get_executor(), RemoveCgroup(it->second->info.cgroup),
-                          "remove cgroup of " + id);
-  }
+  const TaskInfo info = *it->second->info;
   // Pumps still reading (a grandchild's output) keep their descriptors.
-  for (const std::string& fifo : {it->second->info.stdout_fifo, it->second->info.stderr_fifo}) {
+  tasks_.erase(it);
+  // The table forgets the task even when persisting that fails (the error is the
+  // answer; a later supervisor may report the exit again, and its ack settles it).
+  const absl::Status removed = table_->Remove(id);
+  if (!info.cgroup.empty()) {
+    common::SpawnDetached(io_.get_executor(), RemoveCgroup(info.cgroup), "remove cgroup of " + id);
+  }
+  for (const std::string& fifo : {info.stdout_fifo, info.stderr_fifo}) {
     if (!fifo.empty())
       unlink(fifo.c_str());
   }
-  tasks_.erase(it);
+  if (!removed.ok())
+    return Error(request, std::string(removed.message()));
   return Ok(request);
 }
 

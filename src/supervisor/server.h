@@ -104,9 +104,12 @@ class Server {
   // Pumps one output stream until every writer has closed its FIFO.
   static void PumpLog(std::shared_ptr<LogPump> pump);
   asio::awaitable<void> WatchSocket();
-  // Opens the rotated files and FIFOs of a task's output and starts pumping them.
-  // `write_fds` (optional) receives write ends for a task about to be spawned.
-  absl::Status StartLogs(Task& task, std::pair<int, int>* write_fds);
+  // Names the FIFOs of a task's output (none without logs), unless it has them.
+  void AssignFifos(TaskInfo& info) const;
+  // Opens the rotated files and FIFOs of `info`'s output (AssignFifos named them) and
+  // starts pumping them into `task`. `write_fds` (optional) receives write ends for a
+  // task about to be spawned.
+  absl::Status StartLogs(const TaskInfo& info, Task& task, std::pair<int, int>* write_fds);
   void RequestExit();
   // Kills what is left in a finished task's cgroup and removes it (retried while busy).
   asio::awaitable<void> RemoveCgroup(std::string name);

@@ -20,13 +20,20 @@ constexpr size_t kJournalKeepBytes = 256 << 10;
 absl::Status Server::AdoptTasks() {
   // Adopt what an earlier supervisor left running; settle what died meanwhile: from
   // the journal when a reaper saw it, else as unknown.
-  for (const auto& [id, info] : table_->tasks()) {
+  for (const auto& [id, record] : table_->tasks()) {
     auto task = std::make_unique<Task>();
-    task->info = info;
+    task->info = &record;
+    const TaskInfo& info = record;
     if (info.running) {
       // Output the task wrote (before it exited, or while nobody read) is still in
-      // its FIFOs.
-      if (absl::Status s = StartLogs(*task, nullptr); !s.ok())
+      // its FIFOs. A record without their names gets them (Put replaces it in place).
+      TaskInfo named = info;
+      AssignFifos(named);
+      if (named.stdout_fifo != info.stdout_fifo) {
+        if (absl::Status s = table_->Put(named); !s.ok())
+          DROVER_LOG_WARN("supervisor: task {}: {}", id, s.ToString());
+      }
+      if (absl::Status s = StartLogs(info, *task, nullptr); !s.ok())
         DROVER_LOG_WARN("supervisor: output of task {} is lost: {}", id, s.ToString());
       if (journal_)
         pid_to_task_[info.pid] = id;
@@ -36,7 +43,7 @@ absl::Status Server::AdoptTasks() {
   // Watch what still runs first, then read the journal: a task that ends in between is
   // in the journal by then (the reaper writes before it collects), not taken for lost.
   for (auto& [id, task] : tasks_) {
-    const TaskInfo& info = task->info;
+    const TaskInfo& info = *task->info;
     if (!info.running)
       continue;
     // The pidfd first, then the identity check: a pid reused in between would
@@ -60,14 +67,15 @@ absl::Status Server::AdoptTasks() {
     } while (journal_->more());
   }
   for (auto& [id, task] : tasks_) {
-    if (!task->info.running || task->pidfd)
+    if (!task->info->running || task->pidfd)
       continue;
-    pid_to_task_.erase(task->info.pid);
-    task->info.running = false;
-    task->info.exit = ExitStatus{.unknown = true, .time_ns = NowNanos()};
+    pid_to_task_.erase(task->info->pid);
+    TaskInfo lost = *task->info;
+    lost.running = false;
+    lost.exit = ExitStatus{.unknown = true, .time_ns = NowNanos()};
     for (auto& pump : task->pumps)
       pump->Drain(kExitDrainBytes);
-    if (absl::Status s = table_->Put(task->info); !s.ok())
+    if (absl::Status s = table_->Put(lost); !s.ok())
       return s;
   }
   for (auto& [id, task] : tasks_) {
@@ -112,13 +120,13 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
   auto it = tasks_.find(task_id);
   if (it == tasks_.end() || !it->second->pidfd)
     co_return;
-  const int pid = it->second->info.pid;
+  const int pid = it->second->info->pid;
   auto [ec] = co_await it->second->pidfd->async_wait(asio::posix::descriptor_base::wait_read,
                                                      asio::as_tuple(asio::use_awaitable));
   if (ec || stopped_)
     co_return;
   it = tasks_.find(task_id);
-  if (it == tasks_.end() || !it->second->info.running)
+  if (it == tasks_.end() || !it->second->info->running)
     co_return;
   // A task under a live reaper has its exit journaled (any moment now); one whose
   // reaper died with an earlier supervisor is init's child, and its code is lost.
@@ -127,7 +135,7 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
     for (int i = 0; i < 100 && !stopped_; ++i) {
       ReadJournal();
       it = tasks_.find(task_id);
-      if (it == tasks_.end() || !it->second->info.running)
+      if (it == tasks_.end() || !it->second->info->running)
         co_return;
       grace.expires_after(std::chrono::milliseconds(50));
       co_await grace.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -138,7 +146,7 @@ asio::awaitable<void> Server::WatchAdopted(std::string task_id) {
   } else if (journal_) {
     ReadJournal(/*wait=*/true);  // a last look before calling it lost
     it = tasks_.find(task_id);
-    if (it == tasks_.end() || !it->second->info.running)
+    if (it == tasks_.end() || !it->second->info->running)
       co_return;
   }
   pid_to_task_.erase(pid);
@@ -170,8 +178,8 @@ void Server::ReadJournal(bool wait) {
       continue;  // not a task of ours: something a task left behind, or a finished one
     const std::string id = it->second;
     auto task = tasks_.find(id);
-    if (task == tasks_.end() || !task->second->info.running ||
-        task->second->info.start_ticks != e.start_ticks || e.boot != CurrentBoot())
+    if (task == tasks_.end() || !task->second->info->running ||
+        task->second->info->start_ticks != e.start_ticks || e.boot != CurrentBoot())
       continue;  // an earlier process with the same pid
     pid_to_task_.erase(it);
     if (task->second->pidfd) {
@@ -191,22 +199,24 @@ void Server::RecordExit(const std::string& task_id, ExitStatus exit) {
   if (it == tasks_.end())
     return;
   Task& task = *it->second;
-  if (!task.info.cgroup.empty())
-    exit.oom_killed = TaskCgroup(cgroups_, task.info.cgroup).OomKilled();
+  if (!task.info->cgroup.empty())
+    exit.oom_killed = TaskCgroup(cgroups_, task.info->cgroup).OomKilled();
   // What the task wrote before it exited is in its FIFOs: into the files with it
   // before anyone hears of the exit. (Grandchildren may still write; the pumps go on.)
   for (auto& pump : task.pumps)
     pump->Drain(kExitDrainBytes);
-  task.info.running = false;
-  task.info.exit = exit;
+  TaskInfo exited = *task.info;
+  exited.running = false;
+  exited.exit = exit;
   task.pidfd.reset();
-  if (absl::Status s = table_->Put(task.info); !s.ok()) {
+  // The table replaces the record in place, persisted or not.
+  if (absl::Status s = table_->Put(exited); !s.ok()) {
     DROVER_LOG_ERROR("supervisor: failed to record exit of {}: {}", task_id, s.ToString());
     unsaved_exit_ = true;  // the journal keeps it until the table does
   } else {
     unsaved_exit_ = false;
   }
-  Broadcast({{"event", "exited"}, {"task", ToJson(task.info)}});
+  Broadcast({{"event", "exited"}, {"task", ToJson(*task.info)}});
 }
 
 asio::awaitable<void> Server::RemoveCgroup(std::string name) {

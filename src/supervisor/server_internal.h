@@ -2,8 +2,10 @@
 // and spawning; server_exits.cc: adoption, exits and their journal). Not for others.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -24,12 +26,33 @@ inline int64_t NowNanos() {
 }
 
 // One stream of a task's output: the read end of its FIFO and the files it goes to.
+// The files are opened at the first output, not before: many tasks write nothing for
+// long, and an open rotator holds two descriptors and ~300 bytes (StartLogs has
+// created the first file already, so readers find it).
 struct Server::LogPump {
-  LogPump(asio::io_context& io, int fd, std::unique_ptr<FileRotator> r)
-      : fifo(io, fd), rotator(std::move(r)) {}
+  LogPump(asio::io_context& io, int fd, std::shared_ptr<const LogSpec> l, bool is_stderr)
+      : fifo(io, fd), logs(std::move(l)), stderr_stream(is_stderr) {}
   asio::posix::stream_descriptor fifo;
-  std::unique_ptr<FileRotator> rotator;
+  std::shared_ptr<const LogSpec> logs;  // shared by the task's two pumps
+  bool stderr_stream = false;
+  std::unique_ptr<FileRotator> rotator;  // null until the first output
+  bool open_failed = false;              // logged once; each output tries again
   bool eof = false;
+
+  // The stream's rotated files, opened if need be; null if they cannot be.
+  FileRotator* Files() {
+    if (rotator == nullptr) {
+      auto r = FileRotator::Open(logs->dir, stderr_stream ? logs->stderr_base : logs->stdout_base,
+                                 logs->max_files, logs->max_file_size);
+      if (!r.ok()) {
+        if (!std::exchange(open_failed, true))
+          DROVER_LOG_WARN("supervisor: log files: {}", r.status().ToString());
+        return nullptr;
+      }
+      rotator = std::move(*r);
+    }
+    return rotator.get();
+  }
 
   // Copies what the FIFO holds now into the files, without blocking, at most
   // `max_bytes` (a task writing without pause must not hold the loop). At end of file
@@ -41,7 +64,10 @@ struct Server::LogPump {
       const ssize_t n = ::read(fifo.native_handle(), buf.data(), buf.size());
       if (n > 0) {
         moved += static_cast<size_t>(n);
-        if (absl::Status s = rotator->Write(std::string_view(buf.data(), static_cast<size_t>(n)));
+        FileRotator* files = Files();  // what cannot be written is dropped
+        if (files == nullptr)
+          continue;
+        if (absl::Status s = files->Write(std::string_view(buf.data(), static_cast<size_t>(n)));
             !s.ok())
           DROVER_LOG_WARN("supervisor: log write: {}", s.ToString());
         continue;
@@ -57,12 +83,16 @@ struct Server::LogPump {
     eof = true;
     boost::system::error_code ec;
     fifo.close(ec);
-    (void)rotator->Close();
+    if (rotator != nullptr)
+      (void)rotator->Close();
   }
 };
 
 struct Server::Task {
-  TaskInfo info;
+  // The task table's record of it (the table keeps a record at one address until it is
+  // removed). One copy per task: a node holds thousands. Changed by putting an updated
+  // copy into the table.
+  const TaskInfo* info = nullptr;
   // Adopted from an earlier supervisor: not our child; watched through a pidfd.
   std::unique_ptr<asio::posix::stream_descriptor> pidfd;
   // Adopted while a live drover-reaper was its parent: its exit will be journaled.

@@ -187,6 +187,38 @@ TEST_F(SupervisorTest, AnAdoptedTaskKeepsItsLogs) {
   EXPECT_TRUE(Alive(t->pid));
 }
 
+// How many of this process's descriptors are open on `file`.
+int OpenDescriptorsOn(const fs::path& file) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_ec;
+    n += fs::read_symlink(fd.path(), link_ec) == file ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_F(SupervisorTest, LogFilesExistFromTheStartButAreOpenedAtTheFirstOutput) {
+  const fs::path ready = dir_.path() / "ready";
+  SpawnSpec spec = Spec("quiet", {"ready", ready.string(), "wait-usr1", "write", "5", "pause"});
+  spec.logs = {.dir = dir_.path().string(), .stdout_base = "q.stdout", .stderr_base = "q.stderr"};
+  auto t = Spawn(spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_TRUE(RunUntil([&] { return ReadPid(ready) > 0; }));
+  const fs::path out = dir_.path() / "q.stdout.0";
+  const fs::path err = dir_.path() / "q.stderr.0";
+  // Readers find both files, and a task that writes nothing costs no descriptors on them.
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(err));
+  EXPECT_EQ(OpenDescriptorsOn(out), 0);
+  EXPECT_EQ(OpenDescriptorsOn(err), 0);
+  kill(t->pid, SIGUSR1);
+  ASSERT_TRUE(RunUntil([&] { return fs::file_size(out) == 5; }));
+  EXPECT_EQ(testing::ReadFile(out), "xxxxx");
+  EXPECT_EQ(OpenDescriptorsOn(out), 1);
+  EXPECT_EQ(OpenDescriptorsOn(err), 0);
+}
+
 TEST_F(SupervisorTest, ShutdownIsRefusedWhileTasksRun) {
   bool exit_requested = false;
   server_->on_exit_requested = [&] { exit_requested = true; };

@@ -35,10 +35,13 @@ class TaskTable {
   static absl::StatusOr<TaskTable> Open(const std::filesystem::path& state_dir);
 
   const std::map<std::string, TaskInfo>& tasks() const { return tasks_; }
+  // A record stays at one address until it is removed: Put replaces it in place.
   const TaskInfo* Find(const std::string& task_id) const;
-  // Adds or replaces a task and persists the change.
+  // Adds or replaces a task and persists the change. The table holds the change even
+  // when persisting it fails.
   absl::Status Put(const TaskInfo& task);
-  // Forgets a task and persists the change. OK if unknown.
+  // Forgets a task (even when persisting that fails) and persists the change. OK if
+  // unknown.
   absl::Status Remove(const std::string& task_id);
 
  private:
