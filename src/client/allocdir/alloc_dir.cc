@@ -149,10 +149,10 @@ absl::StatusOr<std::optional<DirOwner>> OwnerFor(const std::string& user) {
 }
 
 AllocDir::AllocDir(fs::path alloc_root, std::string alloc_id, AllocDirOptions options)
-    : dir_(std::move(alloc_root) / std::move(alloc_id)), options_(options) {}
+    : dir_((std::move(alloc_root) / std::move(alloc_id)).string()), options_(options) {}
 
 TaskDir AllocDir::task_dir(const std::string& task) const {
-  const fs::path d = dir_ / task;
+  const fs::path d = dir() / task;
   return TaskDir{d, d / "local", d / "tmp", d / "secrets", d / "private"};
 }
 
@@ -163,16 +163,16 @@ bool AllocDir::ValidTaskName(const std::string& name) {
 
 absl::StatusOr<UniqueFd> AllocDir::OpenOrCreate() const {
   std::error_code ec;
-  fs::create_directories(dir_.parent_path(), ec);  // the agent's own alloc root
+  fs::create_directories(dir().parent_path(), ec);  // the agent's own alloc root
   if (ec)
-    return absl::InternalError("failed to create directory " + Quoted(dir_.parent_path()) + ": " +
+    return absl::InternalError("failed to create directory " + Quoted(dir().parent_path()) + ": " +
                                ec.message());
-  auto root = common::OpenDirectory(dir_.parent_path());
+  auto root = common::OpenDirectory(dir().parent_path());
   if (!root.ok())
     return root.status();
   if (fchmod(root->get(), kAllocDirMode) != 0)
-    return common::ErrnoStatus(errno, "failed to chmod " + Quoted(dir_.parent_path()));
-  return EnsureDir(root->get(), dir_.filename().string(), kAllocDirMode, std::nullopt, dir_);
+    return common::ErrnoStatus(errno, "failed to chmod " + Quoted(dir().parent_path()));
+  return EnsureDir(root->get(), dir().filename().string(), kAllocDirMode, std::nullopt, dir());
 }
 
 absl::Status AllocDir::Build() {
@@ -207,11 +207,11 @@ absl::StatusOr<TaskDir> AllocDir::BuildTaskDir(const std::string& task,
   {
     std::lock_guard lock(mu_);
     if (!built_) {
-      return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
+      return absl::FailedPreconditionError("alloc dir '" + dir().string() + "' is not built");
     }
   }
   TaskDir td = task_dir(task);
-  auto dir = common::OpenDirectory(dir_);
+  auto dir = common::OpenDirectory(this->dir());
   if (!dir.ok())
     return dir.status();
   // Every directory is made through descriptors: a task that ran here before may have
@@ -255,30 +255,30 @@ bool AllocDir::TaskDirBuilt(const std::string& task) const {
 
 absl::Status AllocDir::Destroy() {
   std::error_code ec;
-  const bool exists = fs::exists(dir_, ec);
+  const bool exists = fs::exists(dir(), ec);
   // Tasks wrote into this tree: it is removed through descriptors, following no
   // symlink and stopping at any mount point left (told apart by mount id, so a bind
   // mount of the same file system too). Our own tmpfs mounts go first, cheaply; only
   // if something else is mounted below is every mount under the dir found and undone.
   const bool own_mounts_first = exists && common::MountIdsKnown();
   if (own_mounts_first)
-    UnmountTaskTmpfs(dir_);
+    UnmountTaskTmpfs(dir());
   absl::Status removed =
-      own_mounts_first ? common::RemoveTree(dir_) : absl::FailedPreconditionError("not tried");
+      own_mounts_first ? common::RemoveTree(dir()) : absl::FailedPreconditionError("not tried");
   if (exists && !removed.ok()) {
-    if (absl::Status s = common::UnmountUnder(dir_); !s.ok()) {
+    if (absl::Status s = common::UnmountUnder(dir()); !s.ok()) {
       // Never walk into a mounted file system: leave the tree for a later attempt.
-      return absl::InternalError("failed to unmount below alloc dir '" + dir_.string() +
+      return absl::InternalError("failed to unmount below alloc dir '" + dir().string() +
                                  "': " + std::string(s.message()));
     }
   }
   if (!removed.ok())
-    removed = common::RemoveTree(dir_);
+    removed = common::RemoveTree(dir());
   std::lock_guard lock(mu_);
   built_ = false;
   task_dirs_.clear();
   if (!removed.ok()) {
-    return absl::Status(removed.code(), "failed to remove alloc dir '" + dir_.string() +
+    return absl::Status(removed.code(), "failed to remove alloc dir '" + dir().string() +
                                             "': " + std::string(removed.message()));
   }
   return absl::OkStatus();
@@ -288,7 +288,7 @@ absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>
   {
     std::lock_guard lock(mu_);
     if (!built_) {
-      return absl::FailedPreconditionError("alloc dir '" + dir_.string() + "' is not built");
+      return absl::FailedPreconditionError("alloc dir '" + dir().string() + "' is not built");
     }
   }
   // The heavy part runs without the lock: paths are immutable and each target belongs
@@ -297,7 +297,7 @@ absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>
   auto src = common::OpenDirectory(from);
   if (!src.ok())
     return absl::IsNotFound(src.status()) ? absl::OkStatus() : src.status();
-  auto dst = common::OpenDirectory(dir_);
+  auto dst = common::OpenDirectory(dir());
   if (!dst.ok())
     return dst.status();
   auto src_shared =
@@ -321,7 +321,7 @@ absl::Status AllocDir::Move(const fs::path& from, const std::vector<std::string>
         !S_ISDIR(st.st_mode)) {
       continue;
     }
-    auto dst_task = EnsureDir(dst->get(), task, kTaskDirMode, std::nullopt, dir_ / task);
+    auto dst_task = EnsureDir(dst->get(), task, kTaskDirMode, std::nullopt, dir() / task);
     if (!dst_task.ok())
       return dst_task.status();
     DROVER_RETURN_IF_ERROR(MoveDirAt(src_task->get(), dst_task->get(), "local",

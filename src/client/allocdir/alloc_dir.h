@@ -62,11 +62,11 @@ class AllocDir {
   explicit AllocDir(const AllocDirLocation& location)
       : AllocDir(location.alloc_root, location.alloc_id) {}
 
-  const std::filesystem::path& dir() const { return dir_; }
-  AllocDirLocation location() const { return {dir_.parent_path(), dir_.filename().string()}; }
-  std::filesystem::path shared_dir() const { return dir_ / "alloc"; }
-  std::filesystem::path data_dir() const { return dir_ / "alloc" / "data"; }
-  std::filesystem::path logs_dir() const { return dir_ / "alloc" / "logs"; }
+  std::filesystem::path dir() const { return dir_; }
+  AllocDirLocation location() const { return {dir().parent_path(), dir().filename().string()}; }
+  std::filesystem::path shared_dir() const { return dir() / "alloc"; }
+  std::filesystem::path data_dir() const { return dir() / "alloc" / "data"; }
+  std::filesystem::path logs_dir() const { return dir() / "alloc" / "logs"; }
   TaskDir task_dir(const std::string& task) const;
 
   // Creates the alloc dir (0711) and the shared alloc/ (0755) with data/ (0777) and
@@ -103,7 +103,9 @@ class AllocDir {
   // Opens the alloc dir, creating it with its mode if missing.
   absl::StatusOr<common::UniqueFd> OpenOrCreate() const;
 
-  const std::filesystem::path dir_;
+  // A string, not a path: a path also keeps a list of its components (~500 bytes, and
+  // a node holds an AllocDir per allocation).
+  const std::string dir_;
   const AllocDirOptions options_;
   // A std::mutex rather than absl::Mutex: the distribution's absl is not built for
   // ThreadSanitizer, which then cannot see its locking.
