@@ -83,17 +83,21 @@ AllocRunner::AllocRunner(asio::any_io_executor executor, AllocRunnerConfig confi
     trc.pool = config_.pool;
     trc.host_env = config_.host_env;
     trc.on_state_change = [this] { OnTaskStateChanged(); };
+    // The callbacks capture the runner and the task's index, not copies of the
+    // callbacks and the name: small enough for std::function to hold without
+    // allocating (a node holds thousands). None is called before construction ends.
+    const size_t i = runners_.size();
     if (config_.on_local_state) {
-      trc.on_local_state_change = [f = config_.on_local_state, name = task.name](
-                                      const taskrunner::LocalState& ls) { f(name, ls); };
-    }
-    if (config_.persist_task) {
-      trc.persist_now = [f = config_.persist_task, name = task.name](
-                            const model::TaskState& st, const taskrunner::LocalState& ls) {
-        return f(name, st, ls);
+      trc.on_local_state_change = [this, i](const taskrunner::LocalState& ls) {
+        config_.on_local_state(runners_[i]->name(), ls);
       };
     }
-    trc.wait_start = [this, name = task.name] { return coordinator_->WaitStart(name); };
+    if (config_.persist_task) {
+      trc.persist_now = [this, i](const model::TaskState& st, const taskrunner::LocalState& ls) {
+        return config_.persist_task(runners_[i]->name(), st, ls);
+      };
+    }
+    trc.wait_start = [this, i] { return coordinator_->WaitStart(runners_[i]->name()); };
     trc.restart_jitter = config_.restart_jitter;
     trc.skip_shutdown_delay = skip_shutdown_delay_;
     trc.stats_sampler = config_.stats_sampler;
