@@ -54,9 +54,28 @@ FileRotator::~FileRotator() {
     ::close(dir_fd_);
 }
 
+absl::StatusOr<int> FileRotator::OpenDir(const fs::path& dir) {
+  // O_PATH: the descriptor only anchors the *at calls, and closing one skips the
+  // flush and the directory-notification lookup a readable one costs.
+  const int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError("failed to open log dir '" + dir.string() + "': " + Errno(errno));
+  }
+  return fd;
+}
+
 absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std::string base,
                                                                int max_files,
                                                                int64_t max_file_size_bytes) {
+  DROVER_ASSIGN_OR_RETURN(const int dir_fd, OpenDir(dir));
+  auto r = OpenAt(dir_fd, std::move(dir), std::move(base), max_files, max_file_size_bytes);
+  ::close(dir_fd);
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::OpenAt(int dir_fd, fs::path dir,
+                                                                 std::string base, int max_files,
+                                                                 int64_t max_file_size_bytes) {
   if (max_files < 1) {
     return absl::InvalidArgumentError("log max_files must be at least 1, got " +
                                       std::to_string(max_files));
@@ -74,10 +93,7 @@ absl::StatusOr<std::unique_ptr<FileRotator>> FileRotator::Open(fs::path dir, std
   // Everything below goes through this descriptor: the directory is writable by tasks,
   // and a task that swaps it (or a file in it) for a symlink must not lead us, root,
   // into writing or deleting files elsewhere.
-  // O_PATH: the descriptor only anchors the *at calls. The supervisor holds two per
-  // task, and every spawn's child closes them all; closing an O_PATH descriptor skips
-  // the flush and the directory-notification lookup a readable one costs.
-  r->dir_fd_ = ::open(r->dir_.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  r->dir_fd_ = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (r->dir_fd_ < 0) {
     return absl::InternalError("failed to open log dir '" + r->dir_ + "': " + Errno(errno));
   }

@@ -31,6 +31,14 @@ class FileRotator {
   static absl::StatusOr<std::unique_ptr<FileRotator>> Open(std::filesystem::path dir,
                                                            std::string base, int max_files,
                                                            int64_t max_file_size_bytes);
+  // The same in the directory `dir_fd` refers to (the rotator keeps a duplicate of it),
+  // opened earlier: a directory opened before a task ran stays the one its logs go to,
+  // whatever the task renames meanwhile. `dir` only names it in messages and paths.
+  static absl::StatusOr<std::unique_ptr<FileRotator>> OpenAt(int dir_fd, std::filesystem::path dir,
+                                                             std::string base, int max_files,
+                                                             int64_t max_file_size_bytes);
+  // Opens `dir` for OpenAt: O_PATH, refusing a symlink as its last component.
+  static absl::StatusOr<int> OpenDir(const std::filesystem::path& dir);
 
   ~FileRotator();  // closes the current file; errors are ignored (call Close to see them)
   FileRotator(const FileRotator&) = delete;

@@ -375,12 +375,15 @@ absl::Status Server::StartLogs(const TaskInfo& info, Task& task, std::pair<int, 
   int writers[2] = {-1, -1};
   const std::string bases[2] = {logs.stdout_base, logs.stderr_base};
   const std::string fifos[2] = {info.stdout_fifo, info.stderr_fifo};
-  const auto shared_logs = std::make_shared<const LogSpec>(logs);
+  auto dir = FileRotator::OpenDir(logs.dir);
+  if (!dir.ok())
+    return dir.status();
+  const auto target = std::make_shared<const LogTarget>(LogTarget{common::UniqueFd(*dir), logs});
   absl::Status status;
   for (int i = 0; i < 2 && status.ok(); ++i) {
-    // Creates the current file (and checks the dir) now; the pump reopens it at the
-    // first output.
-    auto rotator = FileRotator::Open(logs.dir, bases[i], logs.max_files, logs.max_file_size);
+    // Creates the current file now; the pump reopens it at the first output.
+    auto rotator = FileRotator::OpenAt(target->dir.get(), logs.dir, bases[i], logs.max_files,
+                                       logs.max_file_size);
     if (!rotator.ok()) {
       status = rotator.status();
       break;
@@ -394,7 +397,7 @@ absl::Status Server::StartLogs(const TaskInfo& info, Task& task, std::pair<int, 
       status = fd.status();
       break;
     }
-    pumps.push_back(std::make_shared<LogPump>(io_, *fd, shared_logs, /*is_stderr=*/i == 1));
+    pumps.push_back(std::make_shared<LogPump>(io_, *fd, target, /*is_stderr=*/i == 1));
   }
   if (!status.ok()) {
     for (int fd : writers) {

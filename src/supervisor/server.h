@@ -85,6 +85,7 @@ class Server {
   struct Task;
   struct Connection;
   struct LogPump;
+  struct LogTarget;
 
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> ReadLoop(std::shared_ptr<Connection> conn);

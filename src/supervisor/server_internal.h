@@ -11,6 +11,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "common/clock.h"
+#include "common/unique_fd.h"
 #include "supervisor/file_rotator.h"
 #include "supervisor/server.h"
 
@@ -25,15 +26,23 @@ inline int64_t NowNanos() {
   return common::ToUnixNanos(common::RealClock().Now());
 }
 
+// Where a task's output goes: its log dir, opened once by StartLogs (for a spawn,
+// before the task runs, so that renaming the dir or a parent later leads nowhere), and
+// the files' names and limits. Shared by the task's two pumps.
+struct Server::LogTarget {
+  common::UniqueFd dir;
+  LogSpec spec;
+};
+
 // One stream of a task's output: the read end of its FIFO and the files it goes to.
 // The files are opened at the first output, not before: many tasks write nothing for
-// long, and an open rotator holds two descriptors and ~300 bytes (StartLogs has
-// created the first file already, so readers find it).
+// long, and an open rotator holds a descriptor and ~300 bytes (StartLogs has created
+// the first file already, so readers find it).
 struct Server::LogPump {
-  LogPump(asio::io_context& io, int fd, std::shared_ptr<const LogSpec> l, bool is_stderr)
-      : fifo(io, fd), logs(std::move(l)), stderr_stream(is_stderr) {}
+  LogPump(asio::io_context& io, int fd, std::shared_ptr<const LogTarget> t, bool is_stderr)
+      : fifo(io, fd), target(std::move(t)), stderr_stream(is_stderr) {}
   asio::posix::stream_descriptor fifo;
-  std::shared_ptr<const LogSpec> logs;  // shared by the task's two pumps
+  std::shared_ptr<const LogTarget> target;
   bool stderr_stream = false;
   std::unique_ptr<FileRotator> rotator;  // null until the first output
   bool open_failed = false;              // logged once; each output tries again
@@ -42,8 +51,10 @@ struct Server::LogPump {
   // The stream's rotated files, opened if need be; null if they cannot be.
   FileRotator* Files() {
     if (rotator == nullptr) {
-      auto r = FileRotator::Open(logs->dir, stderr_stream ? logs->stderr_base : logs->stdout_base,
-                                 logs->max_files, logs->max_file_size);
+      const LogSpec& spec = target->spec;
+      auto r = FileRotator::OpenAt(target->dir.get(), spec.dir,
+                                   stderr_stream ? spec.stderr_base : spec.stdout_base,
+                                   spec.max_files, spec.max_file_size);
       if (!r.ok()) {
         if (!std::exchange(open_failed, true))
           DROVER_LOG_WARN("supervisor: log files: {}", r.status().ToString());

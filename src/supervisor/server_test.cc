@@ -219,6 +219,25 @@ TEST_F(SupervisorTest, LogFilesExistFromTheStartButAreOpenedAtTheFirstOutput) {
   EXPECT_EQ(OpenDescriptorsOn(err), 0);
 }
 
+TEST_F(SupervisorTest, LogsGoToTheDirAsItWasAtSpawnWhateverTakesItsNameLater) {
+  const fs::path logs = dir_.path() / "logs";
+  const fs::path moved = dir_.path() / "moved";
+  fs::create_directory(logs);
+  const fs::path ready = dir_.path() / "ready";
+  SpawnSpec spec = Spec("mover", {"ready", ready.string(), "wait-usr1", "write", "7", "pause"});
+  spec.logs = {.dir = logs.string(), .stdout_base = "m.stdout", .stderr_base = "m.stderr"};
+  auto t = Spawn(spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_TRUE(RunUntil([&] { return ReadPid(ready) > 0; }));
+  // Before its first output, the task's log dir is renamed and another takes its name
+  // (a symlink elsewhere would do the same for the supervisor, root, opening by name).
+  fs::rename(logs, moved);
+  fs::create_directory(logs);
+  kill(t->pid, SIGUSR1);
+  ASSERT_TRUE(RunUntil([&] { return fs::file_size(moved / "m.stdout.0") == 7; }));
+  EXPECT_FALSE(fs::exists(logs / "m.stdout.0"));
+}
+
 TEST_F(SupervisorTest, ShutdownIsRefusedWhileTasksRun) {
   bool exit_requested = false;
   server_->on_exit_requested = [&] { exit_requested = true; };
